@@ -1,0 +1,94 @@
+"""The provider port: what the host sends a model and what comes back."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any, Literal, Protocol, TypeAlias, runtime_checkable
+
+__all__ = [
+    "LLMRequest",
+    "LLMResponse",
+    "Message",
+    "Provider",
+    "StopReason",
+    "ToolCall",
+    "ToolSpec",
+    "Usage",
+]
+
+StopReason: TypeAlias = Literal["end_turn", "tool_use", "max_tokens", "stop_sequence", "error"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolCall:
+    """One tool call the model asked for."""
+
+    id: str
+    name: str
+    arguments: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Message:
+    """One wire message. ``origin`` records where it came from (``person``,
+    ``llm#k``, ``tool#<call id>``, or an injection id) and is never sent."""
+
+    role: Literal["user", "assistant", "tool", "system"]
+    content: str
+    tool_calls: tuple[ToolCall, ...] = ()
+    tool_call_id: str | None = None
+    tool_name: str | None = None
+    origin: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolSpec:
+    """A tool as the model sees it."""
+
+    name: str
+    description: str
+    input_schema: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LLMRequest:
+    """Exactly what one model call receives."""
+
+    model: str
+    system: str
+    messages: tuple[Message, ...]
+    tools: tuple[ToolSpec, ...] = ()
+    temperature: float | None = None
+    max_tokens: int | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Usage:
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_read_tokens: int | None = None
+    cache_write_tokens: int | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LLMResponse:
+    """What one model call returned."""
+
+    content: str
+    tool_calls: tuple[ToolCall, ...] = ()
+    usage: Usage = field(default_factory=Usage)
+    stop_reason: StopReason = "end_turn"
+    model: str | None = None
+    response_id: str | None = None
+
+
+@runtime_checkable
+class Provider(Protocol):
+    """A model backend. ``name`` is what events record as the provider."""
+
+    @property
+    def name(self) -> str: ...
+
+    async def complete(self, request: LLMRequest) -> LLMResponse: ...

@@ -1,0 +1,3 @@
+"""lens — replay, diff, why, the TUI and the command line."""
+
+__all__: list[str] = []
