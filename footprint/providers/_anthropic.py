@@ -1,0 +1,248 @@
+"""The Anthropic Messages API: top-level system, tool_use / tool_result blocks."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from types import MappingProxyType
+from typing import Any
+
+from footprint._errors import ConfigError, RunError
+from footprint.providers._arguments import decode_arguments, raw_arguments_of
+from footprint.providers._http import Backoff, HttpCall, post_json
+from footprint.providers._settings import WireSettings, wire_settings
+from footprint.providers._types import (
+    LLMRequest,
+    LLMResponse,
+    Message,
+    StopReason,
+    ToolCall,
+    Usage,
+)
+
+__all__ = [
+    "ANTHROPIC_VERSION",
+    "AnthropicMessages",
+    "anthropic_payload",
+    "parse_anthropic_response",
+]
+
+ANTHROPIC_VERSION = "2023-06-01"
+
+_STOP: Mapping[str, StopReason] = MappingProxyType({
+    "end_turn": "end_turn",
+    "tool_use": "tool_use",
+    "max_tokens": "max_tokens",
+    "stop_sequence": "stop_sequence",
+    "pause_turn": "end_turn",
+    "refusal": "error",
+})
+
+
+def anthropic_payload(
+    request: LLMRequest, model: str, max_tokens: int, provider: str = "anthropic"
+) -> dict[str, Any]:
+    """The Messages body for ``request``; ``model``/``max_tokens`` fill what it leaves open."""
+    payload: dict[str, Any] = {
+        "model": request.model or model,
+        "max_tokens": request.max_tokens if request.max_tokens is not None else max_tokens,
+        "messages": _wire_messages(request.messages, provider),
+    }
+    if request.system:
+        payload["system"] = request.system
+    if request.tools:
+        payload["tools"] = [
+            {
+                "name": t.name,
+                "description": t.description,
+                "input_schema": dict(t.input_schema) or {"type": "object", "properties": {}},
+            }
+            for t in request.tools
+        ]
+    if request.temperature is not None:
+        payload["temperature"] = request.temperature
+    return payload
+
+
+def _wire_messages(messages: tuple[Message, ...], provider: str) -> list[dict[str, Any]]:
+    """Wire messages; consecutive tool results share one user message."""
+    wire: list[dict[str, Any]] = []
+    for index, message in enumerate(messages):
+        if message.role == "system":
+            raise RunError(
+                f"provider {provider!r} cannot carry a role 'system' message inside messages "
+                f"(message #{index + 1}: {message.content[:60]!r}); put it in the system "
+                "prompt instead, or deliver it with role 'user'"
+            )
+        if message.role == "tool":
+            block = _tool_result(message)
+            if wire and wire[-1].get("_tool_results"):
+                wire[-1]["content"].append(block)
+            else:
+                wire.append({"role": "user", "content": [block], "_tool_results": True})
+        elif message.role == "assistant" and message.tool_calls:
+            wire.append({"role": "assistant", "content": _assistant_blocks(message)})
+        else:
+            wire.append({"role": message.role, "content": message.content})
+    for item in wire:
+        item.pop("_tool_results", None)
+    return wire
+
+
+def _tool_result(message: Message) -> dict[str, Any]:
+    return {
+        "type": "tool_result",
+        "tool_use_id": message.tool_call_id,
+        "content": message.content,
+    }
+
+
+def _assistant_blocks(message: Message) -> list[dict[str, Any]]:
+    blocks: list[dict[str, Any]] = []
+    if message.content:
+        blocks.append({"type": "text", "text": message.content})
+    blocks.extend(
+        {"type": "tool_use", "id": c.id, "name": c.name, "input": _tool_input(c)}
+        for c in message.tool_calls
+    )
+    return blocks
+
+
+def _tool_input(call: ToolCall) -> dict[str, Any]:
+    # A malformed call is sent back as an empty object: tool_use input must be one.
+    return {} if raw_arguments_of(call) is not None else dict(call.arguments)
+
+
+def parse_anthropic_response(
+    body: Mapping[str, Any], provider: str = "anthropic"
+) -> LLMResponse:
+    """Our response for a Messages body; a body without content blocks is a RunError."""
+    blocks = body.get("content")
+    if not isinstance(blocks, list):
+        raise RunError(
+            f"provider {provider!r} answered without content blocks: "
+            f"{json.dumps(dict(body), default=str)[:200]}; check that the server speaks "
+            "the Anthropic Messages format"
+        )
+    texts = [
+        str(b.get("text", "")) for b in blocks if isinstance(b, dict) and b.get("type") == "text"
+    ]
+    calls = tuple(
+        ToolCall(
+            id=str(b.get("id") or f"toolu_{index}"),
+            name=str(b.get("name") or ""),
+            arguments=decode_arguments(b.get("input")),
+        )
+        for index, b in enumerate(blocks, start=1)
+        if isinstance(b, dict) and b.get("type") == "tool_use"
+    )
+    stop = body.get("stop_reason")
+    reason: StopReason = "tool_use" if calls else _STOP.get(str(stop), "end_turn")
+    model, response_id = body.get("model"), body.get("id")
+    return LLMResponse(
+        content="".join(texts),
+        tool_calls=calls,
+        usage=_parse_usage(body.get("usage")),
+        stop_reason=reason,
+        model=model if isinstance(model, str) else None,
+        response_id=response_id if isinstance(response_id, str) else None,
+    )
+
+
+def _parse_usage(raw: object) -> Usage:
+    if not isinstance(raw, dict):
+        return Usage()
+
+    def optional(key: str) -> int | None:
+        value = raw.get(key)
+        return value if isinstance(value, int) else None
+
+    return Usage(
+        input_tokens=int(raw.get("input_tokens") or 0),
+        output_tokens=int(raw.get("output_tokens") or 0),
+        cache_read_tokens=optional("cache_read_input_tokens"),
+        cache_write_tokens=optional("cache_creation_input_tokens"),
+    )
+
+
+class AnthropicMessages:
+    """A :class:`~footprint.providers.Provider` speaking the Anthropic Messages API.
+
+    ``POST {base_url}/v1/messages`` with ``x-api-key`` and
+    ``anthropic-version: 2023-06-01``. ``base_url`` defaults to env
+    ``ANTHROPIC_BASE_URL`` or ``http://127.0.0.1:8000``; ``api_key`` to env
+    ``ANTHROPIC_API_KEY``. Roles carried inside messages: user, assistant and
+    tool (as tool_result blocks) — not system.
+    """
+
+    carried_roles: tuple[str, ...] = ("user", "assistant")
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        max_tokens: int = 1024,
+        timeout: float = 60.0,
+        max_retries: int = 3,
+        backoff: Backoff | None = None,
+        name: str = "anthropic",
+        trust_env: bool = True,
+    ) -> None:
+        self._settings: WireSettings = wire_settings(
+            kind="AnthropicMessages",
+            model=model,
+            base_url=base_url,
+            base_url_env="ANTHROPIC_BASE_URL",
+            default_base_url="http://127.0.0.1:8000",
+            api_key=api_key,
+            api_key_env="ANTHROPIC_API_KEY",
+            timeout=timeout,
+            max_retries=max_retries,
+        )
+        if isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < 1:
+            raise ConfigError(
+                f"AnthropicMessages max_tokens={max_tokens!r} must be an integer >= 1; "
+                "pass e.g. max_tokens=1024"
+            )
+        self._max_tokens = max_tokens
+        self._backoff = backoff if backoff is not None else Backoff()
+        self._name = name
+        self._trust_env = trust_env
+
+    @property
+    def name(self) -> str:
+        return self._name
+
+    @property
+    def model(self) -> str:
+        return self._settings.model
+
+    @property
+    def base_url(self) -> str:
+        return self._settings.base_url
+
+    async def complete(self, request: LLMRequest) -> LLMResponse:
+        settings = self._settings
+        payload = anthropic_payload(request, settings.model, self._max_tokens, self._name)
+        headers = {"content-type": "application/json", "anthropic-version": ANTHROPIC_VERSION}
+        if settings.api_key:
+            headers["x-api-key"] = settings.api_key
+        body = await post_json(
+            HttpCall(
+                provider=self._name,
+                url=f"{settings.base_url}/v1/messages",
+                base_url=settings.base_url,
+                model=str(payload["model"]),
+                payload=payload,
+                headers=headers,
+                timeout=settings.timeout,
+                max_retries=settings.max_retries,
+                api_key_env=settings.api_key_env,
+                has_api_key=bool(settings.api_key),
+                trust_env=self._trust_env,
+            ),
+            self._backoff,
+        )
+        return parse_anthropic_response(body, self._name)
