@@ -11,9 +11,9 @@ from dataclasses import dataclass
 from typing import Literal, TypeAlias
 
 __all__ = [
+    "ConditionEvidence",
     "Conflict",
     "ConflictItem",
-    "ConditionEvidence",
     "CursorMove",
     "GuardEvidence",
     "GuardRecord",

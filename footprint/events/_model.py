@@ -1,0 +1,102 @@
+"""Model and tool events: each model call, each tool call, and each tool effect."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Literal
+
+from footprint.events._envelope import EventBase
+from footprint.events._evidence import JSONValue
+
+if TYPE_CHECKING:
+    from footprint.injection._types import ToolStatus
+    from footprint.providers._types import StopReason, ToolCall
+
+__all__ = ["LLMEnd", "LLMStart", "ToolEffect", "ToolEnd", "ToolStart"]
+
+
+def _no_args() -> Mapping[str, JSONValue]:
+    return MappingProxyType({})
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LLMStart(EventBase):
+    """One model call is about to be made.
+
+    ``request_hash`` identifies the exact request (replay matches on it);
+    ``request_ref`` is the request JSON itself, which redaction may drop.
+    ``brain_via``/``brain_skill_id`` say which skill or escalation chose the model.
+    """
+
+    type: Literal["llm.start"] = "llm.start"
+    provider: str
+    model: str
+    request_hash: str
+    system_prompt_chars: int = 0
+    messages_count: int = 0
+    tools_count: int = 0
+    tool_names: tuple[str, ...] = ()
+    brain_via: str | None = None
+    brain_skill_id: str | None = None
+    temperature: float | None = None
+    request_ref: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LLMEnd(EventBase):
+    """What one model call returned, with usage and timing."""
+
+    type: Literal["llm.end"] = "llm.end"
+    content: str
+    response_hash: str
+    tool_calls: tuple[ToolCall, ...] = ()
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_read_tokens: int | None = None
+    cache_write_tokens: int | None = None
+    stop_reason: StopReason = "end_turn"
+    duration_ms: float = 0.0
+    model: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolStart(EventBase):
+    """One tool call starts (``parallel_count`` set when the batch has more than one)."""
+
+    type: Literal["tool.start"] = "tool.start"
+    tool_name: str
+    tool_call_id: str
+    args: Mapping[str, JSONValue] = field(default_factory=_no_args)
+    parallel_count: int | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolEnd(EventBase):
+    """One tool call finished: its result text, status and timing."""
+
+    type: Literal["tool.end"] = "tool.end"
+    tool_call_id: str
+    tool_name: str
+    result: str
+    status: ToolStatus | None = None
+    error: bool = False
+    duration_ms: float = 0.0
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolEffect(EventBase):
+    """A tool's side request (a proposed transition, a required instruction) and its fate."""
+
+    type: Literal["tool.effect"] = "tool.effect"
+    kind: str
+    outcome: Literal["accepted", "refused", "superseded"]
+    tool_name: str
+    tool_call_id: str | None = None
+    target_skill_id: str | None = None
+    reason: str | None = None
+    instruction_id: str | None = None
+    delivery_lease: Literal["next-call", "until-skill-exit"] | None = None
+    refusal_reason: str | None = None
+    superseded_by: str | None = None
