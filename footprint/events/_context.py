@@ -28,7 +28,7 @@ __all__ = [
 
 AdmittedVia: TypeAlias = Literal[
     "always", "rule", "tool-return", "read-skill", "cursor",
-    "lease", "baseline", "delivered", "retrieval",
+    "lease", "baseline", "delivered", "retrieval", "tool-proposal",
 ]
 
 SUMMARY_LIMIT = 80

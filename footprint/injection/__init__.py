@@ -1,5 +1,35 @@
 """The injection engine: the primitive, its triggers, evaluation and projection."""
 
+from footprint.injection._define import (
+    define_fact,
+    define_injection,
+    define_instruction,
+    define_steering,
+)
+from footprint.injection._define_skill import SURFACE_MODES, SurfaceMode, define_skill
+from footprint.injection._evaluate import (
+    InjectionEvaluation,
+    evaluate_injections,
+    is_hidden_skill,
+    said_by_person,
+    tool_results_of,
+)
+from footprint.injection._lease import (
+    DeliveryLease,
+    Lease,
+    LeaseRefusal,
+    grant_lease,
+    lease_active_ids,
+    lease_tenant,
+)
+from footprint.injection._project import is_cacheable, project_active_injection
+from footprint.injection._steps import OnSkip, SkillStep
+from footprint.injection._summary import (
+    NO_DESCRIPTION,
+    EvaluationSummary,
+    summarize_evaluation,
+)
+from footprint.injection._template import TEMPLATE_FACTS, render_template, template_names
 from footprint.injection._types import (
     BASELINE_SOURCES,
     FLAVORS,
@@ -38,6 +68,9 @@ from footprint.injection._types import (
 __all__ = [
     "BASELINE_SOURCES",
     "FLAVORS",
+    "NO_DESCRIPTION",
+    "SURFACE_MODES",
+    "TEMPLATE_FACTS",
     "TOOL_STATUSES",
     "ActiveContent",
     "ActiveInjection",
@@ -46,7 +79,9 @@ __all__ = [
     "CachePolicy",
     "CacheUntil",
     "ContextSource",
+    "DeliveryLease",
     "EntryScore",
+    "EvaluationSummary",
     "Flavor",
     "HistoryMessage",
     "InjectedBy",
@@ -54,18 +89,41 @@ __all__ = [
     "Injection",
     "InjectionContent",
     "InjectionContext",
+    "InjectionEvaluation",
     "LLMActivated",
+    "Lease",
+    "LeaseRefusal",
+    "OnSkip",
     "OnToolReturn",
     "ProjectedTool",
     "Retrieval",
     "Role",
     "Rule",
+    "SkillStep",
     "SkillTool",
     "SkillToolSchema",
     "Slot",
     "StepPointer",
+    "SurfaceMode",
     "ToolResult",
     "ToolStatus",
     "Trigger",
     "TurnRoute",
+    "define_fact",
+    "define_injection",
+    "define_instruction",
+    "define_skill",
+    "define_steering",
+    "evaluate_injections",
+    "grant_lease",
+    "is_cacheable",
+    "is_hidden_skill",
+    "lease_active_ids",
+    "lease_tenant",
+    "project_active_injection",
+    "render_template",
+    "said_by_person",
+    "summarize_evaluation",
+    "template_names",
+    "tool_results_of",
 ]

@@ -170,7 +170,7 @@ def test_given_the_context_injected_event_when_inspected_then_it_carries_provena
     assert hints["admitted_by"] == int | None
     assert set(typing.get_args(hints["admitted_via"])) == {
         "always", "rule", "tool-return", "read-skill", "cursor",
-        "lease", "baseline", "delivered", "retrieval",
+        "lease", "baseline", "delivered", "retrieval", "tool-proposal",
     }
 
 
