@@ -1,0 +1,17 @@
+"""The reference host: ``Agent``, tools, and the injectable clock."""
+
+from footprint.agent._agent import Agent, RunResult
+from footprint.agent._clock import Clock, StepClock, SystemClock, new_run_id
+from footprint.agent._tools import schema_from_signature, tool, validate_args
+
+__all__ = [
+    "Agent",
+    "Clock",
+    "RunResult",
+    "StepClock",
+    "SystemClock",
+    "new_run_id",
+    "schema_from_signature",
+    "tool",
+    "validate_args",
+]

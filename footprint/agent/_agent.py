@@ -1,0 +1,160 @@
+"""``Agent``: the reference host. It runs the skill graph correctly, calls models
+and tools, and emits every event of the catalog from exactly one place each."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from footprint._errors import ConfigError, RunError
+from footprint.agent._checkpoint import Conversation, conversation_from, conversation_to
+from footprint.agent._clock import Clock, SystemClock, new_run_id
+from footprint.agent._emitter import RunEmitter
+from footprint.agent._loop import TurnOutcome, run_iterations
+from footprint.agent._setup import AgentSetup, Posture, ToolLike, build_setup
+from footprint.agent._state import PERSON, Evidence, RunState
+from footprint.agent._turn import declare_run, route_turn_stage
+from footprint.events import EventSink, NullSink, RunEnd, RunFailed, RunStart, SkillDeactivated
+from footprint.graph import EscalationPolicy, ProviderChoice, SkillGraph
+from footprint.injection import Injection
+from footprint.providers import Message, Provider
+
+__all__ = ["Agent", "RunResult"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RunResult:
+    """What one run answered, and how."""
+
+    answer: str
+    run_id: str
+    turn: int
+    iterations: int
+    input_tokens: int
+    output_tokens: int
+    cursor: str | None
+    stopped_early: str | None = None
+
+
+class Agent:
+    """An LLM agent whose every decision is an event.
+
+    ``await agent.run(message)`` (or ``agent.run_sync``) runs one turn of a
+    new conversation; ``follow_up`` continues the last one; ``checkpoint()``
+    returns the conversation as plain JSON that ``run(..., continue_from=)``
+    resumes. The clock and the seeded RNG are injectable so runs replay exactly.
+    """
+
+    def __init__(
+        self,
+        *,
+        provider: Provider,
+        model: str,
+        system_prompt: str = "",
+        injections: Sequence[Injection] = (),
+        tools: Sequence[ToolLike] = (),
+        graph: SkillGraph | None = None,
+        providers: Mapping[str, ProviderChoice] | None = None,
+        escalation: EscalationPolicy | None = None,
+        decider: ProviderChoice | None = None,
+        posture: Posture | None = None,
+        continuity: Literal["conversation"] | None = None,
+        max_iterations: int = 10,
+        sink: EventSink | None = None,
+        clock: Clock | None = None,
+        seed: int = 0,
+        name: str = "agent",
+        hidden_skills: Sequence[str] = (),
+        temperature: float | None = None,
+    ) -> None:
+        self.setup: AgentSetup = build_setup(
+            name=name, provider=provider, model=model, system_prompt=system_prompt,
+            injections=injections, tools=tools, graph=graph, providers=providers,
+            escalation=escalation, decider=decider, posture=posture, continuity=continuity,
+            max_iterations=max_iterations, hidden_skills=hidden_skills, temperature=temperature,
+        )
+        self.sink: EventSink = sink if sink is not None else NullSink()
+        self.clock: Clock = clock if clock is not None else SystemClock()
+        self._rng = random.Random(seed)
+        self._conversation: Conversation | None = None
+
+    # ── public API ────────────────────────────────────────────────────────
+
+    async def run(self, message: str, *,
+                  continue_from: Mapping[str, Any] | None = None) -> RunResult:
+        """Run one turn: a new conversation, or the one ``continue_from`` holds."""
+        conv = conversation_from(continue_from) if continue_from is not None else None
+        return await self._turn(message, conv or self._new_conversation())
+
+    def run_sync(self, message: str, *,
+                 continue_from: Mapping[str, Any] | None = None) -> RunResult:
+        """``run`` for code without an event loop."""
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            return asyncio.run(self.run(message, continue_from=continue_from))
+        raise RunError("run_sync() was called inside a running event loop; "
+                       "use `await agent.run(message)` there instead")
+
+    async def follow_up(self, message: str) -> RunResult:
+        """The next turn of this agent's last conversation."""
+        if self._conversation is None:
+            raise RunError("follow_up() needs an earlier run(); call run(message) first")
+        return await self._turn(message, self._conversation)
+
+    def follow_up_sync(self, message: str) -> RunResult:
+        return asyncio.run(self.follow_up(message))
+
+    def checkpoint(self) -> dict[str, Any]:
+        """The last conversation as plain JSON (for ``run(..., continue_from=)``)."""
+        if self._conversation is None:
+            raise RunError("checkpoint() needs an earlier run(); nothing to save yet")
+        return conversation_to(self._conversation)
+
+    # ── one turn ──────────────────────────────────────────────────────────
+
+    def _new_conversation(self) -> Conversation:
+        return Conversation(conversation_id=new_run_id(self.clock, self._rng), turns=0,
+                            history=[], cursor=None)
+
+    def _start_state(self, message: str, conv: Conversation) -> RunState:
+        if not isinstance(message, str) or not message.strip():
+            raise ConfigError(f"run() needs a non-empty message; got {message!r}")
+        history = [*conv.history, Message(role="user", content=message, origin=PERSON)]
+        cursor = conv.cursor if self.setup.continuity == "conversation" else None
+        return RunState(user_message=message, history=history, cursor=cursor)
+
+    async def _turn(self, message: str, conv: Conversation) -> RunResult:
+        state = self._start_state(message, conv)
+        em = RunEmitter(self.sink, self.clock, new_run_id(self.clock, self._rng), conv.turns)
+        t0 = self.clock.monotonic_ns()
+        base = Evidence(declare_run(self.setup, em), "run", "baseline")
+        em.emit(RunStart, "run", user_message=message, conversation_id=conv.conversation_id)
+        try:
+            await route_turn_stage(self.setup, state, em)
+            outcome = await run_iterations(self.setup, state, em, base)
+        except Exception as exc:
+            em.emit(RunFailed, f"engine#{em.iteration}", error_type=type(exc).__name__,
+                    message=str(exc), stage="run")
+            raise
+        self._finish(em, state, outcome, (self.clock.monotonic_ns() - t0) / 1e6)
+        self._conversation = Conversation(
+            conversation_id=conv.conversation_id, turns=conv.turns + 1,
+            history=state.history, cursor=state.cursor)
+        return RunResult(answer=outcome.answer, run_id=em.run_id, turn=conv.turns,
+                         iterations=outcome.iterations, input_tokens=state.input_tokens,
+                         output_tokens=state.output_tokens, cursor=state.cursor,
+                         stopped_early=outcome.stopped_early)
+
+    def _finish(self, em: RunEmitter, state: RunState, outcome: TurnOutcome,
+                duration_ms: float) -> None:
+        for sid in list(state.active_skills):
+            em.emit(SkillDeactivated, "run", skill_id=sid, reason="turn-end")
+        em.emit(RunEnd, "run", final_content=outcome.answer,
+                total_input_tokens=state.input_tokens, total_output_tokens=state.output_tokens,
+                iteration_count=outcome.iterations, duration_ms=duration_ms,
+                stopped_early=outcome.stopped_early,
+                pending_tool_calls=outcome.pending_tool_calls, wrapped_up=outcome.wrapped_up)

@@ -1,0 +1,215 @@
+"""One batch of tool calls: run them, gate the skill picks, record the results.
+
+Plain tools of a batch run concurrently; the agent's own skill tools
+(``read_skill``, ``list_skills``, ``skip_step``) are judged in call order,
+because the gate's answer for one pick can depend on an earlier one. Every
+result is recorded in call order, and a bad call goes back to the model as
+a teaching error, never as an exception.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from footprint.agent._compose import Composition, OfferedTool
+from footprint.agent._emitter import RunEmitter
+from footprint.agent._engine import Frame
+from footprint.agent._setup import AgentSetup
+from footprint.agent._state import Evidence, RunState
+from footprint.agent._tools import validate_args
+from footprint.agent._wire import json_safe, to_text
+from footprint.graph import (
+    PickVerdict,
+    ProposeTransition,
+    RequireInstruction,
+    ToolEffect,
+    check_pick,
+)
+from footprint.graph._steps import SkipOutcome, StepAdvance, advance, skip_step
+from footprint.injection import TOOL_STATUSES, ToolStatus
+from footprint.providers import ToolCall
+from footprint.providers._arguments import ARGUMENTS_ERROR_KEY, raw_arguments_of
+
+__all__ = ["CallOutcome", "execute_batch"]
+
+_UNCLEAN: frozenset[str] = frozenset({"failure", "denied", "invalid"})
+
+
+@dataclass(slots=True, kw_only=True)
+class CallOutcome:
+    """What one call did, before it is recorded."""
+
+    call: ToolCall
+    text: str = ""
+    status: ToolStatus | None = None
+    error: bool = False
+    started_ns: int = 0
+    duration_ms: float = 0.0
+    effects: list[ToolEffect] = field(default_factory=list)
+    pick: PickVerdict | None = None
+    skip: SkipOutcome | None = None
+    advanced: StepAdvance | None = None
+
+    @property
+    def clean(self) -> bool:
+        accepted = self.pick is None or self.pick.accepted
+        return accepted and not self.error and self.status not in _UNCLEAN
+
+
+def _teach(out: CallOutcome, text: str, status: ToolStatus = "invalid") -> CallOutcome:
+    out.text, out.status, out.error = text, status, True
+    return out
+
+
+def _check_call(call: ToolCall, offered: OfferedTool | None,
+                comp: Composition) -> str | None:
+    """A teaching text when the call cannot run as asked, else ``None``."""
+    if offered is None:
+        names = ", ".join(t.spec.name for t in comp.tools) or "none"
+        return f"There is no tool named {call.name!r}. Available tools: {names}."
+    raw = raw_arguments_of(call)
+    if raw is not None:
+        why = call.arguments.get(ARGUMENTS_ERROR_KEY, "not a JSON object")
+        return (f"The arguments for {call.name} could not be read ({why}): {raw!r}. "
+                "Call it again with a JSON object that matches its schema.")
+    problems = validate_args(offered.spec.input_schema, call.arguments)
+    if problems:
+        return (f"Invalid arguments for {call.name}: " + "; ".join(problems)
+                + ". Fix them and call the tool again.")
+    return None
+
+
+def _effects_of(raw: Any, call: ToolCall) -> list[ToolEffect]:
+    effects: list[ToolEffect] = []
+    for item in raw if isinstance(raw, list | tuple) else ():
+        if not isinstance(item, Mapping):
+            continue
+        kind = item.get("kind")
+        if kind == "propose-transition":
+            effects.append(ProposeTransition(
+                target_skill_id=str(item.get("target_skill_id", item.get("targetSkillId", ""))),
+                reason=str(item.get("reason", "")), tool_name=call.name, tool_call_id=call.id))
+        elif kind == "require-instruction":
+            effects.append(RequireInstruction(
+                instruction_id=str(item.get("instruction_id", item.get("instructionId", ""))),
+                delivery_lease=str(item.get("delivery_lease",
+                                            item.get("deliveryLease", "next-call"))),
+                tool_name=call.name, tool_call_id=call.id))
+    return effects
+
+
+def _is_envelope(value: Any) -> bool:
+    return isinstance(value, Mapping) and "content" in value and (
+        "status" in value or "effects" in value
+    )
+
+
+def _absorb(out: CallOutcome, value: Any) -> None:
+    """Read a plain value or the ``{content, status, effects}`` envelope."""
+    if not _is_envelope(value):
+        out.text = to_text(value)
+        return
+    out.text = to_text(value.get("content", ""))
+    status = value.get("status")
+    out.status = status if status in TOOL_STATUSES else None
+    out.effects = _effects_of(value.get("effects"), out.call)
+
+
+async def _run_plain(offered: OfferedTool, out: CallOutcome, threaded: bool) -> None:
+    assert offered.tool is not None
+    args = dict(out.call.arguments)
+    try:
+        if threaded and not inspect.iscoroutinefunction(offered.tool.execute):
+            value = await asyncio.to_thread(offered.tool.execute, args)
+        else:
+            value = offered.tool.execute(args)
+        if inspect.isawaitable(value):
+            value = await value
+    except Exception as exc:  # a failing tool teaches the model; it never breaks the run
+        _teach(out, f"{out.call.name} failed: {type(exc).__name__}: {exc}", "failure")
+        return
+    _absorb(out, value)
+
+
+def _read_skill(setup: AgentSetup, state: RunState, frame: Frame, offered: OfferedTool,
+                out: CallOutcome) -> None:
+    requested = out.call.arguments.get("id")
+    assert offered.descriptor is not None
+    if setup.graph is not None and isinstance(requested, str) and requested:
+        verdict = check_pick(setup.graph, requested, frame.ctx, posture=setup.posture,
+                             hidden=setup.hidden_skills)
+        out.pick = verdict
+        if not verdict.accepted:
+            out.text, out.error = verdict.text or "refused", False
+            return
+        if verdict.hop:
+            state.pending_pick = requested
+    if isinstance(requested, str) and requested and requested not in state.activated:
+        state.activated.append(requested)
+    out.text = offered.descriptor.execute(dict(out.call.arguments))
+
+
+def _engine_tool(setup: AgentSetup, state: RunState, frame: Frame, offered: OfferedTool,
+                 out: CallOutcome) -> None:
+    assert offered.descriptor is not None
+    if offered.kind == "read_skill":
+        _read_skill(setup, state, frame, offered, out)
+    elif offered.kind == "skip_step":
+        outcome = skip_step(setup.plans, state.pointer, out.call.arguments.get("reason"))
+        out.skip, out.text = outcome, outcome.text
+        if outcome.kind == "skipped":
+            state.pointer = outcome.pointer
+    else:
+        out.text = offered.descriptor.execute(dict(out.call.arguments))
+
+
+async def execute_batch(setup: AgentSetup, state: RunState, frame: Frame, comp: Composition,
+                        calls: tuple[ToolCall, ...], em: RunEmitter) -> list[CallOutcome]:
+    """Run every call of the batch; plain tools concurrently, skill tools in order."""
+    clock = em.clock
+    outs = [CallOutcome(call=c, started_ns=clock.now_ns()) for c in calls]
+    pending: list[Any] = []
+    threaded = sum(1 for c in calls if (o := comp.tool(c.name)) and o.kind in
+                   ("baseline", "skill")) > 1
+    for out in outs:
+        offered = comp.tool(out.call.name)
+        problem = _check_call(out.call, offered, comp)
+        t0 = clock.monotonic_ns()
+        if problem is not None:
+            _teach(out, problem)
+        elif offered is not None and offered.descriptor is not None:
+            _engine_tool(setup, state, frame, offered, out)
+        elif offered is not None:
+            pending.append(_timed(_run_plain(offered, out, threaded), out, clock))
+            continue
+        out.duration_ms = (clock.monotonic_ns() - t0) / 1e6
+    if pending:
+        await asyncio.gather(*pending)
+    for out in outs:
+        if not out.error and out.pick is None:
+            out.advanced = advance(setup.plans, state.pointer, tool_name=out.call.name,
+                                   clean=out.clean)
+            if out.advanced is not None:
+                state.pointer = out.advanced.pointer
+                out.text += out.advanced.result_suffix
+    return outs
+
+
+async def _timed(work: Any, out: CallOutcome, clock: Any) -> None:
+    t0 = clock.monotonic_ns()
+    await work
+    out.duration_ms = (clock.monotonic_ns() - t0) / 1e6
+
+
+def args_of(call: ToolCall) -> dict[str, Any]:
+    """The call's arguments as JSON data for ``tool.start``."""
+    safe = json_safe(call.arguments)
+    return safe if isinstance(safe, dict) else {}
+
+
+def remember_tool_end(state: RunState, call_id: str, seq: int, step: str) -> None:
+    state.tool_end_seq[call_id] = Evidence(seq, step, "tool-return")

@@ -1,0 +1,76 @@
+"""One model call: the brain that serves it, the exact request, and its record."""
+
+from __future__ import annotations
+
+from footprint._errors import RunError
+from footprint.agent._compose import Composition, content_hash
+from footprint.agent._emitter import RunEmitter
+from footprint.agent._setup import AgentSetup
+from footprint.agent._state import RunState
+from footprint.agent._wire import request_json, response_json
+from footprint.events import LLMEnd, LLMStart
+from footprint.providers import LLMRequest, LLMResponse, Message, Provider, ToolSpec
+
+__all__ = ["ModelCall", "call_model"]
+
+
+class ModelCall:
+    """The outcome of one call: the response and the step id that names it."""
+
+    __slots__ = ("response", "step_id")
+
+    def __init__(self, response: LLMResponse, step_id: str) -> None:
+        self.response = response
+        self.step_id = step_id
+
+
+def _serving(setup: AgentSetup, state: RunState,
+             cursor: str | None) -> tuple[Provider, str, str | None, str | None]:
+    brain = setup.brain_for(cursor, state.escalation.escalated) if setup.brain_for else None
+    if brain is None:
+        return setup.provider, setup.model, None, None
+    return brain.provider, brain.model or setup.model, brain.via, brain.skill_id
+
+
+async def _complete(provider: Provider, request: LLMRequest) -> LLMResponse:
+    try:
+        return await provider.complete(request)
+    except RunError:
+        raise
+    except Exception as exc:  # a provider bug becomes a RunError naming it
+        raise RunError(
+            f"provider {provider.name!r} raised {type(exc).__name__}: {exc}; "
+            "check the provider's configuration or report the bug"
+        ) from exc
+
+
+async def call_model(setup: AgentSetup, state: RunState, em: RunEmitter, comp: Composition,
+                     cursor: str | None, *, offer_tools: bool = True) -> ModelCall:
+    """Resolve the brain, send the request, record ``llm.start``/``llm.end``."""
+    provider, model, via, skill_id = _serving(setup, state, cursor)
+    tools: tuple[ToolSpec, ...] = tuple(t.spec for t in comp.tools) if offer_tools else ()
+    request = LLMRequest(model=model, system=comp.system, messages=tuple(state.history),
+                         tools=tools, temperature=setup.temperature)
+    wire = request_json(request)
+    state.llm_calls += 1
+    step = f"llm#{state.llm_calls}"
+    em.emit(LLMStart, step, provider=provider.name, model=model,
+            request_hash=content_hash(wire), system_prompt_chars=len(comp.system),
+            messages_count=len(request.messages), tools_count=len(tools),
+            tool_names=tuple(t.name for t in tools), brain_via=via, brain_skill_id=skill_id,
+            temperature=setup.temperature, request_ref=wire)
+    t0 = em.clock.monotonic_ns()
+    response = await _complete(provider, request)
+    duration = (em.clock.monotonic_ns() - t0) / 1e6
+    usage = response.usage
+    em.emit(LLMEnd, step, content=response.content,
+            response_hash=content_hash(response_json(response)),
+            tool_calls=response.tool_calls, input_tokens=usage.input_tokens,
+            output_tokens=usage.output_tokens, cache_read_tokens=usage.cache_read_tokens,
+            cache_write_tokens=usage.cache_write_tokens, stop_reason=response.stop_reason,
+            duration_ms=duration, model=response.model or model)
+    state.input_tokens += usage.input_tokens
+    state.output_tokens += usage.output_tokens
+    state.history.append(Message(role="assistant", content=response.content,
+                                 tool_calls=response.tool_calls, origin=step))
+    return ModelCall(response, step)

@@ -1,0 +1,204 @@
+"""Everything an Agent decides once, at build time, checked and frozen.
+
+``build_setup`` runs every build-time refusal (duplicate ids, stepped-skill
+rules, brains, postures) and returns an immutable ``AgentSetup`` that the
+run loop only reads.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any, Literal, TypeAlias
+
+from footprint._errors import ConfigError, did_you_mean
+from footprint.agent._tools import tool as make_tool
+from footprint.graph import (
+    EscalationPolicy,
+    FoldedSkillBrains,
+    ProviderChoice,
+    SkillGraph,
+    build_brain_for,
+    fold_skill_brains,
+    skill_menu_hint,
+)
+from footprint.graph._brains import BrainFor
+from footprint.graph._steps import StepPlan, check_steps_for_agent
+from footprint.injection import Injection, LLMActivated, SkillTool
+from footprint.providers import Provider
+
+__all__ = ["AgentSetup", "Posture", "ToolLike", "build_setup"]
+
+Posture: TypeAlias = Literal["rails", "guard"]
+ToolLike: TypeAlias = SkillTool | Callable[..., Any]
+RESERVED_TOOLS = ("read_skill", "list_skills")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AgentSetup:
+    """The agent as built: what the run loop reads and never changes."""
+
+    name: str
+    provider: Provider
+    model: str
+    system_prompt: str
+    injections: tuple[Injection, ...]
+    baseline_tools: Mapping[str, SkillTool]
+    skill_tools: Mapping[str, tuple[SkillTool, str]]
+    graph: SkillGraph | None
+    brains: FoldedSkillBrains | None
+    brain_for: BrainFor | None
+    plans: Mapping[str, StepPlan]
+    posture: Posture | None
+    continuity: Literal["conversation"] | None
+    max_iterations: int
+    hidden_skills: tuple[str, ...] = ()
+    carried_roles: tuple[str, ...] = ("user", "assistant")
+    temperature: float | None = None
+    options: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
+
+    @property
+    def skills(self) -> tuple[Injection, ...]:
+        return tuple(i for i in self.injections if i.flavor == "skill")
+
+    @property
+    def has_cascade(self) -> bool:
+        g = self.graph
+        return g is not None and (g.classifier is not None or self.continuity is not None)
+
+    def injection(self, injection_id: str) -> Injection | None:
+        return next((i for i in self.injections if i.id == injection_id), None)
+
+
+def _as_tool(item: ToolLike) -> SkillTool:
+    if isinstance(item, SkillTool):
+        return item
+    if callable(item):
+        return make_tool(item)
+    raise ConfigError(
+        f"tools= takes functions or SkillTool objects; got {item!r}: wrap it with "
+        "footprint.tool(fn, description=...)"
+    )
+
+
+def _baseline(tools: Sequence[ToolLike]) -> dict[str, SkillTool]:
+    out: dict[str, SkillTool] = {}
+    for item in tools:
+        t = _as_tool(item)
+        if t.name in out:
+            raise ConfigError(f"two tools are named {t.name!r}; tool names must be unique")
+        if t.name in RESERVED_TOOLS:
+            raise ConfigError(
+                f"a tool is named {t.name!r}, which the agent registers itself for skills; "
+                "rename your tool"
+            )
+        out[t.name] = t
+    return out
+
+
+def _skill_tools(injections: Sequence[Injection]) -> dict[str, tuple[SkillTool, str]]:
+    out: dict[str, tuple[SkillTool, str]] = {}
+    for inj in injections:
+        for t in inj.inject.tools:
+            out.setdefault(t.name, (t, inj.id))
+    return out
+
+
+def _merge_injections(
+    injections: Sequence[Injection], graph: SkillGraph | None
+) -> tuple[Injection, ...]:
+    """The graph's compiled skills replace their declared selves; order is kept."""
+    merged: list[Injection] = []
+    seen: set[str] = set()
+    compiled = {s.id: s for s in graph.skills} if graph is not None else {}
+    for inj in (*(graph.skills if graph is not None else ()), *injections):
+        item = compiled.get(inj.id, inj)
+        if item.id in seen:
+            if graph is not None and inj.id in compiled:
+                continue  # the same skill given to the graph and to injections=
+            raise ConfigError(
+                f"two injections share the id {item.id!r}; ids must be unique per agent"
+            )
+        seen.add(item.id)
+        merged.append(item)
+    if graph is not None and graph.router is not None and graph.router.kind == "classify":
+        merged.append(skill_menu_hint())
+    return tuple(merged)
+
+
+def _check_hidden(hidden: Sequence[str], injections: Sequence[Injection]) -> None:
+    ids = [i.id for i in injections if i.flavor == "skill"]
+    for h in hidden:
+        if h not in ids:
+            raise ConfigError(
+                f"hidden_skills names {h!r}, which is not a skill of this agent; "
+                f"skills: {', '.join(ids) or 'none'}{did_you_mean(h, ids)}"
+            )
+
+
+def _check_basics(model: str, max_iterations: int, posture: object, graph: object) -> None:
+    if not isinstance(model, str) or not model.strip():
+        raise ConfigError(f"model={model!r} is empty; name the model the provider should use")
+    if not isinstance(max_iterations, int) or isinstance(max_iterations, bool) or (
+        max_iterations < 1
+    ):
+        raise ConfigError(f"max_iterations={max_iterations!r}; use a whole number >= 1")
+    if posture is not None and posture not in ("rails", "guard"):
+        raise ConfigError(f"posture={posture!r}; use 'rails', 'guard' or None")
+    if posture is not None and graph is None:
+        raise ConfigError(f"posture={posture!r} needs a skill graph; pass graph= or drop it")
+
+
+def build_setup(
+    *,
+    name: str,
+    provider: Provider,
+    model: str,
+    system_prompt: str,
+    injections: Sequence[Injection],
+    tools: Sequence[ToolLike],
+    graph: SkillGraph | None,
+    providers: Mapping[str, ProviderChoice] | None,
+    escalation: EscalationPolicy | None,
+    decider: ProviderChoice | None,
+    posture: Posture | None,
+    continuity: Literal["conversation"] | None,
+    max_iterations: int,
+    hidden_skills: Sequence[str],
+    temperature: float | None,
+) -> AgentSetup:
+    """Check every build-time rule and fold the agent's declarations."""
+    _check_basics(model, max_iterations, posture, graph)
+    if continuity not in (None, "conversation"):
+        raise ConfigError(f"continuity={continuity!r}; use 'conversation' or None")
+    merged = _merge_injections(injections, graph)
+    baseline = _baseline(tools)
+    _check_hidden(hidden_skills, merged)
+    brains = fold_skill_brains(
+        injections=merged, providers=providers, escalation=escalation, decider=decider,
+        graph_mounted=graph is not None,
+        node_ids=graph.skill_ids if graph is not None else None,
+        agent_provider=provider,
+        has_cascade=graph is not None and (graph.classifier is not None or continuity is not None),
+    )
+    plans = check_steps_for_agent(
+        merged, graph_mounted=graph is not None,
+        open_skill_ids=graph.open_skills() if graph is not None else (),
+        tool_names=baseline,
+    )
+    carried = getattr(provider, "carried_roles", ("user", "assistant"))
+    return AgentSetup(
+        name=name, provider=provider, model=model, system_prompt=system_prompt,
+        injections=merged, baseline_tools=MappingProxyType(baseline),
+        skill_tools=MappingProxyType(_skill_tools(merged)), graph=graph, brains=brains,
+        brain_for=build_brain_for(brains, provider, model) if brains is not None else None,
+        plans=plans, posture=posture, continuity=continuity, max_iterations=max_iterations,
+        hidden_skills=tuple(hidden_skills), carried_roles=tuple(carried),
+        temperature=temperature,
+    )
+
+
+def is_read_skill_target(inj: Injection) -> bool:
+    """Skills the model may read: flavor ``skill`` (llm-activated or on a graph)."""
+    return inj.flavor == "skill" or isinstance(inj.trigger, LLMActivated)
