@@ -1,3 +1,61 @@
-"""recorder — every decision as a typed event, durable in Parquet and queryable in SQL."""
+"""recorder — every decision as a typed event, durable in Parquet and queryable in SQL.
 
-__all__: list[str] = []
+``Recorder(sinks=[ParquetSink()], processors=[Redactor()])`` is an
+``EventSink`` for the engine; ``open_store(path).sql(query)`` reads the
+store back through DuckDB; ``verify_run(store, run_id)`` checks a run's
+hash chain.
+"""
+
+from recorder._catalog import Store, open_store
+from recorder._chain import GENESIS, canonical_json, envelope_canonical, link_hash, record_canonical
+from recorder._discover import StoreWarning
+from recorder._layout import default_store_path
+from recorder._parquet_sink import ParquetSink
+from recorder._process import (
+    API_KEY_PATTERNS,
+    CONTENT_FIELDS,
+    CaptureLevel,
+    Redactor,
+    capture,
+    marker,
+)
+from recorder._recorder import Recorder, RecorderStats
+from recorder._rows import BLOB_SCHEMA, EVENT_SCHEMA, HOT_FIELDS
+from recorder._sink import DROP, Drop, EmitSink, ExportResult, Processor, Sink, StatsAware
+from recorder._upcast import UPCASTERS, upcast
+from recorder._verify import VerifyResult, verify_run
+
+__all__ = [
+    "API_KEY_PATTERNS",
+    "BLOB_SCHEMA",
+    "CONTENT_FIELDS",
+    "DROP",
+    "EVENT_SCHEMA",
+    "GENESIS",
+    "HOT_FIELDS",
+    "UPCASTERS",
+    "CaptureLevel",
+    "Drop",
+    "EmitSink",
+    "ExportResult",
+    "ParquetSink",
+    "Processor",
+    "Recorder",
+    "RecorderStats",
+    "Redactor",
+    "Sink",
+    "StatsAware",
+    "Store",
+    "StoreWarning",
+    "VerifyResult",
+    "canonical_json",
+    "capture",
+    "default_store_path",
+    "envelope_canonical",
+    "link_hash",
+    "marker",
+    "open_store",
+    "record_canonical",
+    "upcast",
+    "verify_run",
+]

@@ -1,0 +1,47 @@
+"""Helpers every store command shares: opening the store, resolving RUN, printing tables."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from recorder import Store
+
+__all__ = ["clip", "open_from", "table"]
+
+
+def open_from(args: argparse.Namespace) -> Store:
+    """The store named by ``--store`` (or the default), quietly skipping unreadable files."""
+    import warnings
+
+    from recorder import StoreWarning, open_store
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", StoreWarning)
+        store = open_store(args.store)
+    import sys
+
+    for w in caught:
+        print(f"footprint: warning: {w.message}", file=sys.stderr)
+    return store
+
+
+def clip(value: object, width: int = 60) -> str:
+    """One line of at most ``width`` characters."""
+    text = " ".join(("" if value is None else str(value)).split())
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def table(columns: Sequence[str], rows: Sequence[Sequence[object]], width: int = 60) -> str:
+    """A plain aligned text table."""
+    cells = [[clip(c, width) for c in row] for row in rows]
+    widths = [len(c) for c in columns]
+    for row in cells:
+        widths = [max(w, len(c)) for w, c in zip(widths, row, strict=True)]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(columns, widths, strict=True)).rstrip()]
+    lines.append("  ".join("-" * w for w in widths))
+    lines.extend("  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip()
+                 for row in cells)
+    return "\n".join(lines)

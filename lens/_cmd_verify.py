@@ -1,0 +1,19 @@
+"""``footprint verify RUN``: exit 0 when the hash chain holds, 1 naming the first broken seq."""
+
+from __future__ import annotations
+
+import argparse
+
+from lens._cmd_common import open_from
+
+__all__ = ["run"]
+
+
+def run(args: argparse.Namespace) -> int:
+    from recorder import verify_run
+
+    store = open_from(args)
+    run_id = store.resolve_run(args.run)
+    result = verify_run(store, run_id)
+    print(f"{run_id}: {result.summary()}")
+    return 0 if result.valid else 1

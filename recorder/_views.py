@@ -1,0 +1,130 @@
+"""The catalog's SQL views over the store's two raw relations (``_events_all``, ``_blobs_all``)."""
+
+from __future__ import annotations
+
+__all__ = ["DECISION_TYPES", "VIEWS"]
+
+DECISION_TYPES = (
+    "context.evaluated", "route.decided", "skill.activated", "skill.deactivated",
+    "skill.rejected", "skill.escalated", "skill.route_conflict", "skill.reroute_superseded",
+    "skill.turn_routed", "skill.step_advanced", "skill.step_skipped", "skill.steps_unfinished",
+    "tool.effect",
+)
+
+_ENV = "run_id, seq, ts, type, turn, iteration, step_id, parent_step"
+_HOT = (
+    "skill_id, from_skill, to_skill, moved_by, reason, injection_id, slot, flavor, "
+    "tool_name, tool_call_id, model, content_hash, admitted_by, admitted_via"
+)
+_DECISIONS = ", ".join(f"'{t}'" for t in DECISION_TYPES)
+
+
+def _text(alias: str, key: str) -> str:
+    """A payload text field, with blob references resolved through ``blobs``."""
+    return (
+        f"coalesce((SELECT b.text FROM blobs b WHERE b.hash = "
+        f"json_extract_string({alias}.payload, '$.{key}.\"$blob\"')), "
+        f"json_extract_string({alias}.payload, '$.{key}'))"
+    )
+
+
+def _num(alias: str, key: str, sql_type: str = "BIGINT") -> str:
+    return f"TRY_CAST(json_extract_string({alias}.payload, '$.{key}') AS {sql_type})"
+
+
+VIEWS: tuple[tuple[str, str], ...] = (
+    ("blobs", "SELECT hash, any_value(chars) AS chars, any_value(text) AS text "
+              "FROM _blobs_all GROUP BY hash"),
+    ("events", f"SELECT schema_version, {_ENV}, trace_id, span_id, {_HOT}, payload, "
+               "lower(hex(prev_hash)) AS prev_hash, lower(hex(hash)) AS hash, date "
+               "FROM _events_all"),
+    ("decisions", f"SELECT {_ENV}, {_HOT}, payload FROM events WHERE type IN ({_DECISIONS})"),
+    ("injections", f"""
+        SELECT e.run_id, e.seq, e.turn, e.iteration, e.step_id, e.injection_id, e.slot,
+               e.flavor, e.content_hash, e.admitted_by, e.admitted_via, e.reason,
+               {_num('e', 'position')} AS position,
+               json_extract_string(e.payload, '$.as_role') AS as_role,
+               json_extract_string(e.payload, '$.content_summary') AS content_summary,
+               {_text('e', 'raw_content')} AS raw_content
+        FROM events e WHERE e.type = 'context.injected'"""),
+    ("llm_calls", f"""
+        WITH s AS (SELECT *, row_number() OVER (PARTITION BY run_id ORDER BY seq) AS k
+                   FROM events WHERE type = 'llm.start'),
+             e AS (SELECT *, row_number() OVER (PARTITION BY run_id ORDER BY seq) AS k
+                   FROM events WHERE type = 'llm.end')
+        SELECT s.run_id, s.turn, s.iteration, s.step_id, s.seq AS start_seq, e.seq AS end_seq,
+               json_extract_string(s.payload, '$.provider') AS provider,
+               coalesce(e.model, s.model) AS model,
+               json_extract_string(s.payload, '$.brain_via') AS brain_via,
+               json_extract_string(s.payload, '$.request_hash') AS request_hash,
+               {_num('e', 'input_tokens')} AS input_tokens,
+               {_num('e', 'output_tokens')} AS output_tokens,
+               json_extract_string(e.payload, '$.stop_reason') AS stop_reason,
+               {_num('e', 'duration_ms', 'DOUBLE')} AS duration_ms,
+               json_array_length(json_extract(e.payload, '$.tool_calls')) AS tool_call_count,
+               {_text('e', 'content')} AS content
+        FROM s LEFT JOIN e ON e.run_id = s.run_id AND e.k = s.k"""),
+    ("tool_calls", f"""
+        SELECT s.run_id, s.turn, s.iteration, s.step_id, s.seq AS start_seq, e.seq AS end_seq,
+               s.tool_name, s.tool_call_id,
+               json_extract(s.payload, '$.args') AS args,
+               json_extract_string(e.payload, '$.status') AS status,
+               TRY_CAST(json_extract_string(e.payload, '$.error') AS BOOLEAN) AS error,
+               {_num('e', 'duration_ms', 'DOUBLE')} AS duration_ms,
+               {_text('e', 'result')} AS result
+        FROM (SELECT * FROM events WHERE type = 'tool.start') s
+        LEFT JOIN (SELECT * FROM events WHERE type = 'tool.end') e
+          ON e.run_id = s.run_id AND e.tool_call_id = s.tool_call_id"""),
+    ("rejections", """
+        SELECT run_id, seq, turn, iteration, step_id, skill_id AS requested_id,
+               from_skill AS current_skill_id, reason, tool_call_id,
+               json_extract(payload, '$.allowed') AS allowed,
+               json_extract_string(payload, '$.posture') AS posture
+        FROM events WHERE type = 'skill.rejected'"""),
+    ("escalations", f"""
+        SELECT run_id, seq, turn, iteration, step_id,
+               {_num('events', 'after_refusals')} AS after_refusals,
+               {_num('events', 'refusals')} AS refusals,
+               json_extract_string(payload, '$.from_provider') AS from_provider,
+               json_extract_string(payload, '$.from_model') AS from_model,
+               json_extract_string(payload, '$.to_provider') AS to_provider,
+               json_extract_string(payload, '$.to_model') AS to_model
+        FROM events WHERE type = 'skill.escalated'"""),
+    ("route_conflicts", """
+        SELECT run_id, seq, turn, iteration, step_id, from_skill, to_skill AS winner_target,
+               tool_name AS winner_tool, json_extract(payload, '$.winner') AS winner,
+               json_extract(payload, '$.losers') AS losers,
+               json_extract_string(payload, '$.source') AS source
+        FROM events WHERE type = 'skill.route_conflict'"""),
+    ("runs", f"""
+        WITH a AS (
+          SELECT run_id, min(ts) AS start_ns, count(*) AS events, max(seq) AS last_seq,
+                 max(turn) + 1 AS turns, max(iteration) AS iterations,
+                 max(ts) FILTER (WHERE type IN ('run.end', 'run.error')) AS end_ns,
+                 bool_or(type = 'run.end') AS ended, bool_or(type = 'run.error') AS failed,
+                 sum({_num('events', 'input_tokens')}) FILTER (WHERE type = 'llm.end') AS tin,
+                 sum({_num('events', 'output_tokens')}) FILTER (WHERE type = 'llm.end') AS tout,
+                 coalesce(arg_min(model, seq) FILTER (WHERE type = 'run.configured'),
+                          arg_min(model, seq) FILTER (WHERE type = 'llm.start')) AS model,
+                 arg_max(payload, seq) FILTER (WHERE type = 'run.end') AS end_payload
+          FROM events GROUP BY run_id),
+        d AS (
+          SELECT run_id, sum(overflow) AS overflow, sum(processor_drops) AS processor_drops
+          FROM (SELECT run_id, writer, max(overflow) AS overflow,
+                       max(processor_drops) AS processor_drops
+                FROM _stats_all GROUP BY run_id, writer) GROUP BY run_id)
+        SELECT a.run_id, make_timestamp(a.start_ns // 1000) AS started,
+               make_timestamp(a.end_ns // 1000) AS ended,
+               CASE WHEN a.ended THEN 'complete' WHEN a.failed THEN 'failed'
+                    ELSE 'incomplete' END AS status,
+               a.turns, a.iterations, coalesce(a.tin, 0) + coalesce(a.tout, 0) AS tokens,
+               coalesce(a.tin, 0) AS input_tokens, coalesce(a.tout, 0) AS output_tokens,
+               coalesce((SELECT b.text FROM blobs b WHERE b.hash =
+                   json_extract_string(a.end_payload, '$.final_content."$blob"')),
+                   json_extract_string(a.end_payload, '$.final_content')) AS answer,
+               a.model, a.events, a.last_seq,
+               coalesce(d.overflow, 0) AS dropped, coalesce(d.processor_drops, 0) AS filtered,
+               a.start_ns
+        FROM a LEFT JOIN d USING (run_id)"""),
+)
+"""``(name, select)`` in dependency order; each becomes ``CREATE VIEW name AS select``."""

@@ -1,0 +1,155 @@
+"""The audit chain names the first broken record; damaged files are skipped, not fatal."""
+
+from __future__ import annotations
+
+import shutil
+import warnings
+from collections.abc import Callable
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from footprint.events import Event, RunEnd, RunStart, ToolEnd
+from recorder import (
+    DROP,
+    ParquetSink,
+    Recorder,
+    StoreWarning,
+    envelope_canonical,
+    link_hash,
+    open_store,
+    record_canonical,
+    verify_run,
+)
+from recorder._rows import ENVELOPE_NAMES
+
+N = 40
+
+
+def _events(run_id: str = "run-t") -> list[Event]:
+    t = 1_700_000_000_000_000_000
+    body: list[Event] = [RunStart(run_id=run_id, seq=0, ts=t, user_message="q")]
+    body += [ToolEnd(run_id=run_id, seq=i, ts=t + i, tool_call_id=f"c{i}", tool_name="t",
+                     result=f"r{i}" * (1 + 200 * (i == 7))) for i in range(1, N - 1)]
+    return [*body, RunEnd(run_id=run_id, seq=N - 1, ts=t + N, final_content="a")]
+
+
+@pytest.fixture
+def store_dir(tmp_path: Path) -> Path:
+    root = tmp_path / "store"
+    with Recorder([ParquetSink(root)]) as rec:
+        for e in _events():
+            rec.emit(e)
+    return root
+
+
+def _file(root: Path) -> Path:
+    (path,) = (root / "events").rglob("*.parquet")
+    return path
+
+
+def _rewrite(root: Path, change: Callable[[list[dict[str, object]]], object]) -> None:
+    path = _file(root)
+    table = pq.read_table(path)
+    rows = table.to_pylist()
+    change(rows)
+    pq.write_table(pa.Table.from_pylist(rows, schema=table.schema), path)
+
+
+def _flip_payload_byte(rows: list[dict[str, object]], seq: int, at: int) -> None:
+    row = next(r for r in rows if r["seq"] == seq)
+    text = str(row["payload"]).encode()
+    at %= len(text)
+    row["payload"] = (text[:at] + bytes([text[at] ^ 0x01]) + text[at + 1:]).decode()
+
+
+def test_given_an_untouched_run_when_verified_then_valid(store_dir: Path) -> None:
+    result = verify_run(open_store(store_dir), "run-t")
+    assert result.valid and result.records == N
+    assert result.summary() == f"valid, {N} records"
+
+
+@given(seq=st.integers(0, N - 1), at=st.integers(0, 10_000))
+@settings(max_examples=30)
+def test_given_one_flipped_payload_byte_when_verified_then_that_seq_is_named(
+    tmp_path_factory: pytest.TempPathFactory, seq: int, at: int
+) -> None:
+    root = tmp_path_factory.mktemp("t")
+    with Recorder([ParquetSink(root)]) as rec:
+        for e in _events():
+            rec.emit(e)
+    _rewrite(root, lambda rows: _flip_payload_byte(rows, seq, at))
+    result = verify_run(open_store(root), "run-t")
+    assert (result.valid, result.broken_seq, result.reason) == (False, seq, "hash mismatch")
+
+
+def test_given_a_record_edited_and_rehashed_when_verified_then_the_next_seq_breaks(
+    store_dir: Path,
+) -> None:
+    def edit(rows: list[dict[str, object]]) -> None:
+        row = rows[5]
+        row["payload"] = str(row["payload"]).replace('"t"', '"x"')
+        env = {k: row[k] for k in ENVELOPE_NAMES}
+        row["hash"] = link_hash(bytes(row["prev_hash"]),  # type: ignore[arg-type]
+                                record_canonical(envelope_canonical(env), str(row["payload"])))
+
+    _rewrite(store_dir, edit)
+    result = verify_run(open_store(store_dir), "run-t")
+    assert (result.broken_seq, result.reason) == (6, "chain broken")
+
+
+def test_given_a_deleted_record_when_verified_then_its_seq_is_missing(store_dir: Path) -> None:
+    _rewrite(store_dir, lambda rows: rows.pop(12))
+    result = verify_run(open_store(store_dir), "run-t")
+    assert (result.broken_seq, result.reason) == (12, "missing record")
+
+
+def test_given_a_dropped_head_when_verified_then_seq_0_is_missing(store_dir: Path) -> None:
+    _rewrite(store_dir, lambda rows: rows.pop(0))
+    result = verify_run(open_store(store_dir), "run-t")
+    assert (result.broken_seq, result.reason) == (0, "missing record")
+
+
+def test_given_a_tampered_blob_when_verified_then_the_seq_using_it_is_named(
+    store_dir: Path,
+) -> None:
+    (path,) = (store_dir / "blobs").glob("*.parquet")
+    rows = pq.read_table(path).to_pylist()
+    rows[0]["text"] = "r7" + rows[0]["text"][2:].replace("r7", "r8", 1)
+    pq.write_table(pa.Table.from_pylist(rows, schema=pq.read_schema(path)), path)
+    result = verify_run(open_store(store_dir), "run-t")
+    assert (result.broken_seq, result.reason) == (7, "blob mismatch")
+
+
+def test_given_recorder_overflow_gaps_when_verified_then_valid_with_skipped_seqs(
+    tmp_path: Path,
+) -> None:
+    root = tmp_path / "s"
+    with Recorder([ParquetSink(root)], [lambda e: e if e.seq % 4 else DROP]) as rec:
+        for e in _events():
+            rec.emit(e)
+    result = verify_run(open_store(root), "run-t")
+    assert result.valid and result.skipped == N // 4
+    assert open_store(root).rows("SELECT filtered FROM runs")[0][0] == N // 4
+
+
+@pytest.mark.parametrize("damage", ["truncate", "garbage"])
+def test_given_a_damaged_file_when_the_store_opens_then_one_warning_and_the_rest_queryable(
+    store_dir: Path, damage: str
+) -> None:
+    good = _file(store_dir)
+    bad = good.with_name("zz-damaged.parquet")
+    shutil.copy(good, bad)
+    data = bad.read_bytes()
+    bad.write_bytes(data[: len(data) // 2] if damage == "truncate" else b"\x00garbage" * 99)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        store = open_store(store_dir)
+    named = [w for w in caught if issubclass(w.category, StoreWarning)]
+    assert len(named) == 1 and "zz-damaged.parquet" in str(named[0].message)
+    assert store.rows("SELECT count(*) FROM events")[0][0] == N
+    assert verify_run(store, "run-t").valid

@@ -1,0 +1,101 @@
+"""Store internals: hot columns, blob dedupe, upcasting, run resolution, live visibility."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from strategies import events
+
+from footprint._errors import ConfigError
+from footprint.events import (
+    ContextEvaluated,
+    CursorMove,
+    Event,
+    LLMStart,
+    RunStart,
+    SkillRejected,
+    to_record,
+)
+from recorder import HOT_FIELDS, ParquetSink, Recorder, open_store, upcast
+from recorder._rows import hot_fields
+
+
+def test_given_a_cursor_move_when_lifted_then_from_to_and_by_are_columns() -> None:
+    event = ContextEvaluated(run_id="r", seq=1, ts=1, active_count=0, skipped_count=0,
+                             evaluated_total=0,
+                             cursor_move=CursorMove(by="route", from_skill="triage", to="refunds"))
+    hot = hot_fields(to_record(event))
+    assert (hot["from_skill"], hot["to_skill"], hot["moved_by"]) == ("triage", "refunds", "route")
+
+
+def test_given_a_rejection_when_lifted_then_requested_and_current_skill_are_columns() -> None:
+    event = SkillRejected(run_id="r", seq=1, ts=1, requested_id="billing", reason="posture",
+                          current_skill_id="triage", tool_call_id="c9")
+    hot = hot_fields(to_record(event))
+    assert (hot["skill_id"], hot["from_skill"], hot["reason"], hot["tool_call_id"]) == (
+        "billing", "triage", "posture", "c9")
+
+
+@given(event=events())
+def test_given_any_event_when_lifted_then_every_hot_value_is_a_string_or_none(
+    event: Event,
+) -> None:
+    hot = hot_fields(to_record(event))
+    assert set(hot) == set(HOT_FIELDS)
+    assert all(v is None or isinstance(v, str) for v in hot.values())
+
+
+def test_given_a_prompt_repeated_30_times_when_stored_then_one_blob_copy(tmp_path: Path) -> None:
+    prompt = "You are a careful refunds agent. " * 40
+    with Recorder([ParquetSink(tmp_path)]) as rec:
+        for i in range(30):
+            rec.emit(LLMStart(run_id="r", seq=i, ts=i, provider="p", model="m",
+                              request_hash=f"q{i}", request_ref=prompt))
+    store = open_store(tmp_path)
+    assert store.rows("SELECT count(*), sum(chars) FROM blobs")[0] == (1, len(prompt))
+    assert all(e.request_ref == prompt for e in store.events("r"))  # type: ignore[attr-defined]
+
+
+def test_given_an_older_schema_version_when_upcast_then_each_step_runs_in_order() -> None:
+    steps = {0: lambda r: {"user_message" if k == "prompt" else k: v for k, v in r.items()}}
+    record = {"schema_version": 0, "type": "run.start", "prompt": "hi"}
+    assert upcast(record, steps, current=1) == {
+        "schema_version": 1, "type": "run.start", "user_message": "hi"}
+    with pytest.raises(ConfigError, match="no upcaster from schema_version 0"):
+        upcast({"schema_version": 0}, {}, current=1)
+    with pytest.raises(ConfigError, match="newer than this reader"):
+        upcast({"schema_version": 9}, {}, current=1)
+
+
+def test_given_runs_when_resolving_then_ids_prefixes_and_last_work(tmp_path: Path) -> None:
+    with Recorder([ParquetSink(tmp_path)]) as rec:
+        for i, run in enumerate(["abc-1", "abd-2", "xyz-3"]):
+            rec.emit(RunStart(run_id=run, seq=0, ts=100 * i, user_message="m"))
+    store = open_store(tmp_path)
+    assert [store.resolve_run(r) for r in ("last", "x", "abc", "abd-2")] == [
+        "xyz-3", "xyz-3", "abc-1", "abd-2"]
+    with pytest.raises(ConfigError, match="matches 2 runs"):
+        store.resolve_run("ab")
+    with pytest.raises(ConfigError, match="did you mean 'xyz-3'"):
+        store.resolve_run("xyz-4")
+
+
+def test_given_a_live_unsealed_segment_when_queried_then_rows_are_visible_once(
+    tmp_path: Path,
+) -> None:
+    rec = Recorder([ParquetSink(tmp_path, seal_rows=8)])
+    try:
+        for i in range(12):
+            rec.emit(RunStart(run_id="live", seq=i, ts=i, user_message="m"))
+            if i % 3 == 2:
+                assert rec.flush()
+        store = open_store(tmp_path)
+        assert store.rows("SELECT count(*), count(DISTINCT seq) FROM events")[0] == (12, 12)
+        assert store.rows("SELECT status FROM runs")[0][0] == "incomplete"
+        assert list((tmp_path / "live").glob("*.events.arrows"))  # 3 rows still live
+        assert len(list((tmp_path / "events").rglob("*.parquet"))) == 1  # 9 rows sealed
+    finally:
+        rec.close()
+    assert not list((tmp_path / "live").glob("*.arrows"))
