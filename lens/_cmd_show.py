@@ -104,6 +104,12 @@ def run(args: argparse.Namespace) -> int:
     status, model, iterations, tokens, count, dropped = head
     print(f"run {run_id} · {status} · model {model or '?'} · {iterations} iterations · "
           f"{tokens} tokens · {count} events" + (f" · {dropped} dropped" if dropped else ""))
+    trace = store.rows(
+        "SELECT any_value(trace_id) FROM events WHERE run_id = ? AND trace_id IS NOT NULL",
+        [run_id],
+    )
+    if trace and trace[0][0]:
+        print(f"trace {trace[0][0]} (OpenTelemetry: search your tracing backend for it)")
     for line in timeline(store.events(run_id)):
         print(line)
     return 0

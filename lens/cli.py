@@ -12,10 +12,12 @@ __all__ = ["build_parser", "main"]
 
 # command -> module implementing ``run(args) -> int`` (imported only when used)
 _COMMANDS = {
+    "demo": "lens._cmd_demo",
     "runs": "lens._cmd_runs",
     "show": "lens._cmd_show",
     "sql": "lens._cmd_sql",
     "verify": "lens._cmd_verify",
+    "export-otlp": "lens._cmd_export_otlp",
 }
 
 
@@ -39,6 +41,10 @@ def build_parser() -> argparse.ArgumentParser:
         description="Explainable agent runs: record, query and explain every decision.",
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    demo = sub.add_parser(
+        "demo", help="run the bundled support-desk agent offline into the store, then explain it"
+    )
+    demo.add_argument("--clean", action="store_true", help="delete the store's runs first")
     runs = sub.add_parser("runs", help="list the recorded runs, newest last")
     runs.add_argument("--limit", type=int, default=50, help="show at most N runs (default 50)")
     show = sub.add_parser("show", help="a readable timeline of one run")
@@ -48,8 +54,9 @@ def build_parser() -> argparse.ArgumentParser:
     sql.add_argument("--format", choices=("table", "csv", "json"), default="table")
     verify = sub.add_parser("verify", help="check a run's SHA-256 hash chain")
     verify.add_argument("run", metavar="RUN", help="a run id, a unique prefix, or 'last'")
-    for p in (runs, show, sql, verify):
+    for p in (demo, runs, show, sql, verify):
         _store_option(p)
+    importlib.import_module("lens._cmd_export_otlp").add_parser(sub)
     return parser
 
 

@@ -39,6 +39,14 @@ class RunResult:
     stopped_early: str | None = None
 
 
+def _no_running_loop(what: str, instead: str) -> None:
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return
+    raise RunError(f"{what} was called inside a running event loop; use `{instead}` there instead")
+
+
 class Agent:
     """An LLM agent whose every decision is an event.
 
@@ -92,12 +100,8 @@ class Agent:
     def run_sync(self, message: str, *,
                  continue_from: Mapping[str, Any] | None = None) -> RunResult:
         """``run`` for code without an event loop."""
-        try:
-            asyncio.get_running_loop()
-        except RuntimeError:
-            return asyncio.run(self.run(message, continue_from=continue_from))
-        raise RunError("run_sync() was called inside a running event loop; "
-                       "use `await agent.run(message)` there instead")
+        _no_running_loop("run_sync()", "await agent.run(message)")
+        return asyncio.run(self.run(message, continue_from=continue_from))
 
     async def follow_up(self, message: str) -> RunResult:
         """The next turn of this agent's last conversation."""
@@ -106,6 +110,8 @@ class Agent:
         return await self._turn(message, self._conversation)
 
     def follow_up_sync(self, message: str) -> RunResult:
+        """``follow_up`` for code without an event loop."""
+        _no_running_loop("follow_up_sync()", "await agent.follow_up(message)")
         return asyncio.run(self.follow_up(message))
 
     def checkpoint(self) -> dict[str, Any]:

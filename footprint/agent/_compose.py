@@ -79,11 +79,21 @@ class _Piece:
     as_role: Literal["system", "user", "assistant", "tool"] | None = None
 
 
-def _record(em: RunEmitter, step: str, slot: Slot, pieces: list[_Piece]) -> None:
+def _digest(state: RunState, text: str) -> tuple[str, str]:
+    """The piece's hash and summary, computed once per run for each distinct text."""
+    known = state.digests.get(text)
+    if known is None:
+        known = state.digests[text] = (content_hash(text), summarize_content(text))
+    return known
+
+
+def _record(em: RunEmitter, state: RunState, step: str, slot: Slot,
+            pieces: list[_Piece]) -> None:
     for position, p in enumerate(pieces):
+        digest, summary = _digest(state, p.text)
         em.emit(
-            ContextInjected, step, slot=slot, source=p.source, content_hash=content_hash(p.text),
-            content_summary=summarize_content(p.text), reason=p.reason,
+            ContextInjected, step, slot=slot, source=p.source, content_hash=digest,
+            content_summary=summary, reason=p.reason,
             admitted_via=p.proof.via,
             injection_id=p.injection_id, position=position, as_role=p.as_role,
             raw_content=p.text, admitted_by=p.proof.seq,
@@ -119,7 +129,9 @@ def _system_pieces(setup: AgentSetup, frame: Frame, state: RunState,
     for inj in frame.active:
         if inj.flavor == "skill" and inj.metadata.get("surface_mode") == "tool-only":
             continue
-        text = project_active_injection(inj, frame.ctx).inject.system_prompt
+        text = inj.inject.system_prompt
+        if text and inj.templated:  # only a template needs this iteration's facts
+            text = project_active_injection(inj, frame.ctx).inject.system_prompt
         if text:
             pieces.append(_Piece(text, inj.flavor, _reason(inj),
                                  admission_of(inj, frame, state), injection_id=inj.id))
@@ -236,11 +248,11 @@ def compose(setup: AgentSetup, frame: Frame, state: RunState, em: RunEmitter,
     step = f"engine#{frame.iteration}"
     deliver(setup, frame, state)
     system = _system_pieces(setup, frame, state, base)
-    _record(em, step, "system-prompt", system)
+    _record(em, state, step, "system-prompt", system)
     messages = _message_pieces(setup, state)
-    _record(em, step, "messages", messages)
+    _record(em, state, step, "messages", messages)
     offered, tool_pieces = _tools(setup, frame, state, base)
-    _record(em, step, "tools", tool_pieces)
+    _record(em, state, step, "tools", tool_pieces)
     _composed(em, step, "system-prompt", system, SYSTEM_CAP)
     _composed(em, step, "messages", messages, 0)
     _composed(em, step, "tools", tool_pieces, 0)

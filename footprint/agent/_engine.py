@@ -25,6 +25,7 @@ from footprint.events import (
     SkillActivated,
     SkillDeactivated,
 )
+from footprint.graph import menu_outstanding
 from footprint.graph._steps import rekey_pointer
 from footprint.injection import (
     Always,
@@ -140,13 +141,20 @@ def _emit_conflict(em: RunEmitter, move: CursorMove, step: str) -> None:
                 losers=move.conflict.losers, from_skill_id=move.from_skill, source="route")
 
 
-def _with_reachable(setup: AgentSetup, move: CursorMove | None) -> CursorMove | None:
+def _with_reachable(setup: AgentSetup, ctx: InjectionContext,
+                    move: CursorMove | None) -> CursorMove | None:
+    """The move as recorded: the reachable set, and the menu a pick closed (spec §2.8)."""
     graph = setup.graph
     if graph is None or move is None:
         return move
     hidden = setup.hidden_skills
     hops = graph.reachable_skills(move.to, hidden)
     reach = tuple(dict.fromkeys((*hops, *graph.open_skills(hidden))))
+    tr = ctx.turn_route
+    if (move.by in ("model-pick", "tool-proposal") and tr is not None and tr.offered
+            and menu_outstanding(tr, ctx.current_skill_id)):
+        return replace(move, reachable=reach, offered=tr.offered,
+                       declined_offer=move.to not in tr.offered)
     return replace(move, reachable=reach)
 
 
@@ -167,6 +175,7 @@ def _routing(setup: AgentSetup, active: tuple[Injection, ...]) -> tuple[RoutingE
 def _evaluate(setup: AgentSetup, ctx: InjectionContext, move: CursorMove | None,
               em: RunEmitter, step: str) -> tuple[tuple[Injection, ...], ContextEvaluated]:
     evaluation = evaluate_injections(setup.injections, ctx)
+    _emit_reroutes(ctx, move, evaluation.active, em, step)  # spec §6: before the evaluation
     summary = summarize_evaluation(setup.injections, evaluation)
     superseded = setup.graph.superseded_entries(ctx) if setup.graph is not None else ()
     event = em.emit(
@@ -177,22 +186,24 @@ def _evaluate(setup: AgentSetup, ctx: InjectionContext, move: CursorMove | None,
         trigger_kind_counts=tuple(KindCount(kind=k, count=n)
                                   for k, n in summary.trigger_kind_counts),
         skill_catalog=tuple(CatalogEntry(id=i, description=d) for i, d in summary.skill_catalog),
-        cursor_move=_with_reachable(setup, move), superseded_ids=superseded,
+        cursor_move=_with_reachable(setup, ctx, move), superseded_ids=superseded,
         routing=_routing(setup, evaluation.active),
     )
     return evaluation.active, event
 
 
-def _emit_reroutes(state: RunState, frame: Frame, em: RunEmitter, step: str) -> None:
-    active_ids = {i.id for i in frame.active}
-    pick = frame.ctx.pending_skill_pick
+def _emit_reroutes(ctx: InjectionContext, move: CursorMove | None,
+                   active: tuple[Injection, ...], em: RunEmitter, step: str) -> None:
+    active_ids = {i.id for i in active}
+    cursor = move.to if move is not None else None
+    pick = ctx.pending_skill_pick
     if pick is not None and pick not in active_ids:
-        em.emit(RerouteSuperseded, step, volunteered_id=pick, won_id=frame.cursor,
-                from_skill_id=frame.ctx.current_skill_id)
-    target = frame.ctx.pending_tool_transition
-    if target is not None and frame.move is not None and target != frame.cursor:
-        em.emit(RerouteSuperseded, step, volunteered_id=target, won_id=frame.cursor,
-                from_skill_id=frame.ctx.current_skill_id, source="tool-proposal")
+        em.emit(RerouteSuperseded, step, volunteered_id=pick, won_id=cursor,
+                from_skill_id=ctx.current_skill_id)
+    target = ctx.pending_tool_transition
+    if target is not None and move is not None and target != cursor:
+        em.emit(RerouteSuperseded, step, volunteered_id=target, won_id=cursor,
+                from_skill_id=ctx.current_skill_id, source="tool-proposal")
 
 
 def _activation_reason(inj: Injection, frame: Frame, state: RunState) -> ActivationReason:
@@ -245,7 +256,6 @@ def begin_iteration(setup: AgentSetup, state: RunState, em: RunEmitter,
         cursor=move.to if move is not None else None, active=active,
         evaluated=Evidence(event.seq, step, "evaluated"),
     )
-    _emit_reroutes(state, frame, em, step)
     _emit_delta(state, frame, em, step)
     state.cursor = frame.cursor
     state.pointer = ctx.step_pointer

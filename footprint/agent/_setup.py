@@ -25,7 +25,13 @@ from footprint.graph import (
 )
 from footprint.graph._brains import BrainFor
 from footprint.graph._steps import StepPlan, check_steps_for_agent
-from footprint.injection import Injection, LLMActivated, SkillTool
+from footprint.injection import (
+    Injection,
+    InjectionContext,
+    LLMActivated,
+    SkillTool,
+    define_instruction,
+)
 from footprint.providers import Provider
 
 __all__ = ["AgentSetup", "Posture", "ToolLike", "build_setup"]
@@ -127,6 +133,25 @@ def _merge_injections(
     return tuple(merged)
 
 
+def _steps_open(ctx: InjectionContext) -> bool:
+    pointer = ctx.step_pointer
+    return pointer is not None and pointer.step <= pointer.total
+
+
+def skill_steps_hint() -> Injection:
+    """The auto-registered ``skill-steps-hint`` banner: active while a step is in progress."""
+    return define_instruction(
+        "skill-steps-hint",
+        prompt=(
+            "You are working through a skill's steps in order. Call the current step's tool "
+            "(its description starts with [Step k of n]), or call skip_step with a reason "
+            "when the step cannot be done."
+        ),
+        active_when=_steps_open,
+        description="a stepped skill is in progress: keep the model on its current step",
+    )
+
+
 def _check_hidden(hidden: Sequence[str], injections: Sequence[Injection]) -> None:
     ids = [i.id for i in injections if i.flavor == "skill"]
     for h in hidden:
@@ -187,6 +212,8 @@ def build_setup(
         open_skill_ids=graph.open_skills() if graph is not None else (),
         tool_names=baseline,
     )
+    if plans and all(i.id != "skill-steps-hint" for i in merged):
+        merged = (*merged, skill_steps_hint())
     carried = getattr(provider, "carried_roles", ("user", "assistant"))
     return AgentSetup(
         name=name, provider=provider, model=model, system_prompt=system_prompt,

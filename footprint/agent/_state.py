@@ -63,6 +63,7 @@ class RunState:
     active_skills: dict[str, Evidence] = field(default_factory=dict)
     delivered: set[tuple[str, str, str]] = field(default_factory=set)
     delivered_evidence: dict[str, Evidence] = field(default_factory=dict)
+    digests: dict[str, tuple[str, str]] = field(default_factory=dict)
     nudged: bool = False
     llm_calls: int = 0
     input_tokens: int = 0

@@ -1,0 +1,285 @@
+"""Events of one run -> span records (pure data, no OpenTelemetry import).
+
+:class:`RunTrace` is fed one run's events in ``seq`` order and hands back
+each span as it ends: the root ``invoke_agent {agent}`` span, one
+``footprint.iteration`` span per loop iteration, and under it one
+``chat {model}`` span per model call and one ``execute_tool {tool}`` span
+per tool call (closed by call id, so a concurrent batch ending out of order
+is parented and timed right). Every decision event becomes a span event
+``footprint.<type>`` on the span it belongs to (:func:`recorder.otel._ids.span_key`),
+timed by the event. The live sink and the backfill use the same class.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Literal, TypeAlias
+
+from footprint.events import (
+    EventBase,
+    IterationEnd,
+    LLMEnd,
+    LLMStart,
+    RunConfigured,
+    RunEnd,
+    RunStart,
+    ToolEnd,
+    ToolStart,
+)
+from recorder.otel._attributes import Attrs, clip, event_attributes
+from recorder.otel._ids import ROOT_KEY, span_key
+
+__all__ = ["FINISH_REASONS", "TERMINAL", "RunTrace", "SpanRecord"]
+
+TERMINAL = frozenset({"run.end", "run.error"})
+FINISH_REASONS = {
+    "end_turn": "stop", "stop_sequence": "stop", "tool_use": "tool_call",
+    "max_tokens": "length", "error": "error",
+}
+"""Our stop reasons in the GenAI conventions' ``gen_ai.response.finish_reasons`` vocabulary."""
+_TOOL_ERRORS = frozenset({"failure", "denied", "invalid"})
+
+
+@dataclass(slots=True)
+class SpanRecord:
+    """One span as plain data; ids come from ``(run id, key)`` and ``(run id, parent_key)``."""
+
+    key: str
+    name: str
+    kind: Literal["internal", "client"]
+    parent_key: str | None
+    start_ns: int
+    end_ns: int = 0
+    attributes: Attrs = field(default_factory=dict)
+    events: list[tuple[str, int, Attrs]] = field(default_factory=list)
+    error: str | None = None
+
+
+def _messages(role: str, text: str, limit: int, finish: str | None = None) -> str:
+    message: dict[str, object] = {"role": role, "parts": [{"type": "text", "content":
+                                                            clip(text, limit)}]}
+    if finish is not None:
+        message["finish_reason"] = finish
+    return json.dumps([message], ensure_ascii=False)
+
+
+class RunTrace:
+    """The span state of one run: open spans by key, usage totals, the last timestamp."""
+
+    __slots__ = ("_cache_read", "_cache_write", "_content", "_ended_iteration", "_iteration",
+                 "_limit", "_open", "last_ns", "root", "run_id")
+
+    def __init__(self, run_id: str, *, content: bool = False, content_limit: int = 4096) -> None:
+        self.run_id = run_id
+        self._content = content
+        self._limit = content_limit
+        self.root: SpanRecord | None = None
+        self._open: dict[str, SpanRecord] = {}
+        self._iteration: SpanRecord | None = None
+        self._ended_iteration = -1
+        self._cache_read = 0
+        self._cache_write = 0
+        self.last_ns = 0
+
+    # -- feeding ------------------------------------------------------------------
+    def feed(self, event: EventBase) -> list[SpanRecord]:
+        """Take one event; return the spans it ended (children before parents)."""
+        self.last_ns = event.ts
+        root = self.root if self.root is not None else self._start_root(event)
+        tag: str = getattr(event, "type", "")
+        key = span_key(event)
+        done: list[SpanRecord] = []
+        if key != ROOT_KEY:
+            self._enter_iteration(event, done)
+        handler = _HANDLERS.get(tag)
+        if handler is not None:
+            handler(self, event, key, done)
+        attrs = event_attributes(event, self._content)
+        if attrs is not None:
+            host = root if key == ROOT_KEY else self._open.get(key) or self._iteration or root
+            host.events.append(("footprint." + tag, event.ts, attrs))
+        if tag in TERMINAL:
+            done.extend(self.close(event.ts))
+        return done
+
+    def close(self, end_ns: int | None = None) -> list[SpanRecord]:
+        """End every open span at ``end_ns`` (default: the last event's time), root last."""
+        end = self.last_ns if end_ns is None else end_ns
+        done = [self._end(s, end) for s in list(self._open.values())]
+        if self._iteration is not None:
+            done.append(self._end(self._iteration, end))
+            self._iteration = None
+        if self.root is not None:
+            if self._cache_read:
+                self.root.attributes["gen_ai.usage.cache_read.input_tokens"] = self._cache_read
+            if self._cache_write:
+                self.root.attributes["gen_ai.usage.cache_creation.input_tokens"] = (
+                    self._cache_write)
+            done.append(self._end(self.root, end))
+            self.root = None
+        return done
+
+    # -- structure -----------------------------------------------------------------
+    def _start_root(self, event: EventBase) -> SpanRecord:
+        self.root = SpanRecord(
+            key=ROOT_KEY, name="invoke_agent", kind="internal", parent_key=None,
+            start_ns=event.ts,
+            attributes={"gen_ai.operation.name": "invoke_agent", "footprint.run.id": self.run_id},
+        )
+        return self.root
+
+    def _enter_iteration(self, event: EventBase, done: list[SpanRecord]) -> None:
+        current = self._iteration
+        if current is not None and current.attributes["footprint.iteration"] == event.iteration:
+            return
+        if current is not None:
+            done.append(self._end(current, event.ts))
+        elif event.iteration == self._ended_iteration:
+            return  # a straggler after iteration.end: it lands on the root
+        self._iteration = SpanRecord(
+            key=f"iteration#{event.turn}.{event.iteration}", name="footprint.iteration",
+            kind="internal", parent_key=ROOT_KEY, start_ns=event.ts,
+            attributes={"footprint.iteration": event.iteration},
+        )
+
+    def _child(self, key: str, name: str, kind: Literal["internal", "client"], ts: int,
+               attrs: Attrs) -> SpanRecord:
+        parent = self._iteration.key if self._iteration is not None else ROOT_KEY
+        span = SpanRecord(key=key, name=name, kind=kind, parent_key=parent, start_ns=ts,
+                          attributes=attrs)
+        self._open[key] = span
+        return span
+
+    def _end(self, span: SpanRecord, end_ns: int) -> SpanRecord:
+        span.end_ns = max(end_ns, span.start_ns)
+        self._open.pop(span.key, None)
+        return span
+
+    # -- per event type ------------------------------------------------------------
+    def _configured(self, e: RunConfigured, key: str, done: list[SpanRecord]) -> None:
+        root = self.root
+        assert root is not None
+        root.name = f"invoke_agent {clip(e.agent_name, 128)}"
+        root.attributes.update({
+            "gen_ai.agent.name": clip(e.agent_name), "gen_ai.provider.name": clip(e.provider),
+            "gen_ai.request.model": clip(e.model), "footprint.injection.count":
+            e.injection_count,
+        })
+
+    def _started(self, e: RunStart, key: str, done: list[SpanRecord]) -> None:
+        assert self.root is not None
+        if e.conversation_id:
+            self.root.attributes["gen_ai.conversation.id"] = clip(e.conversation_id)
+        if self._content:
+            self.root.attributes["gen_ai.input.messages"] = _messages(
+                "user", e.user_message, self._limit)
+
+    def _ended(self, e: RunEnd, key: str, done: list[SpanRecord]) -> None:
+        assert self.root is not None
+        a = self.root.attributes
+        a["gen_ai.usage.input_tokens"] = e.total_input_tokens
+        a["gen_ai.usage.output_tokens"] = e.total_output_tokens
+        a["footprint.iteration.count"] = e.iteration_count
+        if e.stopped_early is not None:
+            a["footprint.stopped_early"] = e.stopped_early
+        if e.dropped_events:
+            a["footprint.dropped_events"] = e.dropped_events
+        if self._content:
+            a["gen_ai.output.messages"] = _messages(
+                "assistant", e.final_content, self._limit, "stop")
+
+    def _failed(self, e: EventBase, key: str, done: list[SpanRecord]) -> None:
+        assert self.root is not None
+        self.root.error = "run failed: " + clip(str(getattr(e, "error_type", "")), 128)
+        self.root.attributes["error.type"] = clip(str(getattr(e, "error_type", "_OTHER")))
+
+    def _llm_start(self, e: LLMStart, key: str, done: list[SpanRecord]) -> None:
+        a: Attrs = {
+            "gen_ai.operation.name": "chat", "gen_ai.provider.name": clip(e.provider),
+            "gen_ai.request.model": clip(e.model),
+        }
+        if e.brain_via is not None:
+            a["footprint.brain.via"] = clip(e.brain_via)
+            if e.brain_skill_id is not None:
+                a["footprint.brain.skill_id"] = clip(e.brain_skill_id)
+        if e.temperature is not None:
+            a["gen_ai.request.temperature"] = e.temperature
+        self._child(key, f"chat {clip(e.model, 128)}", "client", e.ts, a)
+
+    def _llm_end(self, e: LLMEnd, key: str, done: list[SpanRecord]) -> None:
+        span = self._open.get(key) or self._child(key, "chat", "client", e.ts, {
+            "gen_ai.operation.name": "chat"})
+        a = span.attributes
+        a["gen_ai.response.model"] = clip(e.model or str(a.get("gen_ai.request.model", "")))
+        a["gen_ai.usage.input_tokens"] = e.input_tokens
+        a["gen_ai.usage.output_tokens"] = e.output_tokens
+        if e.cache_read_tokens is not None:
+            a["gen_ai.usage.cache_read.input_tokens"] = e.cache_read_tokens
+            self._cache_read += e.cache_read_tokens
+        if e.cache_write_tokens is not None:
+            a["gen_ai.usage.cache_creation.input_tokens"] = e.cache_write_tokens
+            self._cache_write += e.cache_write_tokens
+        finish = FINISH_REASONS.get(e.stop_reason, e.stop_reason)
+        a["gen_ai.response.finish_reasons"] = (finish,)
+        if e.stop_reason == "error":
+            span.error = "model call failed"
+            a["error.type"] = "_OTHER"
+        if self._content:
+            a["gen_ai.output.messages"] = self._reply(e, finish)
+        done.append(self._end(span, e.ts))
+
+    def _reply(self, e: LLMEnd, finish: str) -> str:
+        parts: list[dict[str, object]] = [{"type": "text", "content": clip(e.content, self._limit)}]
+        parts.extend({"type": "tool_call", "id": c.id, "name": c.name,
+                      "arguments": dict(c.arguments)} for c in e.tool_calls)
+        reply = [{"role": "assistant", "parts": parts, "finish_reason": finish}]
+        return clip(json.dumps(reply, ensure_ascii=False, default=str), self._limit)
+
+    def _tool_start(self, e: ToolStart, key: str, done: list[SpanRecord]) -> None:
+        a: Attrs = {
+            "gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": clip(e.tool_name),
+            "gen_ai.tool.call.id": clip(e.tool_call_id),
+        }
+        if e.parallel_count is not None:
+            a["footprint.tool.parallel_count"] = e.parallel_count
+        if self._content:
+            a["gen_ai.tool.call.arguments"] = clip(
+                json.dumps(dict(e.args), ensure_ascii=False, default=str), self._limit)
+        self._child(key, f"execute_tool {clip(e.tool_name, 128)}", "internal", e.ts, a)
+
+    def _tool_end(self, e: ToolEnd, key: str, done: list[SpanRecord]) -> None:
+        span = self._open.get(key) or self._child(
+            key, f"execute_tool {clip(e.tool_name, 128)}", "internal", e.ts,
+            {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": clip(e.tool_name),
+             "gen_ai.tool.call.id": clip(e.tool_call_id)})
+        if e.status is not None and e.status != "success":
+            span.attributes["footprint.tool.status"] = e.status
+        if e.error or e.status in _TOOL_ERRORS:
+            span.error = f"tool {clip(e.tool_name, 64)} failed"
+            span.attributes["error.type"] = e.status if e.status in _TOOL_ERRORS else "_OTHER"
+        if self._content:
+            span.attributes["gen_ai.tool.call.result"] = clip(e.result, self._limit)
+        done.append(self._end(span, e.ts))
+
+    def _iteration_end(self, e: IterationEnd, key: str, done: list[SpanRecord]) -> None:
+        span = self._iteration
+        if span is not None:
+            done.append(self._end(span, e.ts))
+            self._iteration = None
+            self._ended_iteration = e.iteration
+
+
+_Handler: TypeAlias = Callable[[RunTrace, Any, str, list[SpanRecord]], None]
+_HANDLERS: dict[str, _Handler] = {
+    "run.configured": RunTrace._configured,
+    "run.start": RunTrace._started,
+    "run.end": RunTrace._ended,
+    "run.error": RunTrace._failed,
+    "llm.start": RunTrace._llm_start,
+    "llm.end": RunTrace._llm_end,
+    "tool.start": RunTrace._tool_start,
+    "tool.end": RunTrace._tool_end,
+    "iteration.end": RunTrace._iteration_end,
+}
