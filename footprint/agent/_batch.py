@@ -53,6 +53,13 @@ class CallOutcome:
     pick: PickVerdict | None = None
     skip: SkipOutcome | None = None
     advanced: StepAdvance | None = None
+    routed: str | None = None
+
+    @property
+    def route_text(self) -> str:
+        """What routes, guards and on-tool-return triggers read: the tool's own result,
+        without the engine's step note (which would make a JSON result unreadable)."""
+        return self.text if self.routed is None else self.routed
 
     @property
     def clean(self) -> bool:
@@ -195,6 +202,7 @@ async def execute_batch(setup: AgentSetup, state: RunState, frame: Frame, comp: 
                                    clean=out.clean)
             if out.advanced is not None:
                 state.pointer = out.advanced.pointer
+                out.routed = out.text  # routes and guards judge the tool's own result
                 out.text += out.advanced.result_suffix
     return outs
 

@@ -62,7 +62,7 @@ async def _tool_round(setup: AgentSetup, state: RunState, em: RunEmitter, frame:
     record_outcomes(setup, state, em, outs, call.step_id)
     record_effects(setup, state, em, frame, outs)
     state.last_batch = tuple(
-        ToolResult(tool_name=o.call.name, result=o.text, tool_call_id=o.call.id,
+        ToolResult(tool_name=o.call.name, result=o.route_text, tool_call_id=o.call.id,
                    status=o.status) for o in outs
     )
 

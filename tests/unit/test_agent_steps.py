@@ -183,3 +183,31 @@ def test_given_a_graph_entry_with_steps_when_the_run_starts_then_the_tenure_begi
     make_agent(model, sink, graph=graph).run_sync("refund")
     assert _offered(model.requests[0].tools)["verify"].startswith("[Step 1 of 2")
     assert [a.completed for a in of(sink.events, StepAdvanced)] == [False, True]
+
+
+def check(order: str) -> dict[str, Any]:
+    """Check an order's risk."""
+    return {"order": order, "risk": "high" if order == "B2" else "low"}
+
+
+def settle(order: str) -> str:
+    """Settle the order."""
+    return f"settled {order}"
+
+
+def test_given_a_step_tool_returning_json_when_a_guarded_route_reads_it_then_it_routes() -> None:
+    """The step note is for the model; routes and guards judge the tool's own result."""
+    stepped = skill("review", "reviews", tools=[tool(check), tool(settle)],
+                    steps=[{"tool": "check", "note": "check the risk"},
+                           {"tool": "settle", "note": "settle it"}])
+    fraud = skill("fraud", "fraud desk")
+    graph = (skill_graph(stepped, fraud).entry(stepped)
+             .route("review", "fraud", on_tool_return="check", guard={"risk": {"eq": "high"}})
+             .build(check="off"))
+    sink, model = ListSink(), ScriptedModel([call("check", order="B2"), "handed to fraud"])
+    make_agent(model, sink, graph=graph).run_sync("review order B2")
+    end = next(e for e in of(sink.events, ToolEnd) if e.tool_name == "check")
+    assert "Step 1 of 2 done" in end.result  # the model still reads the step note
+    move = evaluated(sink.events, 2).cursor_move
+    assert move is not None and (move.by, move.to) == ("route", "fraud")
+    assert move.guard is not None and move.guard.verdict is True
