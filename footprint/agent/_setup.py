@@ -28,7 +28,6 @@ from footprint.graph._steps import StepPlan, check_steps_for_agent
 from footprint.injection import (
     Injection,
     InjectionContext,
-    LLMActivated,
     SkillTool,
     define_instruction,
 )
@@ -175,6 +174,24 @@ def _check_basics(model: str, max_iterations: int, posture: object, graph: objec
         raise ConfigError(f"posture={posture!r} needs a skill graph; pass graph= or drop it")
 
 
+def _has_cascade(graph: SkillGraph | None, continuity: object) -> bool:
+    return graph is not None and (graph.classifier is not None or continuity is not None)
+
+
+def _check_roles(provider: Provider, injections: Sequence[Injection]) -> tuple[str, ...]:
+    """A delivered message whose role the provider cannot carry is refused at build."""
+    carried = tuple(getattr(provider, "carried_roles", ("user", "assistant", "system")))
+    for inj in injections:
+        for m in inj.inject.messages:
+            if m.role not in carried:
+                raise ConfigError(
+                    f"injection {inj.id!r} delivers a {m.role!r} message, which provider "
+                    f"{provider.name!r} does not carry inside messages (it carries "
+                    f"{', '.join(carried)}); use the system-prompt slot or another role"
+                )
+    return carried
+
+
 def build_setup(
     *,
     name: str,
@@ -202,10 +219,9 @@ def build_setup(
     _check_hidden(hidden_skills, merged)
     brains = fold_skill_brains(
         injections=merged, providers=providers, escalation=escalation, decider=decider,
-        graph_mounted=graph is not None,
+        graph_mounted=graph is not None, agent_provider=provider,
         node_ids=graph.skill_ids if graph is not None else None,
-        agent_provider=provider,
-        has_cascade=graph is not None and (graph.classifier is not None or continuity is not None),
+        has_cascade=_has_cascade(graph, continuity),
     )
     plans = check_steps_for_agent(
         merged, graph_mounted=graph is not None,
@@ -214,7 +230,7 @@ def build_setup(
     )
     if plans and all(i.id != "skill-steps-hint" for i in merged):
         merged = (*merged, skill_steps_hint())
-    carried = getattr(provider, "carried_roles", ("user", "assistant"))
+    carried = _check_roles(provider, merged)
     return AgentSetup(
         name=name, provider=provider, model=model, system_prompt=system_prompt,
         injections=merged, baseline_tools=MappingProxyType(baseline),
@@ -224,8 +240,3 @@ def build_setup(
         hidden_skills=tuple(hidden_skills), carried_roles=tuple(carried),
         temperature=temperature,
     )
-
-
-def is_read_skill_target(inj: Injection) -> bool:
-    """Skills the model may read: flavor ``skill`` (llm-activated or on a graph)."""
-    return inj.flavor == "skill" or isinstance(inj.trigger, LLMActivated)

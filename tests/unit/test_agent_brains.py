@@ -153,3 +153,15 @@ def test_given_a_cascade_when_a_decider_is_declared_then_the_agent_builds_and_as
     result = agent.run_sync("zzz qqq")
     assert result.cursor == "billing"
     assert len(decider.requests) == 1 and decider.requests[0].model == "small"
+
+
+def test_given_a_system_message_injection_when_the_provider_lacks_that_role_then_build_refuses(
+) -> None:
+    from footprint import ConfigError
+    from footprint.injection import define_instruction
+    from footprint.providers import AnthropicMessages
+
+    note = define_instruction("note", prompt="Mind the policy.", slot="messages", role="system")
+    with pytest.raises(ConfigError, match=r"'note' delivers a 'system' message.*anthropic"):
+        Agent(provider=AnthropicMessages("claude-x", api_key="k"), model="claude-x",
+              injections=[note])
