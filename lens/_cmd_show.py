@@ -43,6 +43,8 @@ def _line(e: Event) -> str | None:
         return _cursor(e)
     if isinstance(e, ContextInjected):
         src = f"{e.source} {e.injection_id!r}" if e.injection_id else e.source
+        if e.slot == "tools":
+            src += f" {clip(e.content_summary.split(':', 1)[0], 30)}"
         by = f", admitted by seq {e.admitted_by}" if e.admitted_by is not None else ""
         return f"injected  [{e.slot}] {src} via {e.admitted_via}{by}"
     if isinstance(e, SkillActivated):
