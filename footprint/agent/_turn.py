@@ -10,7 +10,6 @@ from footprint.agent._setup import AgentSetup
 from footprint.agent._state import RunState, history_view
 from footprint.agent._wire import json_safe
 from footprint.events import (
-    DeciderCall,
     DeclaredCondition,
     GraphEdge,
     GraphNode,
@@ -22,7 +21,6 @@ from footprint.events import (
     SkillGraphDeclared,
     TurnRouted,
 )
-from footprint.events import DroppedResume as DroppedResumeRecord
 from footprint.graph import DeciderQuery, TurnRouting, pick_entry, route_turn
 from footprint.injection import Injection, InjectionContext
 from footprint.providers import LLMRequest, Message, Provider
@@ -86,11 +84,7 @@ def _emit_routed(em: RunEmitter, r: TurnRouting) -> None:
         decisive=r.decisive, witness=r.witness, offered=r.offered, stay_offered=r.stay_offered,
         policy=RoutePolicy(near_tie_margin=r.policy.near_tie_margin,
                            menu_size=r.policy.menu_size, floor=r.policy.floor),
-        dropped_resume=DroppedResumeRecord(id=r.dropped_resume.id,
-                                           reason=r.dropped_resume.reason)
-        if r.dropped_resume else None,
-        decider=DeciderCall(provider=r.decider.provider, model=r.decider.model,
-                            picked=r.decider.picked) if r.decider else None,
+        dropped_resume=r.dropped_resume, decider=r.decider,
     )
 
 

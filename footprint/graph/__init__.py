@@ -17,8 +17,6 @@ from footprint.graph._brains import (
 from footprint.graph._builder import SkillGraphBuilder, skill_graph
 from footprint.graph._cascade import (
     DeciderQuery,
-    DeciderRecord,
-    DroppedResume,
     EntryPick,
     Posture,
     TurnRouting,
@@ -86,8 +84,6 @@ __all__ = [
     "CompiledGuard",
     "CompiledMatcher",
     "DeciderQuery",
-    "DeciderRecord",
-    "DroppedResume",
     "EdgeKind",
     "EffectOutcome",
     "EffectsResult",

@@ -17,6 +17,7 @@ from dataclasses import dataclass, replace
 from typing import Literal, TypeAlias
 
 from footprint._errors import RunError
+from footprint.events import DeciderCall, DroppedResume
 from footprint.graph._cursor import entry_hit
 from footprint.graph._declare import Entry, SkillGraph
 from footprint.graph._matchers import Intent
@@ -31,8 +32,6 @@ from footprint.injection import (
 
 __all__ = [
     "DeciderQuery",
-    "DeciderRecord",
-    "DroppedResume",
     "EntryPick",
     "Posture",
     "TurnBy",
@@ -47,23 +46,6 @@ __all__ = [
 Posture: TypeAlias = Literal["rails", "guard"]
 TurnBy: TypeAlias = Literal["entry", "intent", "continuity", "decider", "menu", "none"]
 Decider: TypeAlias = Callable[["DeciderQuery"], str | None]
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class DroppedResume:
-    """An inherited cursor that is not a node of this graph; the run started cold."""
-
-    id: str
-    reason: Literal["unknown-skill"] = "unknown-skill"
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class DeciderRecord:
-    """The tier-3 call as recorded: who was asked and what it picked (None: no pick)."""
-
-    provider: str
-    model: str
-    picked: str | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -97,7 +79,7 @@ class TurnRouting:
     offered: tuple[str, ...] | None = None
     stay_offered: bool = False
     dropped_resume: DroppedResume | None = None
-    decider: DeciderRecord | None = None
+    decider: DeciderCall | None = None
     turn_route: TurnRoute | None = None
 
 
@@ -257,7 +239,7 @@ def route_turn(
         policy = replace(policy, floor=classifier.floor)  # the floor the verdict used
     dropped = None
     if inherited is not None and inherited not in graph.skill_ids:
-        dropped, inherited = DroppedResume(id=inherited), None
+        dropped, inherited = DroppedResume(id=inherited, reason="unknown-skill"), None
     hidden = _hidden(ctx, hidden_resolver, graph)
     if inherited in hidden:
         inherited = None
@@ -304,12 +286,12 @@ def apply_decider(routed: TurnRouting, picked: str | None, *, provider: str,
     """Resolve a menu with a decider's answer: an offered id, 'stay', else the menu stands."""
     offered = routed.offered or ()
     if isinstance(picked, str) and picked in offered:
-        record = DeciderRecord(provider=provider, model=model, picked=picked)
+        record = DeciderCall(provider=provider, model=model, picked=picked)
         return replace(routed, by="decider", to=picked, decider=record)
     if picked == "stay" and routed.stay_offered and routed.from_skill is not None:
-        record = DeciderRecord(provider=provider, model=model, picked="stay")
+        record = DeciderCall(provider=provider, model=model, picked="stay")
         return replace(routed, by="continuity", to=routed.from_skill, decider=record)
-    return replace(routed, decider=DeciderRecord(provider=provider, model=model))
+    return replace(routed, decider=DeciderCall(provider=provider, model=model))
 
 
 def _finish(routed: TurnRouting, posture: Posture | None) -> TurnRouting:

@@ -8,8 +8,8 @@ from dataclasses import dataclass
 import pytest
 
 from footprint._errors import RunError
+from footprint.events import DroppedResume
 from footprint.graph import (
-    DroppedResume,
     Intent,
     Keywords,
     KeywordScorer,
@@ -124,7 +124,7 @@ def test_given_an_unknown_resume_id_when_routed_then_it_is_dropped_and_the_run_s
     None
 ):
     routed = route_turn(_cascade(), _ctx("refund money back"), inherited="gone")
-    assert routed.dropped_resume == DroppedResume(id="gone")
+    assert routed.dropped_resume == DroppedResume(id="gone", reason="unknown-skill")
     assert (routed.from_skill, routed.by, routed.to) == (None, "intent", "refund")
 
 
