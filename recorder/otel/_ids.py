@@ -13,25 +13,28 @@ on it is fair); a span id is a hash of the run id and the span's key:
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 from collections import OrderedDict
 
 from footprint._errors import ConfigError
 from footprint.events import EventBase
+from recorder.otel._restamp import Restamp, compile_restamp
 
 __all__ = ["ROOT_KEY", "OTelIds", "iteration_key", "span_id_of", "span_key", "trace_id_of"]
 
 ROOT_KEY = "run"
 _MASK64 = (1 << 64) - 1
+_MAX_SPANS_PER_RUN = 128  # a run's span-id cache starts over beyond this (spans end fast)
 
-# Events that always belong to the run's root span, whatever their iteration.
-_ROOT_TYPES = frozenset({
-    "run.configured", "run.start", "run.end", "run.error",
-    "skill.graph_declared", "injection.declared", "skill.turn_routed",
-})
-# Events carried by the tool span named by their ``tool_call_id`` (they happen inside the call).
-_IN_TOOL_TYPES = frozenset({"skill.rejected", "skill.step_skipped"})
+# Which span an event type belongs to: the root, its model call, its tool call, or the
+# tool call named by its ``tool_call_id`` if any (else, like every other type, its iteration).
+_ROOT, _LLM, _TOOL, _IN_TOOL, _ITERATION = range(5)
+_KIND: dict[str, int] = {
+    **dict.fromkeys(("run.configured", "run.start", "run.end", "run.error",
+                     "skill.graph_declared", "injection.declared", "skill.turn_routed"), _ROOT),
+    "llm.start": _LLM, "llm.end": _LLM, "tool.start": _TOOL, "tool.end": _TOOL,
+    "skill.rejected": _IN_TOOL, "skill.step_skipped": _IN_TOOL,
+}
 
 
 def trace_id_of(run_id: str) -> int:
@@ -52,19 +55,40 @@ def iteration_key(turn: int, iteration: int) -> str:
 
 def span_key(event: EventBase) -> str:
     """The key of the span an event belongs to (see the module docstring)."""
-    tag = getattr(event, "type", "")
-    if tag in _ROOT_TYPES or event.iteration <= 0:
+    kind = _KIND.get(getattr(event, "type", ""), _ITERATION)
+    if kind == _ROOT or event.iteration <= 0:
         return ROOT_KEY
-    if tag == "llm.start" or tag == "llm.end":
+    if kind == _ITERATION:
+        return f"iteration#{event.turn}.{event.iteration}"
+    if kind == _LLM:
         step = event.step_id
         return step if step.startswith("llm#") else f"llm#{event.turn}.{event.iteration}"
-    if tag == "tool.start" or tag == "tool.end":
+    if kind == _TOOL:
         return "tool#" + str(getattr(event, "tool_call_id", ""))
-    if tag in _IN_TOOL_TYPES:
-        call = getattr(event, "tool_call_id", None)
-        if call:
-            return "tool#" + str(call)
-    return iteration_key(event.turn, event.iteration)
+    call = getattr(event, "tool_call_id", None)
+    return "tool#" + str(call) if call else f"iteration#{event.turn}.{event.iteration}"
+
+
+class _RunIds:
+    """One run's trace id, sampling verdict and span ids (``key -> (int, hex)``)."""
+
+    __slots__ = ("run_id", "sampled", "spans", "trace", "trace_hex")
+
+    def __init__(self, run_id: str, bound: int) -> None:
+        self.run_id = run_id
+        self.trace = trace_id_of(run_id)
+        self.trace_hex = f"{self.trace:032x}"
+        self.sampled = (self.trace & _MASK64) < bound
+        self.spans: dict[str, tuple[int, str]] = {}
+
+    def span(self, key: str) -> tuple[int, str]:
+        hit = self.spans.get(key)
+        if hit is None:
+            if len(self.spans) >= _MAX_SPANS_PER_RUN:
+                self.spans.clear()
+            number = span_id_of(self.run_id, key)
+            hit = self.spans[key] = (number, f"{number:016x}")
+        return hit
 
 
 class OTelIds:
@@ -77,7 +101,7 @@ class OTelIds:
     so the Parquet record names the trace and span that mirror it.
     """
 
-    __slots__ = ("_bound", "_cache", "_cache_size", "_fields", "_spans", "sample_ratio")
+    __slots__ = ("_bound", "_cache", "_cache_size", "_last", "_restamps", "sample_ratio")
 
     def __init__(self, sample_ratio: float = 1.0, *, cache_size: int = 256) -> None:
         if not 0.0 <= sample_ratio <= 1.0 or cache_size < 1:
@@ -87,76 +111,58 @@ class OTelIds:
             )
         self.sample_ratio = sample_ratio
         self._bound = round(sample_ratio * (_MASK64 + 1))
-        self._cache: OrderedDict[str, tuple[int, str, bool]] = OrderedDict()
+        self._cache: OrderedDict[str, _RunIds] = OrderedDict()
         self._cache_size = cache_size
-        self._spans: dict[tuple[str, str], str] = {}
-        self._fields: dict[type, tuple[str, ...]] = {}
+        self._last: _RunIds | None = None  # one reference, so a racing reader sees a whole pair
+        self._restamps: dict[type, Restamp] = {}
 
-    def _run(self, run_id: str) -> tuple[int, str, bool]:
+    def _run(self, run_id: str) -> _RunIds:
+        last = self._last
+        if last is not None and last.run_id == run_id:
+            return last
         hit = self._cache.get(run_id)
         if hit is None:
-            trace = trace_id_of(run_id)
-            hit = (trace, f"{trace:032x}", (trace & _MASK64) < self._bound)
-            self._cache[run_id] = hit
+            hit = self._cache[run_id] = _RunIds(run_id, self._bound)
             if len(self._cache) > self._cache_size:
                 self._cache.popitem(last=False)
+        self._last = hit
         return hit
 
     def trace_id(self, run_id: str) -> int:
-        return self._run(run_id)[0]
+        return self._run(run_id).trace
 
     def trace_hex(self, run_id: str) -> str:
         """The trace id as backends print it (32 lowercase hex digits)."""
-        return self._run(run_id)[1]
+        return self._run(run_id).trace_hex
 
     def sampled(self, run_id: str) -> bool:
         """Whether this run's spans are exported (the Parquet record is kept either way)."""
-        return self._run(run_id)[2]
+        return self._run(run_id).sampled
 
     def span_id(self, run_id: str, key: str) -> int:
-        return span_id_of(run_id, key)
+        """The span id of ``key`` in ``run_id`` (cached)."""
+        return self._run(run_id).span(key)[0]
 
     def span_hex(self, run_id: str, key: str) -> str:
         """The span id as backends print it (16 lowercase hex digits), cached."""
-        spans = self._spans
-        hit = spans.get((run_id, key))
-        if hit is None:
-            if len(spans) >= 64 * self._cache_size:
-                spans.clear()
-            hit = spans[(run_id, key)] = f"{span_id_of(run_id, key):016x}"
-        return hit
+        return self._run(run_id).span(key)[1]
 
     def ids_for(self, event: EventBase) -> tuple[str, str]:
         """``(trace id hex, span id hex)`` of the span ``event`` belongs to."""
-        return self.trace_hex(event.run_id), self.span_hex(event.run_id, span_key(event))
+        run = self._run(event.run_id)
+        return run.trace_hex, run.span(span_key(event))[1]
 
     def stamp(self, event: EventBase) -> EventBase:
         """Processor: the event with ``trace_id``/``span_id`` set (unchanged when unsampled)."""
         run = self._run(event.run_id)
-        if not run[2]:
+        if not run.sampled:
             return event
-        span = self.span_hex(event.run_id, span_key(event))
-        if event.trace_id == run[1] and event.span_id == span:
+        span = run.span(span_key(event))[1]
+        trace = run.trace_hex
+        if event.span_id == span and event.trace_id == trace:
             return event
-        return self._with_ids(event, run[1], span)
-
-    def _with_ids(self, event: EventBase, trace: str, span: str) -> EventBase:
-        """``event`` with new ids: ``dataclasses.replace`` without re-running ``__init__``.
-
-        Events are frozen and already validated; this builds the new object the
-        way a frozen dataclass's own ``__init__`` does (``object.__setattr__``
-        before anyone can see it), at half the cost of ``replace``.
-        """
         cls = type(event)
-        names = self._fields.get(cls)
-        if names is None:
-            names = tuple(f.name for f in dataclasses.fields(cls)
-                          if f.name not in ("trace_id", "span_id"))
-            self._fields[cls] = names
-        new = object.__new__(cls)
-        put = object.__setattr__
-        for name in names:
-            put(new, name, getattr(event, name))
-        put(new, "trace_id", trace)
-        put(new, "span_id", span)
-        return new
+        restamp = self._restamps.get(cls)
+        if restamp is None:
+            restamp = self._restamps[cls] = compile_restamp(cls)
+        return restamp(event, trace, span)

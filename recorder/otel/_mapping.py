@@ -28,7 +28,7 @@ from footprint.events import (
     ToolEnd,
     ToolStart,
 )
-from recorder.otel._attributes import Attrs, clip, event_attributes
+from recorder.otel._attributes import DECISION_EVENTS, Attrs, clip
 from recorder.otel._ids import ROOT_KEY, span_key
 
 __all__ = ["FINISH_REASONS", "TERMINAL", "RunTrace", "SpanRecord"]
@@ -40,6 +40,7 @@ FINISH_REASONS = {
 }
 """Our stop reasons in the GenAI conventions' ``gen_ai.response.finish_reasons`` vocabulary."""
 _TOOL_ERRORS = frozenset({"failure", "denied", "invalid"})
+_EVENT_NAMES = {tag: "footprint." + tag for tag in DECISION_EVENTS}
 
 
 @dataclass(slots=True)
@@ -86,7 +87,7 @@ class RunTrace:
     # -- feeding ------------------------------------------------------------------
     def feed(self, event: EventBase) -> list[SpanRecord]:
         """Take one event; return the spans it ended (children before parents)."""
-        self.last_ns = event.ts
+        ts = self.last_ns = event.ts
         root = self.root if self.root is not None else self._start_root(event)
         tag: str = getattr(event, "type", "")
         key = span_key(event)
@@ -96,12 +97,12 @@ class RunTrace:
         handler = _HANDLERS.get(tag)
         if handler is not None:
             handler(self, event, key, done)
-        attrs = event_attributes(event, self._content)
-        if attrs is not None:
+        attributes = DECISION_EVENTS.get(tag)
+        if attributes is not None:
             host = root if key == ROOT_KEY else self._open.get(key) or self._iteration or root
-            host.events.append(("footprint." + tag, event.ts, attrs))
+            host.events.append((_EVENT_NAMES[tag], ts, attributes(event, self._content)))
         if tag in TERMINAL:
-            done.extend(self.close(event.ts))
+            done.extend(self.close(ts))
         return done
 
     def close(self, end_ns: int | None = None) -> list[SpanRecord]:

@@ -48,7 +48,11 @@ def _traces_url(endpoint: str) -> str:
 def otlp_exporter(protocol: str = "http/protobuf", endpoint: str | None = None, *,
                   compression: str | None = None, timeout_s: float | None = None,
                   headers: Mapping[str, str] | None = None) -> SpanExporter:
-    """An SDK OTLP span exporter; unset options fall back to the ``OTEL_EXPORTER_OTLP_*`` env."""
+    """An OTLP span exporter; unset options fall back to the ``OTEL_EXPORTER_OTLP_*`` env.
+
+    It is the SDK's exporter with footprint's wire encoder in place of the
+    SDK's (~4x less CPU per span, same bytes): :mod:`recorder.otel._wire`.
+    """
     kwargs: dict[str, Any] = {}
     if timeout_s is not None:
         kwargs["timeout"] = timeout_s
@@ -56,23 +60,23 @@ def otlp_exporter(protocol: str = "http/protobuf", endpoint: str | None = None, 
         kwargs["headers"] = dict(headers)
     if protocol == "http/protobuf":
         from opentelemetry.exporter.otlp.proto.http import Compression as HttpCompression
-        from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+
+        from recorder.otel._otlp_http import HttpSpanExporter
 
         if compression is not None:
             kwargs["compression"] = HttpCompression(compression)
         url = _traces_url(endpoint) if endpoint else None
-        return OTLPSpanExporter(endpoint=url, **kwargs)
+        return HttpSpanExporter(endpoint=url, **kwargs)
     if protocol == "grpc":
         from grpc import Compression as GrpcCompression
-        from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import (
-            OTLPSpanExporter as GrpcExporter,
-        )
+
+        from recorder.otel._otlp_grpc import GrpcSpanExporter
 
         if compression is not None:
             kwargs["compression"] = getattr(GrpcCompression, compression.capitalize())
         if endpoint is not None:
             kwargs["insecure"] = urlsplit(endpoint).scheme != "https"
-        return GrpcExporter(endpoint=endpoint, **kwargs)
+        return GrpcSpanExporter(endpoint=endpoint, **kwargs)
     raise ConfigError(
         f"OTLP protocol {protocol!r} is not supported; use one of {', '.join(_PROTOCOLS)}"
     )

@@ -95,7 +95,7 @@ class OTelSink:
         self.flush_timeout_s = flush_timeout_s
         self._pipeline = resolve_pipeline(tracer_provider, exporter, max_queue=max_queue,
                                           max_batch=max_batch, schedule_delay_s=schedule_delay_s)
-        self._factory = (SpanFactory(self._pipeline.resource)
+        self._factory = (SpanFactory(self._pipeline.resource, ids=self.ids)
                          if self._pipeline is not None else None)
         self._max_runs = max_open_runs
         self._runs: OrderedDict[str, RunTrace] = OrderedDict()
@@ -222,7 +222,7 @@ class OTelSink:
 
     def _ship(self, run_id: str, records: list[SpanRecord]) -> None:
         assert self._factory is not None and self._pipeline is not None
-        spans = self._factory.build(run_id, records, self.ids.trace_id(run_id))
+        spans = self._factory.build(run_id, records)
         self._counts["spans"] += len(spans)
         on_end = self._pipeline.processor.on_end
         for span in spans:
