@@ -9,7 +9,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from footprint._errors import ConfigError, RunError
+from footprint._errors import ConfigError, RunError, did_you_mean
 from footprint.agent._checkpoint import Conversation, conversation_from, conversation_to
 from footprint.agent._clock import Clock, SystemClock, new_run_id
 from footprint.agent._emitter import RunEmitter
@@ -78,6 +78,14 @@ class Agent:
         hidden_skills: Sequence[str] = (),
         temperature: float | None = None,
     ) -> None:
+        self._options: dict[str, Any] = {
+            "provider": provider, "model": model, "system_prompt": system_prompt,
+            "injections": tuple(injections), "tools": tuple(tools), "graph": graph,
+            "providers": providers, "escalation": escalation, "decider": decider,
+            "posture": posture, "continuity": continuity, "max_iterations": max_iterations,
+            "sink": sink, "clock": clock, "seed": seed, "name": name,
+            "hidden_skills": tuple(hidden_skills), "temperature": temperature,
+        }
         self.setup: AgentSetup = build_setup(
             name=name, provider=provider, model=model, system_prompt=system_prompt,
             injections=injections, tools=tools, graph=graph, providers=providers,
@@ -88,6 +96,38 @@ class Agent:
         self.clock: Clock = clock if clock is not None else SystemClock()
         self._rng = random.Random(seed)
         self._conversation: Conversation | None = None
+
+    # ── variants (counterfactual re-runs, replay) ────────────────────────
+
+    def variant(self, **overrides: Any) -> Agent:
+        """A new agent built from this one's options with ``overrides`` applied."""
+        unknown = sorted(set(overrides) - set(self._options))
+        if unknown:
+            raise ConfigError(
+                f"variant() got unknown option(s) {unknown}; options are "
+                f"{', '.join(sorted(self._options))}{did_you_mean(unknown[0], self._options)}"
+            )
+        return Agent(**{**self._options, **overrides})
+
+    def without(self, *injection_ids: str, **overrides: Any) -> Agent:
+        """The same agent minus the named injections (a counterfactual variant)."""
+        declared: tuple[Injection, ...] = self._options["injections"]
+        known = [i.id for i in declared]
+        graph: SkillGraph | None = self._options["graph"]
+        for iid in injection_ids:
+            if graph is not None and iid in graph.skill_ids:
+                raise ConfigError(
+                    f"without({iid!r}): {iid!r} is a skill of the graph, and removing a node "
+                    "would change the graph itself; remove injections (facts, steering, "
+                    "instructions, open skills) or build a variant graph"
+                )
+            if iid not in known:
+                raise ConfigError(
+                    f"without({iid!r}): no injection has that id; declared: "
+                    f"{', '.join(known) or 'none'}{did_you_mean(iid, known)}"
+                )
+        kept = tuple(i for i in declared if i.id not in injection_ids)
+        return self.variant(injections=kept, **overrides)
 
     # ── public API ────────────────────────────────────────────────────────
 
