@@ -28,15 +28,17 @@ from lens._cmd_common import clip
 
 __all__ = ["compact_timeline", "run"]
 
-_STORE_MARKERS = ("events", "live", "blobs", "stats")
 
 
 def _clean(path: Path) -> None:
+    from recorder._layout import BLOBS, CHAIN, EVENTS, LIVE, STATS
+
     if not path.exists():
         return
     entries = {p.name for p in path.iterdir()}
-    if entries - set(_STORE_MARKERS):
-        extra = ", ".join(sorted(entries - set(_STORE_MARKERS)))
+    foreign = entries - {EVENTS, LIVE, BLOBS, STATS, CHAIN}
+    if foreign:
+        extra = ", ".join(sorted(foreign))
         raise ConfigError(
             f"--clean refuses to delete {str(path)!r}: it holds files that are not a "
             f"footprint store ({extra}); pass --store with a store directory"
@@ -109,6 +111,64 @@ def _delta(before: list[str], now: list[str]) -> str:
     return " ".join(added + gone) or "unchanged"
 
 
+def why_lines(events: list[Event], top: int = 3) -> list[str]:
+    """The answer's custody chain, its prompt's pieces ranked by overlap (correlational)."""
+    from lens._custody import answer_custody
+
+    custody = answer_custody(events)
+    if custody is None:
+        return ["  (the run made no model call)"]
+    call = custody.call
+    brain = f" · brain: {call.brain_via}" if call.brain_via else ""
+    lines = [f"  ANSWER  written by {call.step_id} · {call.model}{brain} · "
+             f"iteration {call.iteration}",
+             f"  its prompt held {len(custody.pieces)} pieces; by word overlap with the answer "
+             "(correlational — resemblance, not cause):"]
+    for rank, piece in enumerate(custody.pieces[:top], start=1):
+        born = f" · BORN seq {piece.born.seq}" if piece.born is not None else ""
+        lines.append(f"    {rank}. {piece.label:<32} {piece.score:.2f}  "
+                     f"LANDED seq {piece.landed.seq} · ALLOWED {piece.allowed_text()}{born}")
+    return lines
+
+
+def _verdict(answer: str) -> str:
+    return answer.split(":", 1)[0].strip() or answer[:20]
+
+
+def counterfactual_lines(events: list[Event], seeds: int = 2, top: int = 3) -> list[str]:
+    """Remove each top-ranked removable piece, re-run with ``seeds`` seeds, compare verdicts.
+
+    The baseline (nothing removed) runs with the same seeds first; if it does
+    not reproduce the recorded verdict, no piece is called a cause.
+    """
+    from lens._custody import answer_custody
+    from lens._examples.support_desk import REMOVABLE, make_agent
+
+    custody = answer_custody(events)
+    if custody is None:
+        return []
+    original = _verdict(custody.answer)
+
+    def verdicts(without: tuple[str, ...]) -> list[str]:
+        return [_verdict(make_agent(seed=s, without=without).answer().answer)
+                for s in range(seeds)]
+
+    baseline = verdicts(())
+    stable = all(v == original for v in baseline)
+    lines = [f"  baseline re-run: {original} in {baseline.count(original)}/{seeds} seeded runs"
+             + ("" if stable else " — unstable, so no verdict below is causal")]
+    suspects = [p.landed.injection_id for p in custody.pieces
+                if p.landed.injection_id in REMOVABLE][:top]
+    for sid in suspects:
+        assert sid is not None
+        got = verdicts((sid,))
+        flips = sum(v != original for v in got)
+        verdict = ("CAUSAL" if stable and 2 * flips > seeds else
+                   "inconclusive" if flips else "not confirmed")
+        lines.append(f"  without {sid!r}: {', '.join(got)} → {verdict} {flips}/{seeds}")
+    return lines
+
+
 def _next_steps(run_id: str, store: str | None) -> list[str]:
     flag = f" --store {store}" if store else ""
     short = run_id[:13]
@@ -151,6 +211,12 @@ def run(args: argparse.Namespace) -> int:
     print(f"answer: {answer[0]}   [{answer[1]}, {len(events)} events recorded]\n")
     print("decisions:")
     for line in compact_timeline(events):
+        print(line)
+    print("\nwhy (the answer's chain of custody, walked from the record):")
+    for line in why_lines(events):
+        print(line)
+    print("\ncounterfactual re-runs (remove one piece, run again; only these may say 'caused'):")
+    for line in counterfactual_lines(events):
         print(line)
     print("\nnext:")
     for line in _next_steps(run_id, args.store):

@@ -18,6 +18,10 @@ _COMMANDS = {
     "sql": "lens._cmd_sql",
     "verify": "lens._cmd_verify",
     "export-otlp": "lens._cmd_export_otlp",
+    "lens": "lens._cmd_lens",
+    "replay": "lens._cmd_replay",
+    "diff": "lens._cmd_diff",
+    "why": "lens._cmd_why",
 }
 
 
@@ -57,6 +61,8 @@ def build_parser() -> argparse.ArgumentParser:
     for p in (demo, runs, show, sql, verify):
         _store_option(p)
     importlib.import_module("lens._cmd_export_otlp").add_parser(sub)
+    for name in ("lens", "replay", "diff", "why"):
+        importlib.import_module(f"lens._cmd_{name}").add_parser(sub)
     return parser
 
 

@@ -16,7 +16,7 @@ from footprint.events import Event, from_record
 from recorder._discover import StoreFiles, discover
 from recorder._layout import resolve_store
 from recorder._parquet_sink import STATS_SCHEMA
-from recorder._rows import BLOB_KEY, BLOB_SCHEMA, ENVELOPE_NAMES, EVENT_SCHEMA
+from recorder._rows import BLOB_KEY, BLOB_SCHEMA, CHAIN_SCHEMA, ENVELOPE_NAMES, EVENT_SCHEMA
 from recorder._upcast import upcast
 from recorder._views import VIEWS
 
@@ -70,6 +70,8 @@ class Store:
         )
         stats = self._raw("_sealed_stats", f.stats, STATS_SCHEMA, hive=False)
         con.execute(f"CREATE OR REPLACE VIEW _stats_all AS SELECT * FROM {stats}")
+        chain = self._raw("_sealed_chain", f.chain, CHAIN_SCHEMA, hive=False)
+        con.execute(f"CREATE OR REPLACE VIEW _chain_all AS SELECT * FROM {chain}")
         for name, select in VIEWS:
             con.execute(f"CREATE OR REPLACE VIEW {name} AS {select}")
 

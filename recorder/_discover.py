@@ -9,7 +9,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from recorder._layout import BLOBS, EVENTS, LIVE, STATS, segment_of
+from recorder._layout import BLOBS, CHAIN, EVENTS, LIVE, STATS, segment_of
 
 __all__ = ["StoreFiles", "StoreWarning", "discover", "read_live"]
 
@@ -25,6 +25,7 @@ class StoreFiles:
     events: list[Path] = field(default_factory=list)
     blobs: list[Path] = field(default_factory=list)
     stats: list[Path] = field(default_factory=list)
+    chain: list[Path] = field(default_factory=list)
     live_events: list[pa.RecordBatch] = field(default_factory=list)
     live_blobs: list[pa.RecordBatch] = field(default_factory=list)
     skipped: list[Path] = field(default_factory=list)
@@ -88,4 +89,7 @@ def discover(root: Path) -> StoreFiles:
     for path in _visible(list((root / STATS).glob("*.parquet"))):
         if _readable_parquet(path, found.skipped):
             found.stats.append(path)
+    for path in _visible(list((root / CHAIN).glob("*.parquet"))):
+        if _readable_parquet(path, found.skipped):
+            found.chain.append(path)
     return found

@@ -9,6 +9,7 @@ from pathlib import Path
 
 __all__ = [
     "BLOBS",
+    "CHAIN",
     "EVENTS",
     "LIVE",
     "STATS",
@@ -24,6 +25,8 @@ BLOBS = "blobs"
 """Sealed blobs: ``blobs/<segment>.parquet`` (hash, chars, text)."""
 LIVE = "live"
 """In-flight segments: ``live/<segment>.events.arrows`` / ``.blobs.arrows`` (Arrow IPC)."""
+CHAIN = "chain"
+"""Chain heads: ``chain/<segment>.parquet`` (per run: last seq and its full link hash)."""
 STATS = "stats"
 """Recorder counters: ``stats/<writer>-<n>.parquet`` (per-run overflow and drops)."""
 

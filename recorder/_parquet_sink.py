@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 import time
 from collections.abc import Sequence
@@ -11,9 +12,10 @@ import pyarrow as pa
 from footprint._errors import ConfigError
 from footprint.events import EventBase
 from recorder._layout import STATS, new_writer_id, resolve_store
-from recorder._rows import RowBuilder
+from recorder._rows import RowBuilder, RunTail
 from recorder._segment import Segment, write_atomically
 from recorder._sink import ExportResult
+from recorder._writer import FileWorker
 
 __all__ = ["STATS_SCHEMA", "ParquetSink"]
 
@@ -30,11 +32,13 @@ STATS_SCHEMA = pa.schema(
 _TERMINAL = frozenset({"run.end", "run.error"})
 
 
+
 class ParquetSink:
     """Writes events into a store directory (default ``$FOOTPRINT_STORE`` or ``./.footprint``).
 
     Every export appends one Arrow batch to this writer's live segment (an
-    Arrow IPC stream that survives SIGKILL batch by batch). The segment is
+    Arrow IPC stream that survives SIGKILL batch by batch); the file work runs
+    on the sink's own thread, and ``force_flush`` waits for it. The segment is
     sealed into Hive-partitioned Parquet — temp name, then rename — when it
     reaches ``seal_rows``, when every run in it has ended, and at shutdown.
     ``durable=True`` adds fsyncs for power loss. File names carry the UTC
@@ -62,6 +66,8 @@ class ParquetSink:
         self._builder = RowBuilder(blob_min_chars=blob_min_chars)
         self._count = 0
         self._segment: Segment | None = None
+        self._segment_rows = 0
+        self._files = FileWorker(f"footprint-store-{self.writer_id}")
         self._open_runs: set[str] = set()
         self._drops: dict[str, tuple[int, int]] = {}
         self._drops_dirty = False
@@ -74,33 +80,32 @@ class ParquetSink:
             return ExportResult.FAILURE
         if not batch:
             return ExportResult.SUCCESS
-        ended = False
-        for event in batch:
-            self._builder.add(event)
-            if getattr(event, "type", "") in _TERMINAL:
-                self._open_runs.discard(event.run_id)
-                ended = True
-            else:
-                self._open_runs.add(event.run_id)
+        self._builder.add_all(batch)
         events, blobs = self._builder.take()
+        tails = self._builder.take_tails()
+        ended = self._track_runs(tails)
         segment = self._current()
-        segment.append(events, blobs)
-        if segment.rows >= self.seal_rows or (ended and not self._open_runs):
+        self._files.submit(functools.partial(segment.append, events, blobs, tails))
+        self._segment_rows += sum(b.num_rows for b in events)
+        if self._segment_rows >= self.seal_rows or (ended and not self._open_runs):
             self._seal()
         return ExportResult.SUCCESS
 
     def force_flush(self, timeout_s: float = 10.0) -> bool:
+        """Wait until every exported batch is in the OS (and on disk when ``durable``)."""
         if self._segment is not None and self.durable:
-            self._segment.sync()
+            self._files.submit(self._segment.sync)
         self._write_stats()
+        self._files.drain()
         return True
 
     def shutdown(self) -> None:
         if self._closed:
             return
+        self._closed = True
         self._seal()
         self._write_stats()
-        self._closed = True
+        self._files.close()
 
     # -- StatsAware ------------------------------------------------------------
     def note_drops(self, overflow: dict[str, int], processed: dict[str, int]) -> None:
@@ -111,6 +116,17 @@ class ParquetSink:
                 self._drops_dirty = True
 
     # -- internals ---------------------------------------------------------------
+    def _track_runs(self, tails: dict[str, RunTail]) -> bool:
+        """Update the open runs (each run's last event decides); ``True`` if one ended."""
+        ended = False
+        for run, tail in tails.items():
+            if tail.type in _TERMINAL:
+                self._open_runs.discard(run)
+                ended = True
+            else:
+                self._open_runs.add(run)
+        return ended
+
     def _current(self) -> Segment:
         if self._segment is None:
             self._count += 1
@@ -119,8 +135,8 @@ class ParquetSink:
 
     def _seal(self) -> None:
         if self._segment is not None:
-            self._segment.seal(durable=self.durable)
-            self._segment = None
+            self._files.submit(functools.partial(self._segment.seal, durable=self.durable))
+            self._segment, self._segment_rows = None, 0
 
     def _write_stats(self) -> None:
         if not self._drops_dirty:
@@ -139,5 +155,6 @@ class ParquetSink:
         )
         self._stats_n += 1
         final = self.root / STATS / f"{self.writer_id}-{self._stats_n:05d}.parquet"
-        write_atomically(table, final, durable=self.durable)
         self._drops_dirty = False
+        self._files.submit(functools.partial(
+            write_atomically, table, final, durable=self.durable))

@@ -2,26 +2,44 @@
 
 from __future__ import annotations
 
+import datetime
 import os
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from recorder._layout import BLOBS, EVENTS, LIVE
-from recorder._rows import BLOB_SCHEMA, EVENT_SCHEMA
+from recorder._layout import BLOBS, CHAIN, EVENTS, LIVE
+from recorder._rows import BLOB_SCHEMA, CHAIN_SCHEMA, EVENT_SCHEMA, RunTail
 
-__all__ = ["Segment", "write_atomically"]
+__all__ = ["Segment", "parquet_options", "write_atomically"]
 
 _IPC = pa.ipc.IpcWriteOptions(compression="lz4")
+
+
+_UNIQUE = ("seq", "ts", "payload", "prev_hash", "hash", "step_id", "tool_call_id",
+           "content_hash")
+"""Event columns whose values rarely repeat: a dictionary would only cost time."""
+_DELTA = ("seq", "ts")
+
+
+def parquet_options(schema: pa.Schema) -> dict[str, Any]:
+    """zstd everywhere; for event tables, no dictionary on unique columns, deltas for seq/ts."""
+    options: dict[str, Any] = {"compression": "zstd", "compression_level": 3}
+    if schema.get_field_index("payload") >= 0:
+        options["use_dictionary"] = [n for n in schema.names if n not in _UNIQUE]
+        options["column_encoding"] = dict.fromkeys(_DELTA, "DELTA_BINARY_PACKED")
+    return options
 
 
 def write_atomically(table: pa.Table, final: Path, *, durable: bool) -> None:
     """Write ``table`` as zstd Parquet to a dot-prefixed temp name, then rename it into place."""
     final.parent.mkdir(parents=True, exist_ok=True)
     tmp = final.with_name(f".{final.name}.tmp")
-    pq.write_table(table, tmp, compression="zstd", compression_level=3)
+    pq.write_table(table, tmp, **parquet_options(table.schema))
     if durable:
         _fsync(tmp)
     os.replace(tmp, final)
@@ -38,14 +56,18 @@ def _fsync(path: Path) -> None:
 
 
 class _Stream:
-    """An Arrow IPC stream opened lazily; every batch goes straight to the OS."""
+    """An Arrow IPC stream opened lazily; every batch goes straight to the OS.
+
+    Batches are not kept: the seal reads the closed stream back, so the
+    memory of converted batches is reused instead of growing with the segment.
+    """
 
     def __init__(self, path: Path, schema: pa.Schema) -> None:
         self.path = path
         self._schema = schema
         self._file: pa.NativeFile | None = None
         self._writer: pa.ipc.RecordBatchStreamWriter | None = None
-        self.batches: list[pa.RecordBatch] = []
+        self.rows = 0
 
     def write(self, batch: pa.RecordBatch) -> None:
         if self._writer is None:
@@ -53,7 +75,12 @@ class _Stream:
             self._file = pa.OSFile(str(self.path), "wb")
             self._writer = pa.ipc.new_stream(self._file, self._schema, options=_IPC)
         self._writer.write_batch(batch)
-        self.batches.append(batch)
+        self.rows += batch.num_rows
+
+    def read_all(self) -> pa.Table:
+        """Everything written, read back from the (closed) file."""
+        with pa.memory_map(str(self.path)) as source:
+            return pa.ipc.open_stream(source).read_all()
 
     def sync(self) -> None:
         if self._file is not None:
@@ -71,6 +98,63 @@ class _Stream:
         self.path.unlink(missing_ok=True)
 
 
+_ROW_GROUP = 65_536
+"""Rows gathered per Parquet row group while a segment is in flight."""
+
+
+class _DayFiles:
+    """A segment's Parquet files, one per UTC day, encoded as its rows arrive.
+
+    They grow under dot-prefixed temp names (invisible to every reader) and
+    are renamed into place at the seal, so sealing a full segment costs a
+    footer and a rename, not a second pass over its rows.
+    """
+
+    def __init__(self, root: Path, segment_id: str) -> None:
+        self.root, self.id = root, segment_id
+        self._writers: dict[str, pq.ParquetWriter] = {}
+        self._pending: dict[str, list[pa.Table]] = {}
+
+    def _final(self, day: str) -> Path:
+        return self.root / EVENTS / f"date={day}" / f"{self.id}.parquet"
+
+    def _tmp(self, day: str) -> Path:
+        final = self._final(day)
+        return final.with_name(f".{final.name}.tmp")
+
+    def add(self, batch: pa.RecordBatch) -> None:
+        for day, part in _by_date(pa.Table.from_batches([batch])):
+            parts = self._pending.setdefault(day, [])
+            parts.append(part)
+            if sum(p.num_rows for p in parts) >= _ROW_GROUP:
+                self._flush(day)
+
+    def _flush(self, day: str) -> None:
+        parts = self._pending.pop(day, [])
+        if not parts:
+            return
+        writer = self._writers.get(day)
+        if writer is None:
+            tmp = self._tmp(day)
+            tmp.parent.mkdir(parents=True, exist_ok=True)
+            writer = pq.ParquetWriter(tmp, EVENT_SCHEMA, **parquet_options(EVENT_SCHEMA))
+            self._writers[day] = writer
+        writer.write_table(pa.concat_tables(parts))
+
+    def seal(self, *, durable: bool) -> None:
+        for day in list(self._pending):
+            self._flush(day)
+        for day, writer in self._writers.items():
+            writer.close()
+            tmp, final = self._tmp(day), self._final(day)
+            if durable:
+                _fsync(tmp)
+            os.replace(tmp, final)
+            if durable:
+                _fsync(final.parent)
+        self._writers.clear()
+
+
 class Segment:
     """``live/<id>.*.arrows`` while in flight; ``events/date=…/<id>.parquet`` once sealed.
 
@@ -84,39 +168,70 @@ class Segment:
         self.events = _Stream(root / LIVE / f"{segment_id}.events.arrows", EVENT_SCHEMA)
         self.blobs = _Stream(root / LIVE / f"{segment_id}.blobs.arrows", BLOB_SCHEMA)
         self.rows = 0
+        self.tails: dict[str, RunTail] = {}
+        self._days = _DayFiles(root, segment_id)
 
-    def append(self, events: pa.RecordBatch | None, blobs: pa.RecordBatch | None) -> None:
-        """Blobs first, so no stored event ever points at a blob that is not there."""
+    def append(
+        self,
+        events: Sequence[pa.RecordBatch],
+        blobs: pa.RecordBatch | None,
+        tails: dict[str, RunTail] | None = None,
+    ) -> None:
+        """Blobs first, so no stored event ever points at a blob that is not there.
+
+        ``tails`` are the runs' chain heads after ``events``; the segment
+        keeps the latest per run and seals them into the ``chain`` table.
+        """
         if blobs is not None:
             self.blobs.write(blobs)
-        if events is not None:
-            self.events.write(events)
-            self.rows += events.num_rows
+        for batch in events:
+            self.events.write(batch)
+            self.rows += batch.num_rows
+            self._days.add(batch)
+        self.tails.update(tails or {})
 
     def sync(self) -> None:
         self.blobs.sync()
         self.events.sync()
 
     def seal(self, *, durable: bool) -> None:
-        """Write the Parquet files (temp + rename), then drop the live streams."""
+        """Finish the Parquet files (temp + rename), then drop the live streams."""
         self.events.close()
         self.blobs.close()
-        if self.blobs.batches:
-            blobs = pa.Table.from_batches(self.blobs.batches, schema=BLOB_SCHEMA)
-            write_atomically(blobs, self.root / BLOBS / f"{self.id}.parquet", durable=durable)
-        if self.events.batches:
-            table = pa.Table.from_batches(self.events.batches, schema=EVENT_SCHEMA)
-            for day, part in _by_date(table):
-                final = self.root / EVENTS / f"date={day}" / f"{self.id}.parquet"
-                write_atomically(part, final, durable=durable)
+        if self.blobs.rows:
+            write_atomically(self.blobs.read_all(), self.root / BLOBS / f"{self.id}.parquet",
+                             durable=durable)
+        if self.tails:
+            write_atomically(self._chain_table(), self.root / CHAIN / f"{self.id}.parquet",
+                             durable=durable)
+        self._days.seal(durable=durable)
         self.events.unlink()
         self.blobs.unlink()
 
+    def _chain_table(self) -> pa.Table:
+        runs = sorted(self.tails)
+        return pa.table(
+            {
+                "run_id": runs,
+                "segment": [self.id] * len(runs),
+                "last_seq": [self.tails[r].seq for r in runs],
+                "head": [self.tails[r].head for r in runs],
+            },
+            schema=CHAIN_SCHEMA,
+        )
+
+
+_DAY_NS = 86_400 * 10**9
+_EPOCH = datetime.date(1970, 1, 1)
+
 
 def _by_date(table: pa.Table) -> list[tuple[str, pa.Table]]:
+    """The table split by UTC day of ``ts``; one min/max when (as usual) it is all one day."""
+    bounds = pc.min_max(table.column("ts")).as_py()
+    first, last = bounds["min"] // _DAY_NS, bounds["max"] // _DAY_NS
+    if first == last:
+        return [((_EPOCH + datetime.timedelta(days=first)).isoformat(), table)]
     stamps = pc.cast(table.column("ts"), pa.timestamp("ns", tz="UTC"))
     days = pc.strftime(stamps, format="%Y-%m-%d")
     unique = pc.unique(days).to_pylist()
-    if len(unique) == 1:
-        return [(str(unique[0]), table)]
     return [(str(d), table.filter(pc.equal(days, d))) for d in sorted(unique)]

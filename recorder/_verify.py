@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from recorder._catalog import Store
-from recorder._chain import GENESIS, envelope_canonical, link_hash, record_canonical
+from recorder._chain import GENESIS, envelope_canonical, link_hash, locator, record_canonical
 from recorder._rows import BLOB_KEY, ENVELOPE_NAMES
 
 __all__ = ["VerifyResult", "verify_run"]
@@ -44,33 +44,61 @@ class VerifyResult:
 
 
 def verify_run(store: Store, run_id: str) -> VerifyResult:
-    """Recompute every link of ``run_id``'s chain in seq order, then check its blobs."""
+    """Recompute every link of ``run_id``'s chain in seq order, then check its blobs.
+
+    Each row's ``prev_hash``/``hash`` locators are checked against the full
+    recomputed chain, and where a sealed segment recorded the run's chain
+    head, the full 32-byte link is checked too (a tail cut off is missing).
+    """
     rows = store.rows(
         f"SELECT {', '.join(ENVELOPE_NAMES)}, payload, prev_hash, hash FROM _events_all "
         "WHERE run_id = ? ORDER BY seq",
         [run_id],
     )
-    n = len(ENVELOPE_NAMES)
-    prev, expected, skipped = GENESIS, 0, 0
+    heads: dict[int, tuple[bytes, str]] = {
+        int(seq): (bytes(head), str(segment)) for seq, head, segment in store.rows(
+            "SELECT last_seq, head, segment FROM _chain_all WHERE run_id = ?", [run_id])
+    }
     refs: dict[str, int] = {}
-    for row in rows:
-        env = dict(zip(ENVELOPE_NAMES, row[:n], strict=True))
-        payload, stored_prev, stored = str(row[n]), bytes(row[n + 1]), bytes(row[n + 2])
-        seq = int(env["seq"])
-        broken = _link_problem(seq, expected, prev, stored_prev)
-        if broken is not None:
-            return VerifyResult(run_id=run_id, valid=False, records=len(rows), **broken)
-        skipped += seq - expected
-        if link_hash(stored_prev, record_canonical(envelope_canonical(env), payload)) != stored:
-            return _broken(run_id, len(rows), seq, "hash mismatch",
-                           "the stored bytes no longer hash to the stored hash")
-        prev, expected = stored, seq + 1
-        _collect_refs(payload, seq, refs)
+    walked = _walk(run_id, rows, heads, refs)
+    if isinstance(walked, VerifyResult):
+        return walked
     bad_blob = _first_bad_blob(store, refs)
     if bad_blob is not None:
         return _broken(run_id, len(rows), refs[bad_blob], "blob mismatch",
                        f"blob {bad_blob[:12]}… is missing or its text does not hash to its id")
-    return VerifyResult(run_id=run_id, valid=True, records=len(rows), skipped=skipped)
+    return VerifyResult(run_id=run_id, valid=True, records=len(rows), skipped=walked)
+
+
+def _walk(
+    run_id: str, rows: list[tuple[Any, ...]], heads: dict[int, tuple[bytes, str]],
+    refs: dict[str, int],
+) -> VerifyResult | int:
+    """The chain walk: the first broken record's verdict, or the number of bridged seqs."""
+    n = len(ENVELOPE_NAMES)
+    prev, expected, skipped = GENESIS, 0, 0
+    for row in rows:
+        env = dict(zip(ENVELOPE_NAMES, row[:n], strict=True))
+        payload, stored_prev, stored = str(row[n]), bytes(row[n + 1]), bytes(row[n + 2])
+        seq = int(env["seq"])
+        broken = _link_problem(seq, expected, locator(prev), stored_prev)
+        if broken is not None:
+            return VerifyResult(run_id=run_id, valid=False, records=len(rows), **broken)
+        skipped += seq - expected
+        digest = link_hash(prev, record_canonical(envelope_canonical(env), payload))
+        sealed = heads.pop(seq, None)
+        if locator(digest) != stored or (sealed is not None and sealed[0] != digest):
+            why = ("the stored bytes no longer hash to the stored hash" if sealed is None else
+                   f"the stored bytes no longer hash to the chain head sealed in {sealed[1]}")
+            return _broken(run_id, len(rows), seq, "hash mismatch", why)
+        prev, expected = digest, seq + 1
+        _collect_refs(payload, seq, refs)
+    if heads:
+        last, (_, segment) = max(heads.items())
+        return _broken(run_id, len(rows), expected, "missing record",
+                       f"seq {expected}..{last} absent; segment {segment} sealed the chain "
+                       f"up to seq {last}")
+    return skipped
 
 
 def _broken(run_id: str, records: int, seq: int, reason: str, detail: str) -> VerifyResult:

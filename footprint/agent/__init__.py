@@ -2,14 +2,17 @@
 
 from footprint.agent._agent import Agent, RunResult
 from footprint.agent._clock import Clock, StepClock, SystemClock, new_run_id
+from footprint.agent._sources import ServedTool, ToolSource
 from footprint.agent._tools import schema_from_signature, tool, validate_args
 
 __all__ = [
     "Agent",
     "Clock",
     "RunResult",
+    "ServedTool",
     "StepClock",
     "SystemClock",
+    "ToolSource",
     "new_run_id",
     "schema_from_signature",
     "tool",

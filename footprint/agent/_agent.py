@@ -15,6 +15,7 @@ from footprint.agent._clock import Clock, SystemClock, new_run_id
 from footprint.agent._emitter import RunEmitter
 from footprint.agent._loop import TurnOutcome, run_iterations
 from footprint.agent._setup import AgentSetup, Posture, ToolLike, build_setup
+from footprint.agent._sources import ToolSource
 from footprint.agent._state import PERSON, Evidence, RunState
 from footprint.agent._turn import declare_run, route_turn_stage
 from footprint.events import EventSink, NullSink, RunEnd, RunFailed, RunStart, SkillDeactivated
@@ -54,6 +55,9 @@ class Agent:
     new conversation; ``follow_up`` continues the last one; ``checkpoint()``
     returns the conversation as plain JSON that ``run(..., continue_from=)``
     resumes. The clock and the seeded RNG are injectable so runs replay exactly.
+    ``tool_source`` and ``model_source`` are the replay seam: when set, plain
+    tools and model calls are served by them instead of run (a recorded run
+    re-executed offline); the events still name the tools and brains as declared.
     """
 
     def __init__(
@@ -77,6 +81,8 @@ class Agent:
         name: str = "agent",
         hidden_skills: Sequence[str] = (),
         temperature: float | None = None,
+        tool_source: ToolSource | None = None,
+        model_source: Provider | None = None,
     ) -> None:
         self._options: dict[str, Any] = {
             "provider": provider, "model": model, "system_prompt": system_prompt,
@@ -85,12 +91,14 @@ class Agent:
             "posture": posture, "continuity": continuity, "max_iterations": max_iterations,
             "sink": sink, "clock": clock, "seed": seed, "name": name,
             "hidden_skills": tuple(hidden_skills), "temperature": temperature,
+            "tool_source": tool_source, "model_source": model_source,
         }
         self.setup: AgentSetup = build_setup(
             name=name, provider=provider, model=model, system_prompt=system_prompt,
             injections=injections, tools=tools, graph=graph, providers=providers,
             escalation=escalation, decider=decider, posture=posture, continuity=continuity,
             max_iterations=max_iterations, hidden_skills=hidden_skills, temperature=temperature,
+            tool_source=tool_source, model_source=model_source,
         )
         self.sink: EventSink = sink if sink is not None else NullSink()
         self.clock: Clock = clock if clock is not None else SystemClock()

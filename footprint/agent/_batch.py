@@ -19,6 +19,7 @@ from footprint.agent._compose import Composition, OfferedTool
 from footprint.agent._emitter import RunEmitter
 from footprint.agent._engine import Frame
 from footprint.agent._setup import AgentSetup
+from footprint.agent._sources import ServedTool, ToolSource
 from footprint.agent._state import Evidence, RunState
 from footprint.agent._tools import validate_args
 from footprint.agent._wire import json_safe, to_text
@@ -126,8 +127,19 @@ def _absorb(out: CallOutcome, value: Any) -> None:
     out.effects = _effects_of(value.get("effects"), out.call)
 
 
-async def _run_plain(offered: OfferedTool, out: CallOutcome, threaded: bool) -> None:
+def _serve(out: CallOutcome, served: ServedTool) -> None:
+    """Take a served result (replay) in place of running the tool."""
+    out.text, out.status, out.error = served.text, served.status, served.error
+    out.effects = _effects_of(list(served.effects), out.call)
+
+
+async def _run_plain(offered: OfferedTool, out: CallOutcome, threaded: bool,
+                     source: ToolSource | None = None) -> None:
     assert offered.tool is not None
+    served = source.serve(out.call) if source is not None else None
+    if served is not None:
+        _serve(out, served)
+        return
     args = dict(out.call.arguments)
     try:
         if threaded and not inspect.iscoroutinefunction(offered.tool.execute):
@@ -191,7 +203,8 @@ async def execute_batch(setup: AgentSetup, state: RunState, frame: Frame, comp: 
         elif offered is not None and offered.descriptor is not None:
             _engine_tool(setup, state, frame, offered, out)
         elif offered is not None:
-            pending.append(_timed(_run_plain(offered, out, threaded), out, clock))
+            pending.append(_timed(_run_plain(offered, out, threaded, setup.tool_source),
+                                  out, clock))
             continue
         out.duration_ms = (clock.monotonic_ns() - t0) / 1e6
     if pending:

@@ -60,7 +60,7 @@ async def call_model(setup: AgentSetup, state: RunState, em: RunEmitter, comp: C
             tool_names=tuple(t.name for t in tools), brain_via=via, brain_skill_id=skill_id,
             temperature=setup.temperature, request_ref=wire)
     t0 = em.clock.monotonic_ns()
-    response = await _complete(provider, request)
+    response = await _complete(setup.model_source or provider, request)
     duration = (em.clock.monotonic_ns() - t0) / 1e6
     usage = response.usage
     em.emit(LLMEnd, step, content=response.content,

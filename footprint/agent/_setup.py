@@ -13,6 +13,7 @@ from types import MappingProxyType
 from typing import Any, Literal, TypeAlias
 
 from footprint._errors import ConfigError, did_you_mean
+from footprint.agent._sources import ToolSource
 from footprint.agent._tools import tool as make_tool
 from footprint.graph import (
     EscalationPolicy,
@@ -62,6 +63,8 @@ class AgentSetup:
     carried_roles: tuple[str, ...] = ("user", "assistant")
     temperature: float | None = None
     options: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
+    tool_source: ToolSource | None = None
+    model_source: Provider | None = None
 
     @property
     def skills(self) -> tuple[Injection, ...]:
@@ -209,6 +212,8 @@ def build_setup(
     max_iterations: int,
     hidden_skills: Sequence[str],
     temperature: float | None,
+    tool_source: ToolSource | None = None,
+    model_source: Provider | None = None,
 ) -> AgentSetup:
     """Check every build-time rule and fold the agent's declarations."""
     _check_basics(model, max_iterations, posture, graph)
@@ -238,5 +243,5 @@ def build_setup(
         brain_for=build_brain_for(brains, provider, model) if brains is not None else None,
         plans=plans, posture=posture, continuity=continuity, max_iterations=max_iterations,
         hidden_skills=tuple(hidden_skills), carried_roles=tuple(carried),
-        temperature=temperature,
+        temperature=temperature, tool_source=tool_source, model_source=model_source,
     )

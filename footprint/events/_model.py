@@ -74,7 +74,12 @@ class ToolStart(EventBase):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ToolEnd(EventBase):
-    """One tool call finished: its result text, status and timing."""
+    """One tool call finished: its result text, status and timing.
+
+    ``result`` is what the model reads; when the host appended a stepped
+    skill's note to it, ``step_note`` holds that note, so the tool's own
+    result is ``result`` without it (what a replay serves back).
+    """
 
     type: Literal["tool.end"] = "tool.end"
     tool_call_id: str
@@ -83,6 +88,7 @@ class ToolEnd(EventBase):
     status: ToolStatus | None = None
     error: bool = False
     duration_ms: float = 0.0
+    step_note: str | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -34,8 +34,11 @@ from footprint.events import (
     ToolStart,
 )
 from recorder import EVENT_SCHEMA, ParquetSink, Recorder, open_store
+from recorder._chain import LOCATOR_BYTES
+from recorder._segment import parquet_options
 
 _T0 = 1_700_000_000_000_000_000
+_LAYOUT = f"loc{LOCATOR_BYTES}-delta"  # the cached big store is rebuilt when the row layout changes
 REFUSALS_SQL = (
     "SELECT run_id, count(*) AS refusals FROM rejections GROUP BY run_id "
     "ORDER BY refusals DESC LIMIT 10"
@@ -112,8 +115,8 @@ def _template(rows: int) -> pa.Table:
 
     builder = RowBuilder()
     builder.add_all(_event("template", s) for s in range(rows))
-    batch, _ = builder.take()
-    return pa.Table.from_batches([batch])
+    batches, _ = builder.take()
+    return pa.Table.from_batches(batches).combine_chunks()
 
 
 def _generate(root: Path, runs: int, per_run: int) -> None:
@@ -126,15 +129,17 @@ def _generate(root: Path, runs: int, per_run: int) -> None:
             pa.array([f"gen-{r:05d}"] * per_run, pa.string()))
         table = table.set_column(table.schema.get_field_index("ts"), "ts",
                                  pc.add(table.column("ts"), r * 10**9))
-        digests = pa.py_buffer(os.urandom(32 * per_run))
-        table = table.set_column(table.schema.get_field_index("hash"), "hash",
-                                 pa.Array.from_buffers(pa.binary(32), per_run, [None, digests]))
+        for column in ("prev_hash", "hash"):  # random like real link locators
+            width = LOCATOR_BYTES * per_run
+            locators = pa.Array.from_buffers(pa.binary(LOCATOR_BYTES), per_run,
+                                             [None, pa.py_buffer(os.urandom(width))])
+            table = table.set_column(table.schema.get_field_index(column), column, locators)
         pq.write_table(table.cast(EVENT_SCHEMA), day / f"gen-{r:05d}.parquet",
-                       compression="zstd")
+                       **parquet_options(EVENT_SCHEMA))  # as the writer seals them
 
 
 def _big_store(total: int) -> Path:
-    root = Path(tempfile.gettempdir()) / f"footprint-bench-store-{total}"
+    root = Path(tempfile.gettempdir()) / f"footprint-bench-store-{_LAYOUT}-{total}"
     done = root / ".complete"
     if not done.exists():
         shutil.rmtree(root, ignore_errors=True)

@@ -34,6 +34,18 @@ def test_given_an_empty_directory_when_demo_runs_then_it_records_and_explains_th
     assert (tmp_path / ".footprint").is_dir()
 
 
+def test_given_the_demo_when_it_explains_the_answer_then_the_planted_fact_is_the_proven_cause(
+    tmp_path: Path,
+) -> None:
+    text = _footprint("demo", cwd=tmp_path).stdout
+    why = text[text.index("why (the answer's chain of custody"):]
+    assert "ANSWER  written by llm#6 · desk-senior · brain: escalation" in why
+    assert "1. fact 'legacy-window-fact'" in why
+    assert "baseline re-run: APPROVED in 2/2 seeded runs" in why
+    assert "without 'legacy-window-fact': DECLINED, DECLINED → CAUSAL 2/2" in why
+    assert "without 'refund-policy': APPROVED, APPROVED → not confirmed 0/2" in why
+
+
 def test_given_a_demo_store_when_the_next_commands_run_then_they_work(tmp_path: Path) -> None:
     store = tmp_path / "store"
     assert _footprint("demo", "--store", str(store), cwd=tmp_path).returncode == 0

@@ -25,6 +25,7 @@ from recorder import (
     record_canonical,
     verify_run,
 )
+from recorder._chain import GENESIS, LOCATOR_BYTES
 from recorder._rows import ENVELOPE_NAMES
 
 N = 40
@@ -90,12 +91,17 @@ def test_given_one_flipped_payload_byte_when_verified_then_that_seq_is_named(
 def test_given_a_record_edited_and_rehashed_when_verified_then_the_next_seq_breaks(
     store_dir: Path,
 ) -> None:
+    def full_link(row: dict[str, object], prev: bytes) -> bytes:
+        env = {k: row[k] for k in ENVELOPE_NAMES}
+        return link_hash(prev, record_canonical(envelope_canonical(env), str(row["payload"])))
+
     def edit(rows: list[dict[str, object]]) -> None:
+        prev = GENESIS  # rows store 8-byte locators: recompute the full link up to row 4
+        for row in rows[:5]:
+            prev = full_link(row, prev)
         row = rows[5]
         row["payload"] = str(row["payload"]).replace('"t"', '"x"')
-        env = {k: row[k] for k in ENVELOPE_NAMES}
-        row["hash"] = link_hash(bytes(row["prev_hash"]),  # type: ignore[arg-type]
-                                record_canonical(envelope_canonical(env), str(row["payload"])))
+        row["hash"] = full_link(row, prev)[:LOCATOR_BYTES]
 
     _rewrite(store_dir, edit)
     result = verify_run(open_store(store_dir), "run-t")
@@ -152,4 +158,38 @@ def test_given_a_damaged_file_when_the_store_opens_then_one_warning_and_the_rest
     named = [w for w in caught if issubclass(w.category, StoreWarning)]
     assert len(named) == 1 and "zz-damaged.parquet" in str(named[0].message)
     assert store.rows("SELECT count(*) FROM events")[0][0] == N
+    assert verify_run(store, "run-t").valid
+
+
+def test_given_the_tail_of_a_sealed_run_cut_off_when_verified_then_the_first_cut_seq_is_missing(
+    store_dir: Path,
+) -> None:
+    _rewrite(store_dir, lambda rows: rows.__delitem__(slice(N - 3, None)))
+    result = verify_run(open_store(store_dir), "run-t")
+    assert (result.valid, result.broken_seq, result.reason) == (False, N - 3, "missing record")
+    assert f"up to seq {N - 1}" in result.detail
+
+
+def test_given_a_forged_chain_head_when_verified_then_the_segment_end_is_a_hash_mismatch(
+    store_dir: Path,
+) -> None:
+    (path,) = (store_dir / "chain").glob("*.parquet")
+    rows = pq.read_table(path).to_pylist()
+    rows[0]["head"] = bytes(32)
+    pq.write_table(pa.Table.from_pylist(rows, schema=pq.read_schema(path)), path)
+    result = verify_run(open_store(store_dir), "run-t")
+    assert (result.valid, result.broken_seq, result.reason) == (False, N - 1, "hash mismatch")
+
+
+def test_given_a_run_sealed_across_many_segments_when_verified_then_every_head_checks_out(
+    tmp_path: Path,
+) -> None:
+    root = tmp_path / "s"
+    with Recorder([ParquetSink(root, seal_rows=7)], batch_size=5) as rec:
+        for e in _events():
+            rec.emit(e)
+            rec.flush()
+    store = open_store(root)
+    heads = store.rows("SELECT count(*), max(last_seq) FROM _chain_all WHERE run_id = 'run-t'")
+    assert heads[0][0] >= N // 7 and heads[0][1] == N - 1
     assert verify_run(store, "run-t").valid

@@ -18,7 +18,7 @@ from footprint.events import (
     SkillRejected,
     to_record,
 )
-from recorder import HOT_FIELDS, ParquetSink, Recorder, open_store, upcast
+from recorder import HOT_FIELDS, ParquetSink, Recorder, open_store, upcast, verify_run
 from recorder._rows import hot_fields
 
 
@@ -99,3 +99,18 @@ def test_given_a_live_unsealed_segment_when_queried_then_rows_are_visible_once(
     finally:
         rec.close()
     assert not list((tmp_path / "live").glob("*.arrows"))
+
+
+def test_given_a_run_across_utc_midnight_when_sealed_then_one_file_per_day_and_it_verifies(
+    tmp_path: Path,
+) -> None:
+    midnight = 1_700_006_400 * 10**9  # 2023-11-15T00:00:00Z
+    with Recorder([ParquetSink(tmp_path)]) as rec:
+        for i in range(6):
+            rec.emit(RunStart(run_id="late", seq=i, ts=midnight + (i - 3) * 10**9,
+                              user_message="m"))
+    days = sorted(p.parent.name for p in (tmp_path / "events").rglob("*.parquet"))
+    assert days == ["date=2023-11-14", "date=2023-11-15"]
+    store = open_store(tmp_path)
+    assert store.rows("SELECT count(*) FROM events WHERE run_id = 'late'")[0][0] == 6
+    assert verify_run(store, "late").valid

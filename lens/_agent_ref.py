@@ -1,0 +1,89 @@
+"""``--agent MODULE:ATTR``: load the agent a replay or a counterfactual re-run rebuilds.
+
+``MODULE`` is a dotted module path (``lens._examples.support_desk``) or a
+Python file (``examples/support_desk.py``); ``ATTR`` names an ``Agent`` or a
+factory returning one. A factory that accepts ``sink=`` is called with the
+sink the lens records into.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import importlib.util
+import inspect
+import sys
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+from footprint._errors import ConfigError, did_you_mean
+from footprint.events import EventSink
+
+__all__ = ["build_agent", "load_target"]
+
+_EXAMPLE = "lens._examples.support_desk:make_agent"
+
+
+def _module(name: str) -> ModuleType:
+    if name.endswith(".py") or "/" in name or "\\" in name:
+        path = Path(name)
+        if not path.is_file():
+            raise ConfigError(f"--agent file {name!r} does not exist; give a path to a .py "
+                              f"file or a module path such as {_EXAMPLE!r}")
+        tag = hashlib.sha256(str(path.resolve()).encode()).hexdigest()[:10]
+        spec = importlib.util.spec_from_file_location(f"_footprint_agent_{tag}", path)
+        if spec is None or spec.loader is None:
+            raise ConfigError(f"--agent file {name!r} cannot be imported; is it Python source?")
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[spec.name] = module
+        try:
+            spec.loader.exec_module(module)
+        except Exception as exc:
+            raise ConfigError(f"--agent file {name!r} failed to import: "
+                              f"{type(exc).__name__}: {exc}; fix the file") from exc
+        return module
+    try:
+        return importlib.import_module(name)
+    except ImportError as exc:
+        raise ConfigError(f"--agent module {name!r} cannot be imported ({exc}); check the "
+                          f"module path and PYTHONPATH, e.g. {_EXAMPLE!r}") from exc
+
+
+def load_target(ref: str) -> Any:
+    """The object ``MODULE:ATTR`` names (an Agent or a factory)."""
+    module_name, sep, attr = ref.rpartition(":")
+    if not sep or not module_name or not attr:
+        raise ConfigError(f"--agent {ref!r} is not MODULE:ATTR; write e.g. {_EXAMPLE!r}")
+    module = _module(module_name)
+    if not hasattr(module, attr):
+        names = [n for n in dir(module) if not n.startswith("_")]
+        raise ConfigError(f"--agent {ref!r}: module {module_name!r} has no {attr!r}"
+                          f"{did_you_mean(attr, names)}; name an Agent or a factory")
+    return getattr(module, attr)
+
+
+def _accepts_sink(factory: Any) -> bool:
+    try:
+        params = inspect.signature(factory).parameters.values()
+    except (TypeError, ValueError):
+        return False
+    return any(p.name == "sink" or p.kind is p.VAR_KEYWORD for p in params)
+
+
+def build_agent(target: Any, sink: EventSink) -> Any:
+    """An agent from ``target`` that records into ``sink`` (a factory is called once)."""
+    agent = target
+    if not hasattr(target, "run_sync") and callable(target):
+        agent = target(sink=sink) if _accepts_sink(target) else target()
+    if not hasattr(agent, "run_sync"):
+        raise ConfigError(f"--agent gave {type(agent).__name__} {clip_repr(agent)}, which has "
+                          "no run_sync(); name an Agent or a factory that returns one")
+    if hasattr(agent, "variant"):
+        agent = agent.variant(sink=sink)
+    return agent
+
+
+def clip_repr(value: object, width: int = 40) -> str:
+    text = repr(value)
+    return text if len(text) <= width else text[: width - 1] + "…"

@@ -1,0 +1,232 @@
+"""A recorded run as a cassette: its model responses and tool results, served back.
+
+``ReplayModel`` is a ``Provider`` that answers a request with the response
+recorded for the same request hash (the sha256 of the request's canonical
+JSON, as the host records it in ``llm.start.request_hash``), in recorded
+order per hash. ``ReplayTools`` is a ``ToolSource`` that serves each plain
+tool call the recorded ``tool.end`` result (its own result, without the
+host's step note), status and effects, matched by tool name and arguments
+in call order. Anything the recording does not hold raises
+:class:`ReplayDivergence`, which names what differs.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict, deque
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from footprint._errors import RunError
+from footprint.agent import ServedTool
+from footprint.agent._compose import content_hash
+from footprint.agent._wire import json_safe, request_json
+from footprint.events import Event, LLMEnd, LLMStart, ToolEffect, ToolEnd, ToolStart
+from footprint.providers import LLMRequest, LLMResponse, ToolCall, Usage
+from lens._stream import canonical, clip
+
+__all__ = [
+    "PartDiff",
+    "ReplayDivergence",
+    "ReplayModel",
+    "ReplayTools",
+    "own_result",
+    "request_parts_diff",
+]
+
+Gate = Callable[[], "str | None"]
+
+
+class ReplayDivergence(RunError):
+    """The replayed agent asked for something the recording does not hold, or was stopped."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PartDiff:
+    """One part of a model request that differs from the recorded one."""
+
+    part: str
+    detail: str
+    expected: str
+    got: str
+
+
+def own_result(end: ToolEnd) -> str:
+    """The tool's own result: the recorded text without the host's step note."""
+    note = end.step_note
+    if note and end.result.endswith(note):
+        return end.result[: len(end.result) - len(note)]
+    return end.result
+
+
+def _never() -> str | None:
+    return None
+
+
+# ── the model ──────────────────────────────────────────────────────────────
+
+
+def _response(end: LLMEnd) -> LLMResponse:
+    return LLMResponse(
+        content=end.content, tool_calls=end.tool_calls, stop_reason=end.stop_reason,
+        usage=Usage(input_tokens=end.input_tokens, output_tokens=end.output_tokens,
+                    cache_read_tokens=end.cache_read_tokens,
+                    cache_write_tokens=end.cache_write_tokens),
+        model=end.model)
+
+
+class ReplayModel:
+    """A ``Provider`` serving a recorded run's model responses by request hash."""
+
+    def __init__(self, events: Sequence[Event], *, gate: Gate = _never) -> None:
+        ends = {e.step_id: e for e in events if isinstance(e, LLMEnd)}
+        self._served: dict[str, deque[LLMResponse]] = defaultdict(deque)
+        self._recorded: list[LLMStart] = []
+        for e in events:
+            if isinstance(e, LLMStart) and e.step_id in ends:
+                self._served[e.request_hash].append(_response(ends[e.step_id]))
+                self._recorded.append(e)
+        self._gate = gate
+        self.calls = 0
+        self.mismatch: tuple[str, tuple[PartDiff, ...]] | None = None
+
+    @property
+    def name(self) -> str:
+        return "replay"
+
+    async def complete(self, request: LLMRequest) -> LLMResponse:
+        self.calls += 1
+        wire = request_json(request)
+        queue = self._served.get(content_hash(wire))
+        if not queue:
+            expected = self._recorded[self.calls - 1] if self.calls <= len(self._recorded) \
+                else None
+            parts = request_parts_diff(expected.request_ref if expected else None, wire)
+            self.mismatch = (f"llm#{self.calls}", parts)
+            raise ReplayDivergence(
+                f"model call llm#{self.calls}: the request (hash "
+                f"{content_hash(wire)[:12]}) is not in the recording; differs in "
+                f"{', '.join(p.part for p in parts) or 'an unrecorded part'}")
+        stop = self._gate()
+        if stop is not None:
+            raise ReplayDivergence(f"replay stopped before llm#{self.calls}: {stop}")
+        return queue.popleft()
+
+
+# ── the tools ──────────────────────────────────────────────────────────────
+
+
+def _call_key(name: str, args: Any) -> str:
+    return f"{name}({canonical(json_safe(args))})"
+
+
+def _effect(e: ToolEffect) -> dict[str, Any]:
+    raw = {"kind": e.kind, "target_skill_id": e.target_skill_id, "reason": e.reason,
+           "instruction_id": e.instruction_id, "delivery_lease": e.delivery_lease}
+    return {k: v for k, v in raw.items() if v is not None}
+
+
+class ReplayTools:
+    """A ``ToolSource`` serving a recorded run's tool results by name and arguments."""
+
+    def __init__(self, events: Sequence[Event], *, gate: Gate = _never) -> None:
+        starts = {e.tool_call_id: e for e in events if isinstance(e, ToolStart)}
+        effects: dict[str, list[dict[str, Any]]] = defaultdict(list)
+        for e in events:
+            if isinstance(e, ToolEffect) and e.tool_call_id is not None:
+                effects[e.tool_call_id].append(_effect(e))
+        self._served: dict[str, deque[ServedTool]] = defaultdict(deque)
+        for e in events:
+            start = starts.get(e.tool_call_id) if isinstance(e, ToolEnd) else None
+            if isinstance(e, ToolEnd) and start is not None:
+                self._served[_call_key(e.tool_name, start.args)].append(ServedTool(
+                    text=own_result(e), status=e.status, error=e.error,
+                    effects=tuple(effects.get(e.tool_call_id, ()))))
+        self._gate = gate
+
+    def serve(self, call: ToolCall) -> ServedTool:
+        key = _call_key(call.name, call.arguments)
+        queue = self._served.get(key)
+        if not queue:
+            raise ReplayDivergence(
+                f"tool call {clip(key, 90)} has no recorded result left in the recording")
+        stop = self._gate()
+        if stop is not None:
+            raise ReplayDivergence(f"replay stopped before tool {call.name}: {stop}")
+        return queue.popleft()
+
+
+# ── what differs in a request ─────────────────────────────────────────────
+
+
+def _excerpts(a: str, b: str, width: int = 60) -> tuple[str, str, int]:
+    """Both texts around their first differing character, and its offset."""
+    at = next((i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y),
+              min(len(a), len(b)))
+    lo = max(0, at - width // 3)
+
+    def cut(s: str) -> str:
+        piece = s[lo: lo + width]
+        return ("…" if lo else "") + piece + ("…" if lo + width < len(s) else "")
+
+    return clip(cut(a), width + 2), clip(cut(b), width + 2), at
+
+
+def _text_diff(part: str, a: str, b: str) -> PartDiff:
+    ea, eb, at = _excerpts(a, b)
+    return PartDiff(part=part, detail=f"first differs at character {at} "
+                    f"({len(a)} vs {len(b)} chars)", expected=ea, got=eb)
+
+
+def _messages_diff(a: list[Any], b: list[Any]) -> PartDiff:
+    for i, (x, y) in enumerate(zip(a, b, strict=False)):
+        if x != y:
+            role = x.get("role", "?") if isinstance(x, dict) else "?"
+            ea, eb, _ = _excerpts(canonical(x), canonical(y))
+            return PartDiff(part="messages", detail=f"message {i} ({role}) differs",
+                            expected=ea, got=eb)
+    longer, which = (a, "recorded") if len(a) > len(b) else (b, "replayed")
+    extra = longer[min(len(a), len(b))]
+    return PartDiff(part="messages", detail=f"{len(a)} vs {len(b)} messages; the {which} "
+                    "request has more", expected=str(len(a)), got=clip(canonical(extra), 62))
+
+
+def _tools_diff(a: list[Any], b: list[Any]) -> PartDiff:
+    names_a = [t.get("name") for t in a if isinstance(t, dict)]
+    names_b = [t.get("name") for t in b if isinstance(t, dict)]
+    if names_a != names_b:
+        gone = [n for n in names_a if n not in names_b]
+        new = [n for n in names_b if n not in names_a]
+        detail = "tool menu changed" + (f"; removed {gone}" if gone else "") + (
+            f"; added {new}" if new else "")
+        return PartDiff(part="tools", detail=detail, expected=", ".join(map(str, names_a)),
+                        got=", ".join(map(str, names_b)))
+    i = next(i for i, (x, y) in enumerate(zip(a, b, strict=True)) if x != y)
+    ea, eb, _ = _excerpts(canonical(a[i]), canonical(b[i]))
+    return PartDiff(part="tools", detail=f"tool {names_a[i]!r} differs", expected=ea, got=eb)
+
+
+def request_parts_diff(recorded: str | None, replayed: str) -> tuple[PartDiff, ...]:
+    """Which parts of a request (system prompt, messages, tools, model…) differ, with excerpts."""
+    if recorded is None:
+        return (PartDiff(part="request", detail="the recording has no call at this position "
+                         "or did not keep its request text", expected="(not recorded)",
+                         got=clip(replayed, 62)),)
+    a: Mapping[str, Any] = json.loads(recorded)
+    b: Mapping[str, Any] = json.loads(replayed)
+    out: list[PartDiff] = []
+    for key in ("model", "system", "messages", "tools", "temperature", "max_tokens"):
+        x, y = a.get(key), b.get(key)
+        if x == y:
+            continue
+        if key == "system":
+            out.append(_text_diff("system prompt", str(x or ""), str(y or "")))
+        elif key == "messages":
+            out.append(_messages_diff(list(x or []), list(y or [])))
+        elif key == "tools":
+            out.append(_tools_diff(list(x or []), list(y or [])))
+        else:
+            out.append(PartDiff(part=key, detail=f"{key} changed", expected=repr(x),
+                                got=repr(y)))
+    return tuple(out)

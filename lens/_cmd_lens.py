@@ -1,0 +1,45 @@
+"""``footprint lens [RUN] [--follow] [--store DIR]``: the terminal UI over a store.
+
+Textual is imported only inside :func:`run`, so ``footprint --help`` stays fast.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from footprint._errors import ConfigError
+
+__all__ = ["add_parser", "run"]
+
+
+def add_parser(sub: Any) -> None:
+    """Register ``lens`` on the ``footprint`` sub-parsers."""
+    p = sub.add_parser(
+        "lens",
+        help="browse runs in a terminal UI: timeline, decisions, skills, why, SQL",
+        description="Open the lens on the store. Keys: enter opens a run; ←/→ or [/] step "
+                    "iterations, 1/2/3 the System · Messages · Tools tabs; d decisions, s skills, "
+                    "w why, : SQL, t timeline, r runs, "
+                    "esc back, q quit.",
+    )
+    p.add_argument("run", metavar="RUN", nargs="?", default=None,
+                   help="open this run's timeline: a run id, a unique prefix, or 'last'")
+    p.add_argument("--follow", action="store_true",
+                   help="re-read the store every second, for a run still being written")
+    p.add_argument("--store", metavar="DIR", default=None,
+                   help="the store directory (default: $FOOTPRINT_STORE or ./.footprint)")
+
+
+def run(args: argparse.Namespace) -> int:
+    """Open the store (bad store or RUN fail here, before the screen is taken), then the app."""
+    try:
+        from lens.tui import LensApp
+    except ImportError as exc:  # textual is a UI extra, not a core dependency
+        raise ConfigError(
+            f"the lens needs the 'textual' package ({exc}); install it into this "
+            "environment (pip install textual) and run `footprint lens` again"
+        ) from exc
+    app = LensApp(args.store, run=args.run, follow=args.follow)
+    app.run()
+    return app.return_code or 0

@@ -1,0 +1,47 @@
+"""``footprint replay RUN --agent MODULE:FACTORY``: re-run a recorded run offline.
+
+Exit 0 when the replay made every recorded decision again, 1 when it
+diverged (the report names the first divergent decision), 2 on bad input.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from footprint._errors import FootprintError
+
+__all__ = ["add_parser", "run"]
+
+
+def add_parser(sub: Any) -> None:
+    """Register ``replay`` on the CLI's subparsers."""
+    p = sub.add_parser(
+        "replay", help="re-run a recorded run offline against its recording (exit 0 = identical)")
+    p.add_argument("run", metavar="RUN", help="a run id, a unique prefix, or 'last'")
+    p.add_argument("--agent", metavar="MODULE:FACTORY", required=True,
+                   help="the agent to re-run: a module path or file plus ':' and an Agent or "
+                        "factory, e.g. lens._examples.support_desk:make_agent")
+    p.add_argument("--store", metavar="DIR", default=None,
+                   help="the store directory (default: $FOOTPRINT_STORE or ./.footprint)")
+
+
+def run(args: argparse.Namespace) -> int:
+    """Replay and print the report; 0 identical, 1 diverged, 2 bad input."""
+    from footprint.events import NullSink
+    from lens._agent_ref import build_agent, load_target
+    from lens._cmd_common import open_from
+    from lens._replay import render_replay, replay
+
+    try:
+        store = open_from(args)
+        run_id = store.resolve_run(args.run)
+        events = store.events(run_id)
+        agent = build_agent(load_target(args.agent), NullSink())
+        report = replay(events, agent)
+    except FootprintError as exc:
+        print(f"footprint replay: {exc}", file=sys.stderr)
+        return 2
+    print("\n".join(render_replay(report)))
+    return 0 if report.identical else 1

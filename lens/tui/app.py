@@ -1,0 +1,135 @@
+"""``LensApp(store_path, run=None)``: the Textual lens over a recorded (or live) store.
+
+Screens: runs → timeline (home of a run) → decisions (``d``) · skills
+(``s``) · why (``w``) · SQL console (``:``). ``escape`` goes back one
+level (a run's screen → its timeline → the runs), ``t`` shows the timeline,
+``r`` the runs. With ``follow=True`` the store is re-read every second and
+the open screens redraw when the selected run grew.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Literal
+
+from textual.app import App
+from textual.binding import Binding
+
+from lens.tui._base import RunScreen
+from lens.tui._decisions import DecisionsScreen
+from lens.tui._runs import RunsScreen
+from lens.tui._skills import SkillsScreen
+from lens.tui._sql import SqlScreen
+from lens.tui._state import LensState
+from lens.tui._timeline import TimelineScreen
+from lens.tui._why import WhyScreen
+
+__all__ = ["LensApp", "View"]
+
+View = Literal["timeline", "decisions", "skills", "why", "sql"]
+_RUN_SCREENS: dict[str, type[RunScreen]] = {
+    "timeline": TimelineScreen, "decisions": DecisionsScreen,
+    "skills": SkillsScreen, "why": WhyScreen,
+}
+
+
+class LensApp(App[int]):
+    """Reads the store only — never live engine objects."""
+
+    TITLE = "footprint lens"
+    BINDINGS = [  # noqa: RUF012
+        Binding("t", "show('timeline')", "Timeline"),
+        Binding("d", "show('decisions')", "Decisions"),
+        Binding("s", "show('skills')", "Skills"),
+        Binding("w", "show('why')", "Why"),
+        Binding("colon", "sql", "SQL", key_display=":"),
+        Binding("r", "runs", "Runs"),
+        Binding("q", "quit", "Quit"),
+    ]
+
+    def __init__(
+        self,
+        store_path: str | os.PathLike[str] | None,
+        run: str | None = None,
+        *,
+        follow: bool = False,
+        view: View = "timeline",
+    ) -> None:
+        super().__init__()
+        self.state = LensState(store_path, run)
+        self.follow = follow
+        self._start: View = view
+        self._cached: dict[str, RunScreen] = {}
+        self.runs_screen = RunsScreen(self.state, follow=follow)
+
+    async def on_mount(self) -> None:
+        await self.push_screen(self.runs_screen)
+        for message in self.state.warnings:
+            self.notify(message, title="store warning", severity="warning")
+        if self.state.run_id is not None:
+            if self._start == "sql":
+                await self.action_sql()
+            else:
+                await self.action_show(self._start)
+        if self.follow:
+            self.set_interval(1.0, self.poll)
+
+    # ── navigation ──────────────────────────────────────────────────────────
+    def _screen(self, name: str) -> RunScreen:
+        if name not in self._cached:
+            screen = _RUN_SCREENS[name](self.state, follow=self.follow)
+            self.install_screen(screen, f"run-{name}")
+            self._cached[name] = screen
+        return self._cached[name]
+
+    def _forget(self, names: list[str]) -> None:
+        for name in names:
+            self._cached.pop(name, None)
+            self.uninstall_screen(f"run-{name}")
+
+    async def _back_to_runs(self) -> None:
+        while len(self.screen_stack) > 1 and self.screen is not self.runs_screen:
+            await self.pop_screen()
+
+    async def action_runs(self) -> None:
+        await self._back_to_runs()
+
+    async def action_show(self, name: str) -> None:
+        """Show one screen of the selected run, over the runs (one run screen at a time)."""
+        if self.state.run_id is None:
+            self.notify("open a run first: press enter on a row of the runs table",
+                        severity="warning")
+            return
+        if name not in _RUN_SCREENS:
+            self.notify(f"no screen {name!r}; try one of {', '.join(_RUN_SCREENS)}",
+                        severity="error")
+            return
+        await self._back_to_runs()
+        await self.push_screen(self._screen(name))
+
+    async def action_sql(self) -> None:
+        if isinstance(self.screen, SqlScreen):
+            return
+        await self.push_screen(SqlScreen(self.state, follow=self.follow))
+
+    async def on_runs_screen_open(self, message: RunsScreen.Open) -> None:
+        if message.run_id != self.state.run_id:
+            self.state.select(message.run_id)
+            self._forget(list(self._cached))
+        await self.action_show("timeline")
+
+    # ── --follow ────────────────────────────────────────────────────────────
+    def poll(self) -> None:
+        """Re-read the store; redraw the runs list, and the run's screens if it grew."""
+        try:
+            changed = self.state.poll()
+        except Exception as exc:  # a half-written file must not take the lens down
+            self.notify(f"could not re-read the store: {exc}", severity="warning")
+            return
+        self.runs_screen.reload()
+        if not changed:
+            return
+        shown = [n for n, s in self._cached.items() if s in self.screen_stack]
+        self._forget([n for n in self._cached if n not in shown])
+        for name in shown:
+            self._cached[name].reload()

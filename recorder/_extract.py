@@ -1,0 +1,249 @@
+"""Per-class extractors, built once per event class: payload JSON, hot columns, blobs.
+
+The writer converts a batch class by class: one :class:`ClassPlan` pulls
+every payload field of an event with a single ``operator.attrgetter`` call,
+encodes the payload as sorted-keys compact JSON with ``orjson``, and lifts
+the hot columns straight off the objects. An event ``orjson`` cannot spell
+(a non-string mapping key, an integer beyond 64 bits, a value that is not
+JSON) falls back to ``footprint.events.payload_of`` and the standard
+library, the reference path, so what is stored never depends on the fast path.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import hashlib
+import keyword
+import types
+import typing
+from collections.abc import Callable, Mapping, Sequence
+from operator import attrgetter
+from typing import Any
+
+import orjson
+
+from footprint.events import ENVELOPE_FIELDS, EventBase, field_types, payload_of
+from recorder._chain import canonical_json
+from recorder._hot import hot_plan
+
+__all__ = ["BLOB_KEY", "BlobSink", "Body", "ClassPlan", "plan_for"]
+
+BLOB_KEY = "$blob"
+"""A payload value ``{"$blob": "<sha256 hex>", "chars": n}`` stands for large text in ``blobs``."""
+
+_ENVELOPE = frozenset(ENVELOPE_FIELDS)
+_OPTIONS = orjson.OPT_SORT_KEYS | orjson.OPT_PASSTHROUGH_DATACLASS | orjson.OPT_PASSTHROUGH_DATETIME
+
+Extract = Callable[[Any], Any]
+Body = bytes | bytearray
+"""A payload's UTF-8 JSON text."""
+
+
+def _default(value: Any) -> Any:
+    """Nested dataclasses become dicts (so their keys sort too); mappings and sequences plain."""
+    cls = type(value)
+    if hasattr(cls, "__dataclass_fields__") and not isinstance(value, type):
+        return _nested_builder(cls)(value)
+    if isinstance(value, Mapping):
+        return dict(value)
+    if isinstance(value, list | tuple):
+        return list(value)
+    raise TypeError(f"{cls.__name__} is not JSON")
+
+
+_dumps_sorted = functools.partial(orjson.dumps, default=_default, option=_OPTIONS)
+_dumps_flat = functools.partial(
+    orjson.dumps, default=_default, option=_OPTIONS & ~orjson.OPT_SORT_KEYS
+)
+
+
+class BlobSink:
+    """Collects large texts by sha256: ``found`` is new this batch, ``seen`` already written."""
+
+    __slots__ = ("found", "limit", "seen", "seen_limit")
+
+    def __init__(self, limit: int, seen_limit: int) -> None:
+        self.limit = limit
+        self.seen_limit = seen_limit
+        self.seen: set[str] = set()
+        self.found: dict[str, str] = {}
+
+    def blobify(self, payload: dict[str, Any]) -> bool:
+        """Replace each top-level text of ``limit`` chars or more by a reference to its blob."""
+        changed = False
+        for key, value in payload.items():
+            if isinstance(value, str) and len(value) >= self.limit:
+                digest = hashlib.sha256(value.encode("utf-8")).hexdigest()
+                if digest not in self.seen:
+                    self.found[digest] = value
+                payload[key] = {BLOB_KEY: digest, "chars": len(value)}
+                changed = True
+        return changed
+
+    def take(self) -> dict[str, str]:
+        """The blobs found since the last call, now counted as written."""
+        found, self.found = self.found, {}
+        if len(self.seen) > self.seen_limit:
+            self.seen.clear()
+        self.seen.update(found)
+        return found
+
+
+def _slow_payload(event: EventBase, blobs: BlobSink) -> bytes:
+    """The reference path: ``payload_of`` (raises on non-JSON) and the standard library."""
+    record: dict[str, Any] = payload_of(event)  # type: ignore[arg-type]
+    blobs.blobify(record)
+    return canonical_json(record).encode("utf-8")
+
+
+def _down(value: Any, key: str) -> Any:
+    """One level down a key path: a mapping by key, a dataclass by attribute, else nothing."""
+    if isinstance(value, Mapping):
+        return value.get(key)
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return getattr(value, key, None)
+    return None
+
+
+def _column(paths: tuple[tuple[str, ...], ...], members: Sequence[Any]) -> list[str | None]:
+    """The first path holding a string wins, member by member (the ``hot_fields`` rule)."""
+    out: list[str | None] | None = None
+    for path in paths:
+        values = list(map(attrgetter(path[0]), members))
+        for key in path[1:]:
+            values = [v.get(key) if type(v) is dict else None if v is None else _down(v, key)
+                      for v in values]
+        texts = [v if type(v) is str else None for v in values]
+        out = texts if out is None else [a if a is not None else b
+                                         for a, b in zip(out, texts, strict=True)]
+    return out if out is not None else [None] * len(members)
+
+
+_SCALAR_HINTS = (str, int, float, bool, type(None))
+
+
+def _flat(hint: Any) -> bool:
+    """``True`` when values of this hint hold no mapping, so their JSON needs no key sort."""
+    origin, args = typing.get_origin(hint), typing.get_args(hint)
+    if hint in _SCALAR_HINTS or origin is typing.Literal:
+        return True
+    if origin in (typing.Union, types.UnionType):
+        return all(_flat(a) for a in args)
+    return origin is tuple and len(args) == 2 and args[1] is Ellipsis and _flat(args[0])
+
+
+def _needs_sort(cls: type, names: tuple[str, ...]) -> bool:
+    try:
+        hints = field_types(cls)
+    except Exception:  # unresolvable hints on a foreign event class: sort to be safe
+        return True
+    return not all(_flat(hints[name]) for name in names)
+
+
+def _dict_builder(cls: type, names: tuple[str, ...]) -> Extract:
+    """``event -> {name: event.name, …}`` with the names in sorted order, compiled once.
+
+    A dict display over attribute loads is about 2.5x faster than
+    ``dict(zip(names, getter(event)))``; the source is built only from the
+    class's own dataclass field names, each checked to be an identifier.
+    """
+    if not all(n.isidentifier() and not keyword.iskeyword(n) for n in names):
+        getter = _values_getter(names)
+        return lambda event: dict(zip(names, getter(event), strict=True))
+    items = ", ".join(f"{n!r}: event.{n}" for n in names)
+    code = compile(f"def build(event):\n    return {{{items}}}\n",
+                   f"<payload builder of {cls.__qualname__}>", "exec")
+    namespace: dict[str, Any] = {}
+    exec(code, namespace)
+    return typing.cast(Extract, namespace["build"])
+
+
+def _values_getter(names: tuple[str, ...]) -> Extract:
+    if len(names) == 1:
+        only = attrgetter(names[0])
+        return lambda event: (only(event),)
+    if not names:
+        return lambda event: ()
+    return attrgetter(*names)
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class ClassPlan:
+    """How to turn events of one class into payload JSON and hot-column values.
+
+    ``slack`` is the fewest bytes the payload's keys and punctuation take:
+    a payload shorter than ``slack + limit`` bytes cannot hold a text of
+    ``limit`` chars, so only longer ones are searched for blobs.
+    """
+
+    build: Extract
+    dumps: Callable[[Any], bytes]
+    slack: int
+    hot: tuple[tuple[str, tuple[tuple[str, ...], ...]], ...]
+    admitted: bool
+
+    def payloads(self, members: Sequence[EventBase], blobs: BlobSink) -> list[Body]:
+        """Each member's stored payload text (UTF-8), large texts moved to ``blobs``."""
+        dicts = list(map(self.build, members))
+        try:
+            # Copied into bytearrays at once: keeping orjson's own result objects
+            # alive costs ~1 µs each (allocator churn); a copy costs ~0.05 µs.
+            out: list[Body] = list(map(bytearray, map(self.dumps, dicts)))
+        except (orjson.JSONEncodeError, TypeError):
+            return [self._one(d, e, blobs) for d, e in zip(dicts, members, strict=True)]
+        floor = self.slack + blobs.limit
+        if max(map(len, out), default=0) >= floor:
+            for k, body in enumerate(out):
+                if len(body) >= floor and blobs.blobify(dicts[k]):
+                    out[k] = bytearray(self.dumps(dicts[k]))
+        return out
+
+    def _one(self, payload: dict[str, Any], event: EventBase, blobs: BlobSink) -> Body:
+        try:
+            body = self.dumps(payload)
+        except (orjson.JSONEncodeError, TypeError):
+            return _slow_payload(event, blobs)
+        if len(body) >= self.slack + blobs.limit and blobs.blobify(payload):
+            body = self.dumps(payload)
+        return body
+
+    def hot_columns(self, members: Sequence[EventBase]) -> list[tuple[str, list[str | None]]]:
+        """``(column, values)`` for every hot column this class can fill."""
+        return [(column, _column(paths, members)) for column, paths in self.hot]
+
+    def admitted_by(self, members: Sequence[EventBase]) -> list[int | None] | None:
+        """The ``admitted_by`` column values, or ``None`` when the class has no such field."""
+        if not self.admitted:
+            return None
+        return [v if isinstance(v, int) else None for v in map(_ADMITTED, members)]
+
+
+_ADMITTED = attrgetter("admitted_by")
+
+
+def _build(cls: type) -> ClassPlan:
+    names = tuple(sorted(f.name for f in dataclasses.fields(cls) if f.name not in _ENVELOPE))
+    # '{' + '}' + a comma between items + per item '"name":' and a value of >= 1 byte; the
+    # long text's own quotes are 2 more bytes.
+    slack = 2 + 2 * max(len(names) - 1, 0) + sum(len(n) + 3 for n in names) + 2
+    sort = _needs_sort(cls, names)
+    return ClassPlan(
+        build=_dict_builder(cls, names),
+        dumps=_dumps_sorted if sort else _dumps_flat,
+        slack=slack,
+        hot=hot_plan(names),
+        admitted="admitted_by" in names,
+    )
+
+
+plan_for: Callable[[type], ClassPlan] = functools.cache(_build)
+
+
+def _build_nested(cls: type) -> Extract:
+    return _dict_builder(cls, tuple(f.name for f in dataclasses.fields(cls)))
+
+
+_nested_builder: Callable[[type], Extract] = functools.cache(_build_nested)
+"""``value -> dict`` of a nested dataclass, all its fields (key order is left to orjson)."""
+"""The :class:`ClassPlan` of an event class (built on first use, then cached)."""

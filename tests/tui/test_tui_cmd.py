@@ -1,0 +1,61 @@
+"""``footprint lens``: its parser, its errors before the screen is taken, and lazy Textual."""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from footprint._errors import ConfigError
+from lens import _cmd_lens
+from lens.tui import LensApp
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _parse(*argv: str) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="footprint")
+    _cmd_lens.add_parser(parser.add_subparsers(dest="command"))
+    return parser.parse_args(["lens", *argv])
+
+
+def test_given_the_lens_parser_when_arguments_are_parsed_then_run_follow_and_store_are_read(
+) -> None:
+    args = _parse("last", "--follow", "--store", "/x")
+    assert (args.command, args.run, args.follow, args.store) == ("lens", "last", True, "/x")
+    bare = _parse()
+    assert (bare.run, bare.follow, bare.store) == (None, False, None)
+
+
+def test_given_a_bad_store_or_run_when_lens_runs_then_a_config_error_comes_first(
+    tmp_path: Path, desk_store: tuple[Path, str],
+) -> None:
+    with pytest.raises(ConfigError, match="no footprint store"):
+        _cmd_lens.run(_parse("--store", str(tmp_path / "nope")))
+    with pytest.raises(ConfigError, match="no run 'zzz'"):
+        _cmd_lens.run(_parse("zzz", "--store", str(desk_store[0])))
+
+
+def test_given_a_good_run_when_lens_runs_then_the_app_opens_on_it_with_follow(
+    desk_store: tuple[Path, str], monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    opened: list[tuple[str | None, bool]] = []
+
+    def fake_run(self: LensApp, **_: object) -> None:
+        opened.append((self.state.run_id, self.follow))
+
+    monkeypatch.setattr(LensApp, "run", fake_run)
+    code = _cmd_lens.run(_parse(desk_store[1][:8], "--follow", "--store", str(desk_store[0])))
+    assert code == 0 and opened == [(desk_store[1], True)]
+
+
+def test_given_a_fresh_interpreter_when_the_lens_command_module_loads_then_textual_does_not(
+) -> None:
+    probe = ("import sys, lens._cmd_lens\n"
+             "print(sorted(m for m in ('textual', 'duckdb') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                         check=True, cwd=ROOT)
+    assert out.stdout.strip() == "[]"
