@@ -100,12 +100,14 @@ def run(args: argparse.Namespace) -> int:
     store = open_from(args)
     run_id = store.resolve_run(args.run)
     head = store.rows(
-        "SELECT status, model, iterations, tokens, events, dropped FROM runs WHERE run_id = ?",
+        "SELECT status, model, iterations, tokens, events, dropped, mirror_dropped "
+        "FROM runs WHERE run_id = ?",
         [run_id],
     )[0]
-    status, model, iterations, tokens, count, dropped = head
+    status, model, iterations, tokens, count, dropped, mirror = head
     print(f"run {run_id} · {status} · model {model or '?'} · {iterations} iterations · "
-          f"{tokens} tokens · {count} events" + (f" · {dropped} dropped" if dropped else ""))
+          f"{tokens} tokens · {count} events" + (f" · {dropped} dropped" if dropped else "")
+          + (f" · {mirror} spans not exported" if mirror else ""))
     trace = store.rows(
         "SELECT any_value(trace_id) FROM events WHERE run_id = ? AND trace_id IS NOT NULL",
         [run_id],

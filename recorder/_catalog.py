@@ -70,6 +70,10 @@ class Store:
         )
         stats = self._raw("_sealed_stats", f.stats, STATS_SCHEMA, hive=False)
         con.execute(f"CREATE OR REPLACE VIEW _stats_all AS SELECT * FROM {stats}")
+        columns = {r[0] for r in con.execute("DESCRIBE _stats_all").fetchall()}
+        if "sink_drops" not in columns:  # stats written before mirrors counted their drops
+            con.execute("CREATE OR REPLACE VIEW _stats_all AS "
+                        f"SELECT *, 0::BIGINT AS sink_drops FROM {stats}")
         chain = self._raw("_sealed_chain", f.chain, CHAIN_SCHEMA, hive=False)
         con.execute(f"CREATE OR REPLACE VIEW _chain_all AS SELECT * FROM {chain}")
         for name, select in VIEWS:

@@ -25,6 +25,7 @@ STATS_SCHEMA = pa.schema(
         pa.field("writer", pa.string(), nullable=False),
         pa.field("overflow", pa.int64(), nullable=False),
         pa.field("processor_drops", pa.int64(), nullable=False),
+        pa.field("sink_drops", pa.int64(), nullable=False),
         pa.field("written_ns", pa.int64(), nullable=False),
     ]
 )
@@ -69,7 +70,7 @@ class ParquetSink:
         self._segment_rows = 0
         self._files = FileWorker(f"footprint-store-{self.writer_id}")
         self._open_runs: set[str] = set()
-        self._drops: dict[str, tuple[int, int]] = {}
+        self._drops: dict[str, tuple[int, int, int]] = {}
         self._drops_dirty = False
         self._stats_n = 0
         self._closed = False
@@ -108,9 +109,11 @@ class ParquetSink:
         self._files.close()
 
     # -- StatsAware ------------------------------------------------------------
-    def note_drops(self, overflow: dict[str, int], processed: dict[str, int]) -> None:
-        for run in overflow.keys() | processed.keys():
-            counts = (overflow.get(run, 0), processed.get(run, 0))
+    def note_drops(self, overflow: dict[str, int], processed: dict[str, int],
+                   sink_drops: dict[str, int] | None = None) -> None:
+        lost = sink_drops or {}
+        for run in overflow.keys() | processed.keys() | lost.keys():
+            counts = (overflow.get(run, 0), processed.get(run, 0), lost.get(run, 0))
             if self._drops.get(run) != counts:
                 self._drops[run] = counts
                 self._drops_dirty = True
@@ -149,6 +152,7 @@ class ParquetSink:
                 "writer": [self.writer_id] * len(runs),
                 "overflow": [self._drops[r][0] for r in runs],
                 "processor_drops": [self._drops[r][1] for r in runs],
+                "sink_drops": [self._drops[r][2] for r in runs],
                 "written_ns": [now] * len(runs),
             },
             schema=STATS_SCHEMA,

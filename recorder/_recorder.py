@@ -12,7 +12,15 @@ from dataclasses import dataclass, field
 
 from footprint._errors import ConfigError
 from footprint.events import EventBase
-from recorder._sink import DROP, ExportResult, Processor, Sink, StatsAware, as_sink
+from recorder._sink import (
+    DROP,
+    DropCounting,
+    ExportResult,
+    Processor,
+    Sink,
+    StatsAware,
+    as_sink,
+)
 
 __all__ = ["Recorder", "RecorderStats"]
 
@@ -126,14 +134,14 @@ class Recorder:
             closing = self._closed
             requests = [self._requests.popleft() for _ in range(len(self._requests))]
             self._drain()
-            if requests or closing:
+            if closing:
+                self._close_sinks()
+            elif requests:
                 self._flush_sinks()
             for done in requests:
                 done.set()
             if closing:
                 break
-        for sink in self._sinks:
-            self._guard(sink, "shutdown", sink.shutdown)
         while self._requests:
             self._requests.popleft().set()
 
@@ -173,16 +181,45 @@ class Recorder:
                 self._count_failure(sink, "export returned FAILURE")
         self._counts["exported"] += len(batch)
 
+    def _mirrors(self) -> list[Sink]:
+        return [s for s in self._sinks if not isinstance(s, StatsAware)]
+
     def _flush_sinks(self) -> None:
+        """Mirrors flush first, so what they lost is known when the record writes stats."""
+        for sink in self._mirrors():
+            self._flush_one(sink)
+        self._note_and_flush_records()
+
+    def _close_sinks(self) -> None:
+        """Mirrors shut down first (dropping what they cannot deliver, counted), then the
+        record notes every count and shuts down last: nothing lost goes unrecorded."""
+        for sink in self._mirrors():
+            self._flush_one(sink)
+            self._guard(sink, "shutdown", sink.shutdown)
+        self._note_and_flush_records()
+        for sink in self._sinks:
+            if isinstance(sink, StatsAware):
+                self._guard(sink, "shutdown", sink.shutdown)
+
+    def _note_and_flush_records(self) -> None:
+        lost: dict[str, int] = {}
+        for sink in self._mirrors():
+            if isinstance(sink, DropCounting):
+                counts = self._guard(sink, "dropped_by_run", sink.dropped_by_run)
+                for run, n in (counts if isinstance(counts, dict) else {}).items():
+                    lost[run] = lost.get(run, 0) + n
         for sink in self._sinks:
             if isinstance(sink, StatsAware):
                 note = functools.partial(
-                    sink.note_drops, dict(self._overflow), dict(self._processed)
+                    sink.note_drops, dict(self._overflow), dict(self._processed), lost
                 )
                 self._guard(sink, "note_drops", note)
-            ok = self._guard(sink, "force_flush", sink.force_flush)
-            if ok is False:
-                self._count_failure(sink, "force_flush returned False")
+                self._flush_one(sink)
+
+    def _flush_one(self, sink: Sink) -> None:
+        ok = self._guard(sink, "force_flush", sink.force_flush)
+        if ok is False:
+            self._count_failure(sink, "force_flush returned False")
 
     def _guard(self, sink: Sink, what: str, call: Callable[[], object]) -> object:
         try:

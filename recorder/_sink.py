@@ -12,6 +12,7 @@ from footprint.events import EventBase, EventSink
 __all__ = [
     "DROP",
     "Drop",
+    "DropCounting",
     "EmitSink",
     "ExportResult",
     "Processor",
@@ -54,9 +55,22 @@ class Sink(Protocol):
 
 @runtime_checkable
 class StatsAware(Protocol):
-    """A sink that records the recorder's per-run drop counts next to the events."""
+    """A sink that records the recorder's per-run drop counts next to the events.
 
-    def note_drops(self, overflow: dict[str, int], processed: dict[str, int]) -> None: ...
+    ``sink_drops`` counts what other sinks lost for each run (for example
+    spans an OpenTelemetry exporter could not deliver), so the record says
+    how complete each mirror is.
+    """
+
+    def note_drops(self, overflow: dict[str, int], processed: dict[str, int],
+                   sink_drops: dict[str, int] | None = None) -> None: ...
+
+
+@runtime_checkable
+class DropCounting(Protocol):
+    """A sink that can say how many of each run's records it failed to deliver."""
+
+    def dropped_by_run(self) -> dict[str, int]: ...
 
 
 class EmitSink:

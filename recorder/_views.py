@@ -109,9 +109,10 @@ VIEWS: tuple[tuple[str, str], ...] = (
                  arg_max(payload, seq) FILTER (WHERE type = 'run.end') AS end_payload
           FROM events GROUP BY run_id),
         d AS (
-          SELECT run_id, sum(overflow) AS overflow, sum(processor_drops) AS processor_drops
+          SELECT run_id, sum(overflow) AS overflow, sum(processor_drops) AS processor_drops,
+                 sum(sink_drops) AS sink_drops
           FROM (SELECT run_id, writer, max(overflow) AS overflow,
-                       max(processor_drops) AS processor_drops
+                       max(processor_drops) AS processor_drops, max(sink_drops) AS sink_drops
                 FROM _stats_all GROUP BY run_id, writer) GROUP BY run_id)
         SELECT a.run_id, make_timestamp(a.start_ns // 1000) AS started,
                make_timestamp(a.end_ns // 1000) AS ended,
@@ -124,6 +125,7 @@ VIEWS: tuple[tuple[str, str], ...] = (
                    json_extract_string(a.end_payload, '$.final_content')) AS answer,
                a.model, a.events, a.last_seq,
                coalesce(d.overflow, 0) AS dropped, coalesce(d.processor_drops, 0) AS filtered,
+               coalesce(d.sink_drops, 0) AS mirror_dropped,
                a.start_ns
         FROM a LEFT JOIN d USING (run_id)"""),
 )

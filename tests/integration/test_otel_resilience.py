@@ -44,6 +44,9 @@ def test_given_a_bad_endpoint_when_a_run_is_recorded_then_it_finishes_whole_and_
     with open_store(tmp_path) as store:
         assert store.rows("SELECT count(*), max(type) FILTER (WHERE seq = ?) FROM events",
                           [len(events) - 1]) == [(len(events), "run.end")]
+        # the record says how incomplete the mirror is: dropped spans are on the run's row
+        assert store.rows("SELECT dropped, mirror_dropped FROM runs WHERE run_id = ?",
+                          [RUN]) == [(0, stats.dropped_spans)]
     assert stats.spans == 1 + 60 * 2 + 59
     assert stats.exported_spans == 0
     assert sink.dropped_spans(RUN) == stats.dropped_spans == stats.spans
