@@ -211,4 +211,5 @@ class Agent:
                 total_input_tokens=state.input_tokens, total_output_tokens=state.output_tokens,
                 iteration_count=outcome.iterations, duration_ms=duration_ms,
                 stopped_early=outcome.stopped_early,
-                pending_tool_calls=outcome.pending_tool_calls, wrapped_up=outcome.wrapped_up)
+                pending_tool_calls=outcome.pending_tool_calls, wrapped_up=outcome.wrapped_up,
+                dropped_events=em.sink_errors)

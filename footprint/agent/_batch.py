@@ -20,7 +20,7 @@ from footprint.agent._emitter import RunEmitter
 from footprint.agent._engine import Frame
 from footprint.agent._setup import AgentSetup
 from footprint.agent._sources import ServedTool, ToolSource
-from footprint.agent._state import Evidence, RunState
+from footprint.agent._state import RunState
 from footprint.agent._tools import validate_args
 from footprint.agent._wire import json_safe, to_text
 from footprint.graph import (
@@ -48,7 +48,6 @@ class CallOutcome:
     text: str = ""
     status: ToolStatus | None = None
     error: bool = False
-    started_ns: int = 0
     duration_ms: float = 0.0
     effects: list[ToolEffect] = field(default_factory=list)
     pick: PickVerdict | None = None
@@ -190,7 +189,7 @@ async def execute_batch(setup: AgentSetup, state: RunState, frame: Frame, comp: 
                         calls: tuple[ToolCall, ...], em: RunEmitter) -> list[CallOutcome]:
     """Run every call of the batch; plain tools concurrently, skill tools in order."""
     clock = em.clock
-    outs = [CallOutcome(call=c, started_ns=clock.now_ns()) for c in calls]
+    outs = [CallOutcome(call=c) for c in calls]
     pending: list[Any] = []
     threaded = sum(1 for c in calls if (o := comp.tool(c.name)) and o.kind in
                    ("baseline", "skill")) > 1
@@ -230,7 +229,3 @@ def args_of(call: ToolCall) -> dict[str, Any]:
     """The call's arguments as JSON data for ``tool.start``."""
     safe = json_safe(call.arguments)
     return safe if isinstance(safe, dict) else {}
-
-
-def remember_tool_end(state: RunState, call_id: str, seq: int, step: str) -> None:
-    state.tool_end_seq[call_id] = Evidence(seq, step, "tool-return")

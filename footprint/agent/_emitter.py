@@ -37,11 +37,6 @@ class RunEmitter:
         """The clock this run reads (never the global one)."""
         return self._clock
 
-    @property
-    def next_seq(self) -> int:
-        """The seq the next emitted event will carry."""
-        return self._seq
-
     def emit(
         self,
         cls: type[E],

@@ -68,7 +68,6 @@ class RunState:
     llm_calls: int = 0
     input_tokens: int = 0
     output_tokens: int = 0
-    stop_cause: str | None = None
 
 
 def _injected_by(origin: str | None, flavors: dict[str, ContextSource]) -> InjectedBy | None:
