@@ -22,6 +22,7 @@ _COMMANDS = {
     "replay": "lens._cmd_replay",
     "diff": "lens._cmd_diff",
     "why": "lens._cmd_why",
+    "graph": "lens._cmd_graph",
 }
 
 
@@ -61,7 +62,7 @@ def build_parser() -> argparse.ArgumentParser:
     for p in (demo, runs, show, sql, verify):
         _store_option(p)
     importlib.import_module("lens._cmd_export_otlp").add_parser(sub)
-    for name in ("lens", "replay", "diff", "why"):
+    for name in ("lens", "replay", "diff", "why", "graph"):
         importlib.import_module(f"lens._cmd_{name}").add_parser(sub)
     return parser
 
