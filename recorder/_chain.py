@@ -33,14 +33,17 @@ the whole chain is still checked at full SHA-256 strength.
 
 :func:`envelope_canonical` and :func:`record_canonical` spell the bytes by
 hand (the reference, used by ``verify``); :func:`envelope_json` is the
-writer's fast spelling of the same bytes.
+writer's fast spelling of the same ``E`` (the writer spells many at once
+with one ``orjson`` call, byte for byte the same), and
+:func:`extend_chains` links ``E`` and ``P`` as given, without re-encoding.
 """
 
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from json.encoder import encode_basestring
 from typing import Any
 
@@ -125,27 +128,59 @@ def locator(digest: bytes) -> bytes:
 def extend_chains(
     heads: dict[str, bytes],
     runs: Sequence[str],
-    envelopes: Iterable[bytes | bytearray],
-    payloads: Sequence[bytes | bytearray],
+    envelopes: Sequence[bytes],
+    payloads: Sequence[bytes],
 ) -> tuple[list[bytes], list[bytes]]:
     """Link a batch onto ``heads`` (``run -> hash_n``, updated in place), in order.
 
-    Returns each row's full ``hash_(n-1)`` and ``hash_n`` (the store keeps
-    their :func:`locator`). If ``envelopes`` raises midway, ``heads`` is
-    put back as it was and the error propagates.
+    Row ``i`` is run ``runs[i]`` with ``E`` = ``envelopes[i]`` and ``P`` =
+    ``payloads[i]``. Returns each row's full ``hash_(n-1)`` and ``hash_n``
+    (the store keeps their :func:`locator`). Every input is spelled before
+    the call, so nothing here fails halfway.
     """
-    sha256, genesis, get = hashlib.sha256, GENESIS, heads.get
+    if not len(runs) == len(envelopes) == len(payloads):
+        raise ValueError(f"{len(runs)} runs, {len(envelopes)} envelopes and {len(payloads)} "
+                         "payloads; pass one of each per row")
+    if not runs:
+        return [], []
+    if len(set(runs)) == 1:  # the usual batch: one run, one tight loop
+        return _link_run(heads, runs[0], envelopes, payloads)
+    stretches = [(run, len(list(group))) for run, group in itertools.groupby(runs)]
+    if len(stretches) * 16 > len(runs):  # runs interleaved row by row
+        return _link_mixed(heads, runs, envelopes, payloads)
     prevs: list[bytes] = []
     links: list[bytes] = []
-    try:
-        for run, env, body in zip(runs, envelopes, payloads):  # noqa: B905 (lazy envelopes)
-            prev = get(run, genesis)
-            digest = sha256(b'%s{"envelope":%s,"payload":%s}' % (prev, env, body)).digest()
-            heads[run] = digest
-            prevs.append(prev)
-            links.append(digest)
-    except BaseException:
-        for run, prev in reversed(list(zip(runs, prevs))):  # noqa: B905
-            heads[run] = prev
-        raise
+    at = 0
+    for run, count in stretches:  # runs in long stretches: link stretch by stretch
+        before, after = _link_run(heads, run, envelopes[at:at + count], payloads[at:at + count])
+        prevs += before
+        links += after
+        at += count
+    return prevs, links
+
+
+def _link_run(
+    heads: dict[str, bytes], run: str, envelopes: Sequence[bytes], payloads: Sequence[bytes]
+) -> tuple[list[bytes], list[bytes]]:
+    sha256 = hashlib.sha256
+    first = prev = heads.get(run, GENESIS)
+    links = [prev := sha256(b'%s{"envelope":%s,"payload":%s}' % (prev, env, body)).digest()
+             for env, body in zip(envelopes, payloads, strict=True)]
+    heads[run] = links[-1]
+    return [first, *links[:-1]], links
+
+
+def _link_mixed(
+    heads: dict[str, bytes], runs: Sequence[str], envelopes: Sequence[bytes],
+    payloads: Sequence[bytes],
+) -> tuple[list[bytes], list[bytes]]:
+    sha256, get = hashlib.sha256, heads.get
+    prevs: list[bytes] = []
+    links: list[bytes] = []
+    for run, env, body in zip(runs, envelopes, payloads, strict=True):
+        prev = get(run, GENESIS)
+        digest = sha256(b'%s{"envelope":%s,"payload":%s}' % (prev, env, body)).digest()
+        heads[run] = digest
+        prevs.append(prev)
+        links.append(digest)
     return prevs, links

@@ -1,12 +1,13 @@
 """Per-class extractors, built once per event class: payload JSON, hot columns, blobs.
 
-The writer converts a batch class by class: one :class:`ClassPlan` pulls
-every payload field of an event with a single ``operator.attrgetter`` call,
-encodes the payload as sorted-keys compact JSON with ``orjson``, and lifts
-the hot columns straight off the objects. An event ``orjson`` cannot spell
-(a non-string mapping key, an integer beyond 64 bits, a value that is not
-JSON) falls back to ``footprint.events.payload_of`` and the standard
-library, the reference path, so what is stored never depends on the fast path.
+The writer converts a batch class by class. A :class:`ClassPlan` builds
+each payload dict with one compiled function and spells up to ``_SUB`` of
+them with a single ``orjson`` call (sorted keys, compact), cut apart again
+by :func:`dumps_each`; the hot columns are lifted straight off the objects.
+An event ``orjson`` cannot spell (a non-string mapping key, an integer
+beyond 64 bits, a value that is not JSON) falls back to
+``footprint.events.payload_of`` and the standard library, the reference
+path, so what is stored never depends on the fast path.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import hashlib
+import itertools
 import keyword
 import types
 import typing
@@ -27,7 +29,7 @@ from footprint.events import ENVELOPE_FIELDS, EventBase, field_types, payload_of
 from recorder._chain import canonical_json
 from recorder._hot import hot_plan
 
-__all__ = ["BLOB_KEY", "BlobSink", "Body", "ClassPlan", "plan_for"]
+__all__ = ["BLOB_KEY", "BlobSink", "ClassPlan", "dumps_each", "plan_for"]
 
 BLOB_KEY = "$blob"
 """A payload value ``{"$blob": "<sha256 hex>", "chars": n}`` stands for large text in ``blobs``."""
@@ -36,8 +38,9 @@ _ENVELOPE = frozenset(ENVELOPE_FIELDS)
 _OPTIONS = orjson.OPT_SORT_KEYS | orjson.OPT_PASSTHROUGH_DATACLASS | orjson.OPT_PASSTHROUGH_DATETIME
 
 Extract = Callable[[Any], Any]
-Body = bytes | bytearray
-"""A payload's UTF-8 JSON text."""
+
+_SUB = 128
+"""Payloads spelled per ``orjson`` call: few enough to be freed before a GC pass sees them."""
 
 
 def _default(value: Any) -> Any:
@@ -106,17 +109,36 @@ def _down(value: Any, key: str) -> Any:
     return None
 
 
+@functools.cache
+def _is_dataclass_type(cls: type) -> bool:
+    return dataclasses.is_dataclass(cls) and isinstance(cls, type)
+
+
+def _hop(values: list[Any], key: str) -> list[Any]:
+    """``_down`` over a column; at C speed when every value is a dataclass with ``key``."""
+    if all(map(_is_dataclass_type, set(map(type, values)))):
+        try:
+            return list(map(attrgetter(key), values))
+        except AttributeError:  # a field this class lacks: None for that value, below
+            pass
+    return [v.get(key) if type(v) is dict else None if v is None else _down(v, key)
+            for v in values]
+
+
+_TEXTY = frozenset({str, type(None)})
+
+
 def _column(paths: tuple[tuple[str, ...], ...], members: Sequence[Any]) -> list[str | None]:
     """The first path holding a string wins, member by member (the ``hot_fields`` rule)."""
     out: list[str | None] | None = None
     for path in paths:
         values = list(map(attrgetter(path[0]), members))
         for key in path[1:]:
-            values = [v.get(key) if type(v) is dict else None if v is None else _down(v, key)
-                      for v in values]
-        texts = [v if type(v) is str else None for v in values]
-        out = texts if out is None else [a if a is not None else b
-                                         for a, b in zip(out, texts, strict=True)]
+            values = _hop(values, key)
+        if not set(map(type, values)) <= _TEXTY:
+            values = [v if type(v) is str else None for v in values]
+        out = values if out is None else [a if a is not None else b
+                                          for a, b in zip(out, values, strict=True)]
     return out if out is not None else [None] * len(members)
 
 
@@ -168,6 +190,35 @@ def _values_getter(names: tuple[str, ...]) -> Extract:
     return attrgetter(*names)
 
 
+_SEPARATOR = orjson.Fragment(b"\x01" * 16)
+"""Spelled verbatim between two values: raw control bytes, which JSON text never holds
+(sixteen of them, so the cut below is found in long strides)."""
+_CUT = b"," + b"\x01" * 16 + b","
+
+
+def dumps_each(dumps: Callable[[Any], bytes], values: Sequence[Any]) -> list[bytes] | None:
+    """``list(map(dumps, values))`` from ONE ``dumps`` call, or ``None`` if it cannot be cut.
+
+    The values are dumped as one array with :data:`_SEPARATOR` between them,
+    and the output is cut at :data:`_CUT`. Strings escape control bytes and
+    JSON has none between tokens, so exactly ``len(values)`` parts means
+    every cut is a separator (anything else, e.g. a user-supplied
+    ``orjson.Fragment``, returns ``None``). One large result instead of many
+    small ones also spares the allocator: see ``ClassPlan.payloads``.
+    """
+    if not values:
+        return []
+    spaced = [_SEPARATOR] * (2 * len(values) - 1)
+    spaced[::2] = values
+    parts = dumps(spaced).split(_CUT)
+    if len(parts) != len(values):
+        return None
+    if len(parts) == 1:
+        return [parts[0][1:-1]]
+    parts[0], parts[-1] = parts[0][1:], parts[-1][:-1]  # the array's brackets
+    return parts
+
+
 @dataclasses.dataclass(frozen=True, slots=True)
 class ClassPlan:
     """How to turn events of one class into payload JSON and hot-column values.
@@ -183,23 +234,33 @@ class ClassPlan:
     hot: tuple[tuple[str, tuple[tuple[str, ...], ...]], ...]
     admitted: bool
 
-    def payloads(self, members: Sequence[EventBase], blobs: BlobSink) -> list[Body]:
-        """Each member's stored payload text (UTF-8), large texts moved to ``blobs``."""
-        dicts = list(map(self.build, members))
-        try:
-            # Copied into bytearrays at once: keeping orjson's own result objects
-            # alive costs ~1 µs each (allocator churn); a copy costs ~0.05 µs.
-            out: list[Body] = list(map(bytearray, map(self.dumps, dicts)))
-        except (orjson.JSONEncodeError, TypeError):
-            return [self._one(d, e, blobs) for d, e in zip(dicts, members, strict=True)]
+    def payloads(self, members: Sequence[EventBase], blobs: BlobSink) -> list[bytes]:
+        """Each member's stored payload text (UTF-8), large texts moved to ``blobs``.
+
+        One ``orjson`` call spells up to ``_SUB`` payloads (:func:`dumps_each`);
+        their dicts die young, so the cyclic GC never walks them. A payload
+        ``orjson`` refuses takes the one-payload path, then the reference one.
+        """
+        out: list[bytes] = []
         floor = self.slack + blobs.limit
-        if max(map(len, out), default=0) >= floor:
-            for k, body in enumerate(out):
-                if len(body) >= floor and blobs.blobify(dicts[k]):
-                    out[k] = bytearray(self.dumps(dicts[k]))
+        for at in range(0, len(members), _SUB):
+            chunk = members[at:at + _SUB]
+            dicts = list(map(self.build, chunk))
+            try:
+                texts = dumps_each(self.dumps, dicts)
+            except (orjson.JSONEncodeError, TypeError):
+                texts = None
+            if texts is None:
+                out += map(self._one, dicts, chunk, itertools.repeat(blobs))
+                continue
+            if max(map(len, texts)) >= floor:
+                for k, text in enumerate(texts):
+                    if len(text) >= floor and blobs.blobify(dicts[k]):
+                        texts[k] = self.dumps(dicts[k])
+            out += texts
         return out
 
-    def _one(self, payload: dict[str, Any], event: EventBase, blobs: BlobSink) -> Body:
+    def _one(self, payload: dict[str, Any], event: EventBase, blobs: BlobSink) -> bytes:
         try:
             body = self.dumps(payload)
         except (orjson.JSONEncodeError, TypeError):
@@ -238,6 +299,7 @@ def _build(cls: type) -> ClassPlan:
 
 
 plan_for: Callable[[type], ClassPlan] = functools.cache(_build)
+"""The :class:`ClassPlan` of an event class (built on first use, then cached)."""
 
 
 def _build_nested(cls: type) -> Extract:
@@ -246,4 +308,3 @@ def _build_nested(cls: type) -> Extract:
 
 _nested_builder: Callable[[type], Extract] = functools.cache(_build_nested)
 """``value -> dict`` of a nested dataclass, all its fields (key order is left to orjson)."""
-"""The :class:`ClassPlan` of an event class (built on first use, then cached)."""

@@ -2,6 +2,9 @@
 
 Targets: ``emit_us_per_event`` <= 2 µs (median, Parquet sink on);
 ``throughput_events_per_s`` >= 300k; ``bytes_per_event`` <= 40;
+``convert_us_per_event`` is the writer's own CPU per event (events -> chained
+Arrow batches, ``RowBuilder.take`` alone, no files): the part of the
+throughput that holds the GIL, so 1e6 / it bounds ``throughput_events_per_s``;
 ``sql_10m_refusals_ms`` and ``sql_10m_skill_switches_ms`` < 1,000 ms over a
 generated 10M-event, 1,000-run store (1M in quick mode), written straight
 into the store layout with pyarrow and cached under the temp dir.
@@ -109,6 +112,22 @@ def _emit_and_throughput(n: int) -> tuple[float, float, float]:
         shutil.rmtree(root, ignore_errors=True)
 
 
+def _convert_us(n: int) -> float:
+    """CPU µs per event of ``RowBuilder.take`` on the benchmark mix, best of three passes."""
+    from recorder._rows import RowBuilder
+
+    events = [_event(f"conv-{i // 10_000:04d}", i % 10_000) for i in range(n)]
+    passes = []
+    for _ in range(3):
+        builder = RowBuilder()
+        started = time.thread_time()
+        for lo in range(0, n, 8192):  # the recorder's batch size
+            builder.add_all(events[lo:lo + 8192])
+            builder.take()
+        passes.append((time.thread_time() - started) / n * 1e6)
+    return min(passes)
+
+
 def _template(rows: int) -> pa.Table:
     """One run's rows in the store schema, built through the real row builder."""
     from recorder._rows import RowBuilder
@@ -167,6 +186,7 @@ def figures(quick: bool) -> dict[str, float]:
     root = _big_store(1_000_000 if quick else 10_000_000)
     return {
         "emit_us_per_event": round(emit_us, 3),
+        "convert_us_per_event": round(_convert_us(50_000 if quick else 200_000), 2),
         "throughput_events_per_s": round(per_s),
         "bytes_per_event": round(per_event, 1),
         "sql_10m_refusals_ms": round(_query_ms(root, REFUSALS_SQL), 1),

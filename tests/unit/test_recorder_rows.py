@@ -5,20 +5,27 @@ from __future__ import annotations
 
 import json
 import threading
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
+import orjson
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from strategies import events
+from strategies import events, json_values
 
 from footprint.events import (
+    ContextEvaluated,
     ContextInjected,
+    CursorMove,
     Event,
     EventBase,
+    LLMEnd,
     RunStart,
+    SkillActivated,
     ToolEnd,
+    ToolStart,
     payload_of,
     to_record,
 )
@@ -28,9 +35,11 @@ from recorder._chain import (
     LOCATOR_BYTES,
     envelope_canonical,
     envelope_json,
+    extend_chains,
     link_hash,
     record_canonical,
 )
+from recorder._extract import dumps_each
 from recorder._hot import HOT_FIELDS, hot_fields
 from recorder._rows import BLOB_KEY, RowBuilder
 from recorder._writer import FileWorker
@@ -161,3 +170,128 @@ def test_given_jobs_when_one_fails_then_all_run_in_order_and_the_failure_surface
     worker.drain()  # raised once, then clear
     worker.close()
     assert seen == list(range(9))
+
+
+def _assert_rows_match_the_reference(stream: Sequence[Event], rows: list[dict[str, Any]],
+                                     blobs: list[dict[str, Any]]) -> dict[str, bytes]:
+    """Every row against ``to_record``/``payload_of`` (blobs resolved) and every link
+    recomputed from the stored columns; returns the heads the walk ends on."""
+    texts = {blob["hash"]: blob["text"] for blob in blobs}
+    heads: dict[str, bytes] = {}
+    assert len(rows) == len(stream)
+    for event, row in zip(stream, rows, strict=True):
+        record = to_record(event)
+        assert {k: row[k] for k in ENVELOPE_ORDER} == {k: record[k] for k in ENVELOPE_ORDER}
+        stored = json.loads(row["payload"])
+        resolved = {k: texts[v[BLOB_KEY]] if isinstance(v, dict) and BLOB_KEY in v else v
+                    for k, v in stored.items()}
+        assert resolved == json.loads(json.dumps(payload_of(event)))
+        assert {k: row[k] for k in HOT_FIELDS} == hot_fields(record)
+        prev = heads.get(row["run_id"], GENESIS)
+        full = link_hash(prev, record_canonical(envelope_canonical(row), row["payload"]))
+        assert (row["prev_hash"], row["hash"]) == (prev[:LOCATOR_BYTES], full[:LOCATOR_BYTES])
+        heads[row["run_id"]] = full
+    return heads
+
+
+def _varied(k: int) -> Event:
+    """Seven classes in an irregular order, two runs interleaved in stretches, some long text."""
+    run, seq = f"run-{(k // 37) % 2}", k
+    long = "é\u2028\x01" * (100 + k % 7) if k % 11 == 0 else "ok"
+    choice = (k * 7) % 9
+    if choice == 0:
+        return ContextInjected(run_id=run, seq=seq, ts=k, slot="system-prompt", source="fact",
+                               content_hash=f"{k:x}", content_summary="s", reason=long,
+                               admitted_via="always", injection_id=f"f-{k}", admitted_by=k - 1)
+    if choice == 1:
+        return LLMEnd(run_id=run, seq=seq, ts=k, content=long, response_hash="h",
+                      step_id=f"llm#{k}")
+    if choice in (2, 3):
+        return ToolStart(run_id=run, seq=seq, ts=k, tool_name="lookup", tool_call_id=f"c{k}",
+                         args={"order": k, "nested": {"z": 1, "a": [long[:5]]}})
+    if choice == 4:
+        return ToolEnd(run_id=run, seq=seq, ts=k, tool_call_id=f"c{k}", tool_name="lookup",
+                       result=long)
+    if choice == 5:
+        return SkillActivated(run_id=run, seq=seq, ts=k, skill_id="triage", reason="route")
+    if choice == 6:
+        return ContextEvaluated(run_id=run, seq=seq, ts=k, iteration=k, active_count=1,
+                                skipped_count=0, evaluated_total=1, active_ids=("a",),
+                                cursor_move=CursorMove(by="route", from_skill="a", to="b"))
+    return RunStart(run_id=run, seq=seq, ts=k, user_message=long)
+
+
+def test_given_a_long_mixed_stream_with_blobs_when_taken_in_two_parts_then_rows_match_the_reference(
+) -> None:
+    stream = [_varied(k) for k in range(2600)]  # several orjson rounds per class, two chunks
+    builder = RowBuilder(blob_min_chars=200)
+    rows: list[dict[str, Any]] = []
+    blobs: list[dict[str, Any]] = []
+    for part in (stream[:900], stream[900:]):
+        builder.add_all(part)
+        batches, found = builder.take()
+        rows += [row for batch in batches for row in batch.to_pylist()]
+        blobs += [] if found is None else found.to_pylist()
+    heads = _assert_rows_match_the_reference(stream, rows, blobs)
+    assert builder.heads == heads
+    assert any(BLOB_KEY in row["payload"] for row in rows)
+    tails = builder.take_tails()
+    assert {run: (t.seq, t.head) for run, t in tails.items()} == {
+        run: (max(e.seq for e in stream if e.run_id == run), heads[run]) for run in heads}
+
+
+_PIECES = st.lists(st.binary(max_size=12), max_size=60)
+
+
+@given(runs=st.lists(st.sampled_from("abc"), max_size=60).flatmap(
+           lambda rs: st.sampled_from([rs, sorted(rs)])),
+       seed=st.dictionaries(st.sampled_from("abc"), st.binary(min_size=32, max_size=32)),
+       data=st.data())
+def test_given_any_run_layout_when_chains_extend_then_links_equal_the_reference_walk(
+    runs: list[str], seed: dict[str, bytes], data: st.DataObject,
+) -> None:
+    envelopes = [data.draw(st.binary(max_size=12)) for _ in runs]
+    payloads = [data.draw(st.binary(max_size=12)) for _ in runs]
+    heads = dict(seed)
+    prevs, links = extend_chains(heads, runs, envelopes, payloads)
+    walk = dict(seed)
+    for i, run in enumerate(runs):
+        prev = walk.get(run, GENESIS)
+        walk[run] = link_hash(prev, record_canonical(envelopes[i], payloads[i]))
+        assert (prevs[i], links[i]) == (prev, walk[run])
+    assert heads == walk
+
+
+def test_given_rows_and_envelopes_of_different_lengths_when_chained_then_it_refuses() -> None:
+    heads: dict[str, bytes] = {}
+    with pytest.raises(ValueError, match="2 runs, 1 envelopes"):
+        extend_chains(heads, ["r", "r"], [b"[]"], [b"{}"])
+    assert heads == {}
+
+
+@given(values=st.lists(json_values() | st.text(alphabet=",\x01\x00[]{}\"\\")))
+def test_given_any_json_values_when_dumped_each_then_each_equals_its_own_dump(
+    values: list[Any],
+) -> None:
+    dumps = orjson.dumps
+    assert dumps_each(dumps, values) == [dumps(v) for v in values]
+
+
+def test_given_a_fragment_that_spells_the_cut_when_dumped_each_then_it_declines() -> None:
+    values = [{"a": orjson.Fragment(b"1," + b"\x01" * 16 + b",2")}, {"b": 2}]
+    assert dumps_each(orjson.dumps, values) is None
+
+
+@pytest.mark.parametrize("field, value", [("seq", True), ("turn", 2.0), ("run_id", b"r")])
+def test_given_a_non_plain_envelope_value_when_taken_then_it_refuses_and_no_chain_moves(
+    field: str, value: object,
+) -> None:
+    builder = RowBuilder()
+    builder.add(RunStart(run_id="r", seq=0, ts=1, user_message="q"))
+    builder.take()
+    before = dict(builder.heads)
+    fields: dict[str, Any] = {"run_id": "r", "seq": 1, "ts": 2, field: value}
+    builder.add(RunStart(user_message="q", **fields))
+    with pytest.raises(TypeError):
+        builder.take()
+    assert builder.heads == before
