@@ -84,21 +84,13 @@ class Agent:
         tool_source: ToolSource | None = None,
         model_source: Provider | None = None,
     ) -> None:
+        # every option as given (lists frozen), so variant() can rebuild this agent
         self._options: dict[str, Any] = {
-            "provider": provider, "model": model, "system_prompt": system_prompt,
-            "injections": tuple(injections), "tools": tuple(tools), "graph": graph,
-            "providers": providers, "escalation": escalation, "decider": decider,
-            "posture": posture, "continuity": continuity, "max_iterations": max_iterations,
-            "sink": sink, "clock": clock, "seed": seed, "name": name,
-            "hidden_skills": tuple(hidden_skills), "temperature": temperature,
-            "tool_source": tool_source, "model_source": model_source,
+            k: tuple(v) if isinstance(v, list) else v
+            for k, v in locals().items() if k != "self"
         }
         self.setup: AgentSetup = build_setup(
-            name=name, provider=provider, model=model, system_prompt=system_prompt,
-            injections=injections, tools=tools, graph=graph, providers=providers,
-            escalation=escalation, decider=decider, posture=posture, continuity=continuity,
-            max_iterations=max_iterations, hidden_skills=hidden_skills, temperature=temperature,
-            tool_source=tool_source, model_source=model_source,
+            **{k: v for k, v in self._options.items() if k not in ("sink", "clock", "seed")}
         )
         self.sink: EventSink = sink if sink is not None else NullSink()
         self.clock: Clock = clock if clock is not None else SystemClock()

@@ -195,6 +195,20 @@ def _check_roles(provider: Provider, injections: Sequence[Injection]) -> tuple[s
     return carried
 
 
+def _plans(
+    merged: tuple[Injection, ...], graph: SkillGraph | None, baseline: Mapping[str, SkillTool]
+) -> tuple[Mapping[str, StepPlan], tuple[Injection, ...]]:
+    """The stepped skills' plans (with §2.9's refusals), plus the steps hint when any exist."""
+    plans = check_steps_for_agent(
+        merged, graph_mounted=graph is not None,
+        open_skill_ids=graph.open_skills() if graph is not None else (),
+        tool_names=baseline,
+    )
+    if plans and all(i.id != "skill-steps-hint" for i in merged):
+        merged = (*merged, skill_steps_hint())
+    return plans, merged
+
+
 def build_setup(
     *,
     name: str,
@@ -228,13 +242,7 @@ def build_setup(
         node_ids=graph.skill_ids if graph is not None else None,
         has_cascade=_has_cascade(graph, continuity),
     )
-    plans = check_steps_for_agent(
-        merged, graph_mounted=graph is not None,
-        open_skill_ids=graph.open_skills() if graph is not None else (),
-        tool_names=baseline,
-    )
-    if plans and all(i.id != "skill-steps-hint" for i in merged):
-        merged = (*merged, skill_steps_hint())
+    plans, merged = _plans(merged, graph, baseline)
     carried = _check_roles(provider, merged)
     return AgentSetup(
         name=name, provider=provider, model=model, system_prompt=system_prompt,
