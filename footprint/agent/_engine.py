@@ -39,7 +39,6 @@ from footprint.injection import (
     lease_tenant,
     summarize_evaluation,
 )
-from footprint.injection._types import ContextSource
 
 __all__ = ["Frame", "admission_of", "begin_iteration", "build_context"]
 
@@ -62,17 +61,13 @@ class Frame:
     evaluated: Evidence
 
 
-def _flavors(setup: AgentSetup) -> dict[str, ContextSource]:
-    return {i.id: i.flavor for i in setup.injections}
-
-
 def _base_context(setup: AgentSetup, state: RunState, iteration: int) -> InjectionContext:
     batch = state.last_batch
     proposal = state.proposal.target_at(iteration) if state.proposal is not None else None
     return InjectionContext(
         iteration=iteration,
         user_message=state.user_message,
-        history=history_view(state.history, _flavors(setup)),
+        history=history_view(state.history, setup.by_id),
         max_iterations=setup.max_iterations,
         last_tool_result=batch[-1] if batch else None,
         tool_results=batch,

@@ -66,6 +66,8 @@ class AgentSetup:
     tool_source: ToolSource | None = None
     model_source: Provider | None = None
 
+    by_id: Mapping[str, Injection] = field(default_factory=lambda: MappingProxyType({}))
+
     @property
     def skills(self) -> tuple[Injection, ...]:
         return tuple(i for i in self.injections if i.flavor == "skill")
@@ -76,7 +78,7 @@ class AgentSetup:
         return g is not None and (g.classifier is not None or self.continuity is not None)
 
     def injection(self, injection_id: str) -> Injection | None:
-        return next((i for i in self.injections if i.id == injection_id), None)
+        return self.by_id.get(injection_id)
 
 
 def _as_tool(item: ToolLike) -> SkillTool:
@@ -246,7 +248,8 @@ def build_setup(
     carried = _check_roles(provider, merged)
     return AgentSetup(
         name=name, provider=provider, model=model, system_prompt=system_prompt,
-        injections=merged, baseline_tools=MappingProxyType(baseline),
+        injections=merged, by_id=MappingProxyType({i.id: i for i in merged}),
+        baseline_tools=MappingProxyType(baseline),
         skill_tools=MappingProxyType(_skill_tools(merged)), graph=graph, brains=brains,
         brain_for=build_brain_for(brains, provider, model) if brains is not None else None,
         plans=plans, posture=posture, continuity=continuity, max_iterations=max_iterations,

@@ -7,6 +7,7 @@ decisions said.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from footprint.graph import AcceptedProposal
@@ -15,6 +16,7 @@ from footprint.injection import (
     EntryScore,
     HistoryMessage,
     InjectedBy,
+    Injection,
     Lease,
     StepPointer,
     ToolResult,
@@ -70,15 +72,17 @@ class RunState:
     output_tokens: int = 0
 
 
-def _injected_by(origin: str | None, flavors: dict[str, ContextSource]) -> InjectedBy | None:
+def _injected_by(origin: str | None, by_id: Mapping[str, Injection]) -> InjectedBy | None:
     if origin is None or not origin.startswith(INJECTION_ORIGIN):
         return None
     inj_id = origin[len(INJECTION_ORIGIN):]
-    return InjectedBy(injection_id=inj_id, flavor=flavors.get(inj_id, "custom"))
+    inj = by_id.get(inj_id)
+    flavor: ContextSource = inj.flavor if inj is not None else "custom"
+    return InjectedBy(injection_id=inj_id, flavor=flavor)
 
 
 def history_view(
-    history: list[Message], flavors: dict[str, ContextSource]
+    history: list[Message], by_id: Mapping[str, Injection]
 ) -> tuple[HistoryMessage, ...]:
     """The conversation as triggers see it, with who-wrote-what preserved."""
     out: list[HistoryMessage] = []
@@ -88,7 +92,7 @@ def history_view(
         origin = m.origin or ""
         out.append(HistoryMessage(
             role=m.role, content=m.content, tool_name=m.tool_name,
-            injected_by=_injected_by(m.origin, flavors),
+            injected_by=_injected_by(m.origin, by_id),
             library_written=origin.startswith(ENGINE_ORIGIN),
         ))
     return tuple(out)

@@ -110,7 +110,7 @@ async def route_turn_stage(setup: AgentSetup, state: RunState, em: RunEmitter) -
     if graph is None:
         return
     ctx = InjectionContext(iteration=1, user_message=state.user_message,
-                           history=history_view(state.history, {}),
+                           history=history_view(state.history, setup.by_id),
                            max_iterations=setup.max_iterations,
                            hidden_skill_ids=setup.hidden_skills or None)
     pick = pick_entry(graph, ctx)
