@@ -6,6 +6,8 @@ import argparse
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from footprint.events import summarize_content
+
 if TYPE_CHECKING:
     from recorder import Store
 
@@ -29,9 +31,8 @@ def open_from(args: argparse.Namespace) -> Store:
 
 
 def clip(value: object, width: int = 60) -> str:
-    """One line of at most ``width`` characters."""
-    text = " ".join(("" if value is None else str(value)).split())
-    return text if len(text) <= width else text[: width - 1] + "…"
+    """One line of at most ``width`` characters (``…`` when cut); ``None`` is empty."""
+    return summarize_content("" if value is None else str(value), width)
 
 
 def table(columns: Sequence[str], rows: Sequence[Sequence[object]], width: int = 60) -> str:

@@ -32,6 +32,7 @@ from footprint.events import (
     payload_of,
 )
 from footprint.events._evidence import JSONValue
+from lens._cmd_common import clip as common_clip
 
 __all__ = [
     "DECLARATION_TYPES",
@@ -59,9 +60,8 @@ IGNORED_FIELDS = frozenset({
 
 
 def clip(value: object, width: int = 70) -> str:
-    """One line of at most ``width`` characters."""
-    text = " ".join(("" if value is None else str(value)).split())
-    return text if len(text) <= width else text[: width - 1] + "…"
+    """One line of at most ``width`` characters (the CLI's :func:`lens._cmd_common.clip`)."""
+    return common_clip(value, width)
 
 
 def canonical(value: object) -> str:

@@ -16,16 +16,11 @@ from footprint.events import (
     ToolEnd,
     ToolStart,
 )
+from lens._cmd_common import clip
 
 __all__ = ["clip", "condition_text", "move_text", "summarize", "value_text"]
 
 _SKIP = frozenset(ENVELOPE_FIELDS) | {"type"}
-
-
-def clip(value: object, width: int = 60) -> str:
-    """One line of at most ``width`` characters (``…`` when cut)."""
-    text = " ".join(("" if value is None else str(value)).split())
-    return text if len(text) <= width else text[: max(width - 1, 0)] + "…"
 
 
 def value_text(value: object, width: int = 40) -> str:
