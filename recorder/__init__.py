@@ -3,11 +3,18 @@
 ``Recorder(sinks=[ParquetSink()], processors=[Redactor()])`` is an
 ``EventSink`` for the engine; ``open_store(path).sql(query)`` reads the
 store back through DuckDB; ``verify_run(store, run_id)`` checks a run's
-hash chain.
+audit chain (SHA-256 heads, row checks).
 """
 
 from recorder._catalog import Store, open_store
-from recorder._chain import GENESIS, canonical_json, envelope_canonical, link_hash, record_canonical
+from recorder._chain import (
+    CHAIN_FORMAT,
+    canonical_json,
+    envelope_canonical,
+    frame,
+    record_canonical,
+    row_check,
+)
 from recorder._discover import StoreWarning
 from recorder._layout import default_store_path
 from recorder._parquet_sink import ParquetSink
@@ -28,10 +35,10 @@ from recorder._verify import VerifyResult, verify_run
 __all__ = [
     "API_KEY_PATTERNS",
     "BLOB_SCHEMA",
+    "CHAIN_FORMAT",
     "CONTENT_FIELDS",
     "DROP",
     "EVENT_SCHEMA",
-    "GENESIS",
     "HOT_FIELDS",
     "UPCASTERS",
     "CaptureLevel",
@@ -52,10 +59,11 @@ __all__ = [
     "capture",
     "default_store_path",
     "envelope_canonical",
-    "link_hash",
+    "frame",
     "marker",
     "open_store",
     "record_canonical",
+    "row_check",
     "upcast",
     "verify_run",
 ]

@@ -75,7 +75,9 @@ class Store:
             con.execute("CREATE OR REPLACE VIEW _stats_all AS "
                         f"SELECT *, 0::BIGINT AS sink_drops FROM {stats}")
         chain = self._raw("_sealed_chain", f.chain, CHAIN_SCHEMA, hive=False)
-        con.execute(f"CREATE OR REPLACE VIEW _chain_all AS SELECT * FROM {chain}")
+        con.register("_live_chain", pa.Table.from_batches(f.live_chain, schema=CHAIN_SCHEMA))
+        con.execute(f"CREATE OR REPLACE VIEW _chain_all AS SELECT * FROM {chain} "
+                    "UNION ALL BY NAME SELECT * FROM _live_chain")
         for name, select in VIEWS:
             con.execute(f"CREATE OR REPLACE VIEW {name} AS {select}")
 

@@ -1,8 +1,8 @@
-"""The audit chain: canonical bytes of a stored record, the SHA-256 link, and what is stored.
+"""The audit chain (format ``footprint-chain/2``): canonical bytes, row checks, heads.
 
 Canonical bytes of record *n* (UTF-8, no BOM, no whitespace anywhere)::
 
-    {"envelope":E,"payload":P}
+    C_n = {"envelope":E,"payload":P}
 
 ``E`` is the envelope as a JSON array of its eleven values in this order:
 ``schema_version, run_id, seq, ts, type, turn, iteration, step_id,
@@ -10,63 +10,60 @@ parent_step, trace_id, span_id``. Each value is ``null`` (``None``), a
 decimal integer (``-`` for negatives, no ``+``, no leading zeros), or a JSON
 string in which only ``"``, ``\\`` and U+0000..U+001F are escaped
 (``\\b \\t \\n \\f \\r`` short, the rest ``\\u00xx`` in lowercase hex) and every
-other code point is raw UTF-8. Any other value (a bool, a float) is refused.
+other code point is raw UTF-8. ``E`` is spelled from the values as stored.
 
-``P`` is the stored ``payload`` text, byte for byte as stored (today the
-writer spells it as sorted-keys compact JSON, blob references in place of
-large text). It is spliced in verbatim, so verification never re-encodes a
-payload and one flipped byte in it changes the hash.
+``P`` is the stored ``payload`` text, byte for byte as stored (the writer
+spells it as sorted-keys compact JSON, blob references in place of large
+text). It is spliced in verbatim, so verification never re-encodes a
+payload and one flipped byte in it changes everything below.
 
-The link is full SHA-256, run by run in emit (= seq) order::
+Each run's records, in seq order, are bound two ways:
 
-    hash_n = sha256(hash_(n-1) || canonical_n),   hash_(-1) = GENESIS (32 zero bytes)
+* **Heads** (the strength): a running SHA-256 over the run's records as
+  netstrings, ``<len(C_n)>:<C_n>,`` one after another. After every batch
+  it writes, the writer stores the digest so far in the ``chain`` table
+  with the seq of the run's last record in that batch. Changing, adding,
+  removing or reordering any byte of any record (envelope or payload)
+  changes every later head.
+* **Row checks** (the pointer): each row stores ``row_check`` =
+  CRC-32 of ``P_n`` continued from ``row_check`` of the run's previous
+  record (0 before the first), and that previous value as ``prev_check``.
+  They name the exact seq of an edited payload (``hash mismatch``), of a
+  record edited and re-checked (the next seq: ``chain broken``), and of a
+  removed one (``missing record``). CRC-32 finds changes, it does not
+  resist forgery: a forger who re-checks every later row still breaks the
+  next head, and ``verify`` then names the first seq after the last good
+  head.
 
 Seqs the writer never received (recorder overflow, a processor's DROP) are
-bridged: the next received record links to the last one written.
+bridged: the next received record follows the last one written.
 
-What the store keeps: per row ``prev_hash`` and ``hash`` are the first
-:data:`LOCATOR_BYTES` bytes of ``hash_(n-1)`` and ``hash_n`` — enough to name
-the first broken seq and tell a changed record (``hash mismatch``) from a
-broken link (``chain broken``); and per run per sealed segment the
-``chain`` table keeps the full 32-byte ``hash_n`` of its last record, so
-the whole chain is still checked at full SHA-256 strength.
-
-:func:`envelope_canonical` and :func:`record_canonical` spell the bytes by
-hand (the reference, used by ``verify``); :func:`envelope_json` is the
-writer's fast spelling of the same ``E`` (the writer spells many at once
-with one ``orjson`` call, byte for byte the same), and
-:func:`extend_chains` links ``E`` and ``P`` as given, without re-encoding.
+:func:`envelope_canonical`, :func:`record_canonical`, :func:`frame` and
+:func:`row_check` spell it all by hand (the reference, used by ``verify``);
+the writer computes the same bytes columnwise (``recorder._link``).
 """
 
 from __future__ import annotations
 
-import hashlib
-import itertools
 import json
+import zlib
 from collections.abc import Mapping, Sequence
 from json.encoder import encode_basestring
 from typing import Any
 
-import orjson
-
 __all__ = [
+    "CHAIN_FORMAT",
     "ENVELOPE_ORDER",
-    "GENESIS",
-    "LOCATOR_BYTES",
     "canonical_json",
     "envelope_canonical",
-    "envelope_json",
-    "extend_chains",
-    "link_hash",
-    "locator",
+    "extend_checks",
+    "frame",
     "record_canonical",
+    "row_check",
 ]
 
-GENESIS = bytes(32)
-"""``hash_(-1)``: the chain value before a run's first record (32 zero bytes)."""
-
-LOCATOR_BYTES = 8
-"""How many leading bytes of each link hash a row stores in ``prev_hash`` / ``hash``."""
+CHAIN_FORMAT = "footprint-chain/2"
+"""The name of the rules above; a reader that meets another format refuses to judge it."""
 
 ENVELOPE_ORDER: tuple[str, ...] = (
     "schema_version", "run_id", "seq", "ts", "type", "turn", "iteration",
@@ -98,16 +95,6 @@ def envelope_canonical(env: Mapping[str, Any]) -> str:
     return "[" + ",".join(_js(env[k]) for k in ENVELOPE_ORDER) + "]"
 
 
-def envelope_json(values: Sequence[object]) -> bytes:
-    """``E`` from the envelope values in :data:`ENVELOPE_ORDER` (the writer's fast path).
-
-    The caller guarantees every value is ``None``, an exact ``int`` or a
-    ``str`` (``orjson`` refuses lone surrogates); for those this equals
-    ``envelope_canonical(...).encode()`` byte for byte.
-    """
-    return orjson.dumps(values)
-
-
 def record_canonical(envelope: str | bytes, payload: str | bytes) -> bytes:
     """The canonical bytes ``{"envelope":E,"payload":P}`` of one stored record."""
     env = envelope if isinstance(envelope, bytes) else envelope.encode("utf-8")
@@ -115,72 +102,43 @@ def record_canonical(envelope: str | bytes, payload: str | bytes) -> bytes:
     return b"".join((_RECORD_HEAD, env, _RECORD_MID, body, b"}"))
 
 
-def link_hash(prev: bytes, canonical: bytes) -> bytes:
-    """``sha256(hash_(n-1) || canonical_n)``: the full 32-byte link."""
-    return hashlib.sha256(prev + canonical).digest()
+def frame(canonical: bytes) -> bytes:
+    """One record as it enters its run's head: the netstring ``<len>:<bytes>,``."""
+    return b"%d:%s," % (len(canonical), canonical)
 
 
-def locator(digest: bytes) -> bytes:
-    """What a row stores of a link hash: its first :data:`LOCATOR_BYTES` bytes."""
-    return digest[:LOCATOR_BYTES]
+def row_check(payload: str | bytes, prev: int) -> int:
+    """``row_check`` of a record: CRC-32 of its payload bytes, continued from ``prev``."""
+    body = payload if isinstance(payload, bytes) else payload.encode("utf-8")
+    return zlib.crc32(body, prev)
 
 
-def extend_chains(
-    heads: dict[str, bytes],
-    runs: Sequence[str],
-    envelopes: Sequence[bytes],
-    payloads: Sequence[bytes],
-) -> tuple[list[bytes], list[bytes]]:
-    """Link a batch onto ``heads`` (``run -> hash_n``, updated in place), in order.
+def extend_checks(
+    checks: dict[str, int], runs: Sequence[str], payloads: Sequence[bytes]
+) -> tuple[list[int], list[int]]:
+    """Each row's ``prev_check`` and ``row_check``, continuing ``checks`` (updated in place).
 
-    Row ``i`` is run ``runs[i]`` with ``E`` = ``envelopes[i]`` and ``P`` =
-    ``payloads[i]``. Returns each row's full ``hash_(n-1)`` and ``hash_n``
-    (the store keeps their :func:`locator`). Every input is spelled before
-    the call, so nothing here fails halfway.
+    Row ``i`` is run ``runs[i]`` with payload ``payloads[i]``, in emit order.
     """
-    if not len(runs) == len(envelopes) == len(payloads):
-        raise ValueError(f"{len(runs)} runs, {len(envelopes)} envelopes and {len(payloads)} "
-                         "payloads; pass one of each per row")
+    if len(runs) != len(payloads):
+        raise ValueError(f"{len(runs)} runs and {len(payloads)} payloads; pass one of each "
+                         "per row")
     if not runs:
         return [], []
-    if len(set(runs)) == 1:  # the usual batch: one run, one tight loop
-        return _link_run(heads, runs[0], envelopes, payloads)
-    stretches = [(run, len(list(group))) for run, group in itertools.groupby(runs)]
-    if len(stretches) * 16 > len(runs):  # runs interleaved row by row
-        return _link_mixed(heads, runs, envelopes, payloads)
-    prevs: list[bytes] = []
-    links: list[bytes] = []
-    at = 0
-    for run, count in stretches:  # runs in long stretches: link stretch by stretch
-        before, after = _link_run(heads, run, envelopes[at:at + count], payloads[at:at + count])
-        prevs += before
-        links += after
-        at += count
-    return prevs, links
+    crc32 = zlib.crc32
+    if runs.count(runs[0]) == len(runs):  # the usual batch: one run, one tight loop
+        first = prev = checks.get(runs[0], 0)
+        after = [prev := crc32(body, prev) for body in payloads]
+        checks[runs[0]] = after[-1]
+        return [first, *after[:-1]], after
+    get = checks.get
+    before: list[int] = []
+    after = []
+    for run, body in zip(runs, payloads, strict=True):
+        prev = get(run, 0)
+        check = crc32(body, prev)
+        checks[run] = check
+        before.append(prev)
+        after.append(check)
+    return before, after
 
-
-def _link_run(
-    heads: dict[str, bytes], run: str, envelopes: Sequence[bytes], payloads: Sequence[bytes]
-) -> tuple[list[bytes], list[bytes]]:
-    sha256 = hashlib.sha256
-    first = prev = heads.get(run, GENESIS)
-    links = [prev := sha256(b'%s{"envelope":%s,"payload":%s}' % (prev, env, body)).digest()
-             for env, body in zip(envelopes, payloads, strict=True)]
-    heads[run] = links[-1]
-    return [first, *links[:-1]], links
-
-
-def _link_mixed(
-    heads: dict[str, bytes], runs: Sequence[str], envelopes: Sequence[bytes],
-    payloads: Sequence[bytes],
-) -> tuple[list[bytes], list[bytes]]:
-    sha256, get = hashlib.sha256, heads.get
-    prevs: list[bytes] = []
-    links: list[bytes] = []
-    for run, env, body in zip(runs, envelopes, payloads, strict=True):
-        prev = get(run, GENESIS)
-        digest = sha256(b'%s{"envelope":%s,"payload":%s}' % (prev, env, body)).digest()
-        heads[run] = digest
-        prevs.append(prev)
-        links.append(digest)
-    return prevs, links

@@ -1,28 +1,30 @@
-"""One chunk of events -> one Arrow batch of the ``events`` table, chained.
+"""One chunk of events -> one Arrow batch of the ``events`` table, with its row checks.
 
-The envelope is read as one tuple per event (Arrow converts the tuples as
-structs; ``orjson`` spells every ``E`` in one call). Payloads and hot
-columns are converted class by class (``_extract``), then put back in emit
-order with one Arrow ``take``. The chain links each row last, so a chunk
-that fails to convert never moves a run's head.
+The envelope is read column by column (integers packed by ``array``, text
+converted by Arrow). Payloads and hot columns are converted class by
+class (``_extract``), then put back in emit order with one Arrow ``take``.
+The row checks are taken last, so a chunk that fails to convert never moves
+a run's check; the heads are the file thread's work (``_link``).
 """
 
 from __future__ import annotations
 
+import array
+import time
 from collections import deque
-from operator import attrgetter, itemgetter
+from collections.abc import Sequence
+from itertools import accumulate
+from operator import attrgetter
 from typing import Any
 
-import orjson
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from footprint.events import EventBase
-from recorder._chain import ENVELOPE_ORDER, LOCATOR_BYTES, envelope_canonical, extend_chains
-from recorder._extract import BlobSink, dumps_each, plan_for
+from recorder._chain import ENVELOPE_ORDER, extend_checks
+from recorder._extract import BlobSink, plan_for
 from recorder._hot import HOT_FIELDS
 
-__all__ = ["ENVELOPE_TYPES", "convert"]
+__all__ = ["ENVELOPE_TYPES", "convert", "packed_strings"]
 
 ENVELOPE_TYPES: tuple[tuple[str, pa.DataType], ...] = (
     ("schema_version", pa.int32()),
@@ -38,60 +40,70 @@ ENVELOPE_TYPES: tuple[tuple[str, pa.DataType], ...] = (
     ("span_id", pa.string()),
 )
 """The envelope columns in :data:`ENVELOPE_ORDER` with their Arrow types."""
+assert tuple(name for name, _ in ENVELOPE_TYPES) == ENVELOPE_ORDER
 
 _CLASS_COLUMNS: tuple[tuple[str, pa.DataType], ...] = (
     *((name, pa.string()) for name in HOT_FIELDS), ("admitted_by", pa.int64()))
-_ROW = attrgetter(*ENVELOPE_ORDER)
-_RUN = itemgetter(ENVELOPE_ORDER.index("run_id"))
-_ENVELOPE_STRUCT = pa.struct(list(ENVELOPE_TYPES))
-_INTS = frozenset({int, type(None)})
-_INT_FIELDS = tuple(itemgetter(ENVELOPE_ORDER.index(name)) for name in ENVELOPE_ORDER
-                    if name in ("iteration", "schema_version", "seq", "ts", "turn"))
-_DIGEST = pa.binary(32)
+_PACK = {pa.int32(): "i", pa.int64(): "q"}
+_GETTERS = tuple((attrgetter(name), kind) for name, kind in ENVELOPE_TYPES)
+_INTS = frozenset({int, bool, type(None)})
+_YIELD = 1024
+"""Events converted between two offers of the GIL to the store's file thread (see below)."""
 
 
-def _locators(digests: list[bytes]) -> pa.Array:
-    """The first ``LOCATOR_BYTES`` of each 32-byte digest, cut in one vectorised pass."""
-    full = pa.Array.from_buffers(_DIGEST, len(digests), [None, pa.py_buffer(b"".join(digests))])
-    return pc.binary_slice(full, 0, LOCATOR_BYTES)
+def _offer_gil() -> None:
+    """Let a thread waiting for the GIL take it now.
 
-
-def _plain(rows: list[tuple[Any, ...]]) -> bool:
-    """``True`` if every int envelope field is exactly an ``int`` or ``None``.
-
-    Arrow truncates a float in an int column without a word, so floats
-    (and other non-ints) are found here. Arrow itself refuses a bool there
-    and non-text in a string column; ``orjson`` refuses the one thing Arrow
-    takes as text (bytes).
+    Conversion is pure Python and never lets go of the GIL on its own, so
+    the file thread, which needs it for a moment between each of its long
+    GIL-free calls, would wait out a whole switch interval (5 ms) every
+    time. ``sleep(0)`` releases and retakes it: the file thread's waits
+    become microseconds, and the two threads overlap.
     """
-    for field in _INT_FIELDS:
-        values = map(field, rows)
-        try:
-            if type(sum(values)) is int:  # C speed; a float or None shows up here
-                continue
-        except TypeError:  # a None (or worse) among them: look at each type
-            pass
-        if not set(map(type, map(field, rows))) <= _INTS:
-            return False
-    return True
+    time.sleep(0)
 
 
-def _envelopes(rows: list[tuple[Any, ...]]) -> list[bytes]:
-    """``E`` of each envelope row (values in :data:`ENVELOPE_ORDER`).
+def packed_strings(texts: Sequence[bytes]) -> pa.Array:
+    """UTF-8 texts as one Arrow string array, copied once, not validated again.
 
-    When every int field is a plain ``int`` (or ``None``), ``orjson`` spells
-    them all in one call, byte for byte the reference; otherwise the
-    reference spells them, and refuses what the spec refuses (a float, a bool).
+    Every caller passes text it encoded itself (``orjson`` or ``str.encode``),
+    so the bytes are valid UTF-8 already.
     """
-    if _plain(rows):
-        try:
-            spelled = dumps_each(orjson.dumps, rows)
-        except orjson.JSONEncodeError:  # bytes, a lone surrogate, an int beyond 64 bits
-            spelled = None
-        if spelled is not None:
-            return spelled
-    return [envelope_canonical(dict(zip(ENVELOPE_ORDER, row, strict=True))).encode("utf-8")
-            for row in rows]
+    ends = array.array("i", [0])
+    ends.extend(accumulate(map(len, texts)))
+    return pa.Array.from_buffers(pa.string(), len(texts),
+                                 [None, pa.py_buffer(ends), pa.py_buffer(b"".join(texts))])
+
+
+def _ints(events: list[EventBase], get: attrgetter[Any], kind: pa.DataType) -> pa.Array:
+    """An integer column; packed at C speed unless a value is ``None`` (or not an int).
+
+    A float is refused, never truncated; ``True``/``False`` are stored as 1/0.
+    """
+    try:
+        packed: array.array[int] = array.array(_PACK[kind], map(get, events))
+    except (TypeError, OverflowError):
+        values = list(map(get, events))
+        bad = next((v for v in values if type(v) not in _INTS), None)
+        if bad is not None:
+            raise TypeError(f"envelope value {bad!r} is neither str, int nor None") from None
+        return pa.array(values, kind)  # None kept; beyond 64 bits raises OverflowError
+    return pa.Array.from_buffers(kind, len(packed), [None, pa.py_buffer(packed)])
+
+
+def _envelope(events: list[EventBase]) -> tuple[list[pa.Array], list[str]]:
+    """The eleven envelope columns, and the run id of every row."""
+    columns: list[pa.Array] = []
+    runs: list[str] = []
+    for get, kind in _GETTERS:
+        if kind in _PACK:
+            columns.append(_ints(events, get, kind))
+            continue
+        values = list(map(get, events))
+        columns.append(pa.array(values, kind))
+        if not runs:
+            runs = values
+    return columns, runs
 
 
 def _by_class(events: list[EventBase]) -> tuple[list[EventBase], list[tuple[type, int]],
@@ -128,7 +140,10 @@ def _class_columns(
         members = ordered if m == len(ordered) else ordered[at:at + m]
         at += m
         plan = plan_for(cls)
-        payloads += plan.payloads(members, blobs)
+        for part in range(0, m, _YIELD):
+            _offer_gil()
+            payloads += plan.payloads(members[part:part + _YIELD] if m > _YIELD else members,
+                                      blobs)
         arrays = {name: pa.array(values, pa.string())
                   for name, values in plan.hot_columns(members)}
         admitted = plan.admitted_by(members)
@@ -150,17 +165,16 @@ def _class_columns(
 
 
 def convert(
-    events: list[EventBase], blobs: BlobSink, heads: dict[str, bytes], schema: pa.Schema
-) -> tuple[pa.RecordBatch, list[tuple[Any, ...]]]:
-    """One chunk as a batch in ``schema`` (emit order), linked onto ``heads``.
+    events: list[EventBase], blobs: BlobSink, checks: dict[str, int], schema: pa.Schema
+) -> tuple[pa.RecordBatch, list[str]]:
+    """One chunk as a batch in ``schema`` (emit order), its row checks continuing ``checks``.
 
-    Also returns each event's envelope values (in :data:`ENVELOPE_ORDER`).
-    Every fallible conversion runs first: only a chunk that converted whole
-    joins the chain.
+    Also returns each row's run id. Every fallible conversion runs first:
+    only a chunk that converted whole moves a run's check.
     """
-    rows = list(map(_ROW, events))
-    envelope = pa.array(rows, _ENVELOPE_STRUCT).flatten()
-    envelopes = _envelopes(rows)
+    _offer_gil()
+    envelope, runs = _envelope(events)
+    _offer_gil()
     ordered, sizes, back = _by_class(events)
     payloads, by_class = _class_columns(ordered, sizes, blobs)
     if back is not None:
@@ -168,8 +182,13 @@ def convert(
         names = [str(i) for i in range(len(by_class))]
         by_class = pa.RecordBatch.from_arrays(by_class, names=names).take(
             pa.array(back, pa.int32())).columns
-    payload = pa.array(payloads, pa.binary()).cast(pa.string())
-    runs = list(map(_RUN, rows))
-    prev, link = extend_chains(heads, runs, envelopes, payloads)
+    _offer_gil()
+    payload = packed_strings(payloads)
+    before, after = extend_checks(checks, runs, payloads)
     return pa.RecordBatch.from_arrays(
-        [*envelope, *by_class, payload, _locators(prev), _locators(link)], schema=schema), rows
+        [*envelope, *by_class, payload, _uint32(before), _uint32(after)], schema=schema), runs
+
+
+def _uint32(values: list[int]) -> pa.Array:
+    packed = array.array("I", values)
+    return pa.Array.from_buffers(pa.uint32(), len(packed), [None, pa.py_buffer(packed)])

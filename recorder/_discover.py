@@ -28,6 +28,7 @@ class StoreFiles:
     chain: list[Path] = field(default_factory=list)
     live_events: list[pa.RecordBatch] = field(default_factory=list)
     live_blobs: list[pa.RecordBatch] = field(default_factory=list)
+    live_chain: list[pa.RecordBatch] = field(default_factory=list)
     skipped: list[Path] = field(default_factory=list)
 
 
@@ -80,6 +81,9 @@ def discover(root: Path) -> StoreFiles:
             found.live_events.extend(batches)
     for path in live_blobs:
         found.live_blobs.extend(read_live(path))
+    for path in _visible(list((root / LIVE).glob("*.chain.arrows"))):
+        if segment_of(path) in live_ids:  # heads come after their rows: read them last
+            found.live_chain.extend(read_live(path))
     for path in _visible(list((root / EVENTS).glob("*/*.parquet"))):
         if segment_of(path) not in live_ids and _readable_parquet(path, found.skipped):
             found.events.append(path)
@@ -90,6 +94,6 @@ def discover(root: Path) -> StoreFiles:
         if _readable_parquet(path, found.skipped):
             found.stats.append(path)
     for path in _visible(list((root / CHAIN).glob("*.parquet"))):
-        if _readable_parquet(path, found.skipped):
+        if segment_of(path) not in live_ids and _readable_parquet(path, found.skipped):
             found.chain.append(path)
     return found

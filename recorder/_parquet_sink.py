@@ -12,7 +12,8 @@ import pyarrow as pa
 from footprint._errors import ConfigError
 from footprint.events import EventBase
 from recorder._layout import STATS, new_writer_id, resolve_store
-from recorder._rows import RowBuilder, RunTail
+from recorder._link import RunHeads
+from recorder._rows import EVENT_SCHEMA, RowBuilder, RunTail
 from recorder._segment import Segment, write_atomically
 from recorder._sink import ExportResult
 from recorder._writer import FileWorker
@@ -39,7 +40,8 @@ class ParquetSink:
 
     Every export appends one Arrow batch to this writer's live segment (an
     Arrow IPC stream that survives SIGKILL batch by batch); the file work runs
-    on the sink's own thread, and ``force_flush`` waits for it. The segment is
+    on the sink's own thread (with the runs' SHA-256 heads, ``_link``), and
+    ``force_flush`` waits for it. The segment is
     sealed into Hive-partitioned Parquet — temp name, then rename — when it
     reaches ``seal_rows``, when every run in it has ended, and at shutdown.
     ``durable=True`` adds fsyncs for power loss. File names carry the UTC
@@ -69,6 +71,7 @@ class ParquetSink:
         self._segment: Segment | None = None
         self._segment_rows = 0
         self._files = FileWorker(f"footprint-store-{self.writer_id}")
+        self._heads = RunHeads()  # used on the file thread only
         self._open_runs: set[str] = set()
         self._drops: dict[str, tuple[int, int, int]] = {}
         self._drops_dirty = False
@@ -86,7 +89,10 @@ class ParquetSink:
         tails = self._builder.take_tails()
         ended = self._track_runs(tails)
         segment = self._current()
-        self._files.submit(functools.partial(segment.append, events, blobs, tails))
+        last = {run: tail.seq for run, tail in tails.items()}
+        table = pa.Table.from_batches(events, schema=EVENT_SCHEMA)
+        self._files.submit(functools.partial(
+            self._write, segment, table, blobs, self._builder.last_runs, last))
         self._segment_rows += sum(b.num_rows for b in events)
         if self._segment_rows >= self.seal_rows or (ended and not self._open_runs):
             self._seal()
@@ -129,6 +135,16 @@ class ParquetSink:
             else:
                 self._open_runs.add(run)
         return ended
+
+    def _write(self, segment: Segment, table: pa.Table, blobs: pa.RecordBatch | None,
+               runs: list[str], last: dict[str, int]) -> None:
+        """The file thread's job per export: link the runs' heads, then append it all.
+
+        One table for the whole export, so each step is one call that
+        releases the GIL once (every retake of the GIL can wait a switch
+        interval behind the converting thread).
+        """
+        segment.append(table, blobs, self._heads.link(table, runs, last))
 
     def _current(self) -> Segment:
         if self._segment is None:

@@ -3,13 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from operator import itemgetter
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 import pyarrow as pa
 
 from footprint.events import EventBase
-from recorder._chain import LOCATOR_BYTES
 from recorder._columns import ENVELOPE_TYPES, convert
 from recorder._extract import BLOB_KEY, BlobSink
 from recorder._hot import HOT_FIELDS, hot_fields, hot_plan
@@ -29,7 +27,6 @@ __all__ = [
 
 ENVELOPE_NAMES = tuple(name for name, _ in ENVELOPE_TYPES)
 
-_LOCATOR = pa.binary(LOCATOR_BYTES)
 _REQUIRED = ("run_id", "seq", "ts", "type")
 EVENT_SCHEMA = pa.schema(
     [pa.field(n, t, nullable=n not in _REQUIRED) for n, t in ENVELOPE_TYPES]
@@ -37,11 +34,11 @@ EVENT_SCHEMA = pa.schema(
     + [
         pa.field("admitted_by", pa.int64()),
         pa.field("payload", pa.string(), nullable=False),
-        pa.field("prev_hash", _LOCATOR, nullable=False),
-        pa.field("hash", _LOCATOR, nullable=False),
+        pa.field("prev_check", pa.uint32(), nullable=False),
+        pa.field("row_check", pa.uint32(), nullable=False),
     ]
 )
-"""One row per event; ``prev_hash``/``hash`` are locators of the link (see ``_chain``)."""
+"""One row per event; ``prev_check``/``row_check`` are the run's row checks (``_chain``)."""
 
 BLOB_SCHEMA = pa.schema(
     [
@@ -56,41 +53,42 @@ CHAIN_SCHEMA = pa.schema(
         pa.field("segment", pa.string(), nullable=False),
         pa.field("last_seq", pa.int64(), nullable=False),
         pa.field("head", pa.binary(32), nullable=False),
+        pa.field("format", pa.string(), nullable=False),
     ]
 )
-"""Per run per sealed segment: the full SHA-256 link of the run's last record in it."""
+"""Per run, after every batch the writer wrote: its last seq there, the run's head, and
+the chain format (``recorder._chain.CHAIN_FORMAT``) the head was taken in."""
 
 
 class RunTail(NamedTuple):
-    """A run's last record so far: its seq, its type tag and its full link hash."""
+    """A run's last record so far: its seq and its type tag."""
 
     seq: int
     type: str
-    head: bytes
 
 
-_RUN = itemgetter(ENVELOPE_NAMES.index("run_id"))
-_SEQ, _TYPE = ENVELOPE_NAMES.index("seq"), ENVELOPE_NAMES.index("type")
 _CHUNK = 8192
 """Events converted per pass (the recorder's batch size): each pass makes a few dozen Arrow
 calls whatever its size, and keeps only one envelope tuple per event alive."""
 
 
 class RowBuilder:
-    """Turns events into Arrow batches, keeping each run's chain head between batches.
+    """Turns events into Arrow batches, keeping each run's row check between batches.
 
     ``add``/``add_all`` only queue; :meth:`take` converts everything queued
-    in one columnar pass (grouped by event class) and links it onto
-    ``heads`` (``run_id -> hash_n``). Blobs already written by this builder
+    in one columnar pass (grouped by event class) and continues
+    ``checks`` (``run_id -> row_check`` of its last row). Blobs already written by this builder
     are not written again, so a repeated prompt is stored once per writer.
     """
 
     def __init__(self, *, blob_min_chars: int = 256, seen_blob_limit: int = 200_000) -> None:
         self.blob_min_chars = blob_min_chars
         self._blobs = BlobSink(blob_min_chars, seen_blob_limit)
-        self.heads: dict[str, bytes] = {}
+        self.checks: dict[str, int] = {}
         self._pending: list[EventBase] = []
         self._tails: dict[str, RunTail] = {}
+        self.last_runs: list[str] = []
+        """The run id of every row the last :meth:`take` returned, in emit order."""
 
     def __len__(self) -> int:
         return len(self._pending)
@@ -105,11 +103,13 @@ class RowBuilder:
         """The queued events as Arrow batches (one per chunk) and their new blobs (or ``None``)."""
         pending, self._pending = self._pending, []
         batches = []
+        self.last_runs = []
         for at in range(0, len(pending), _CHUNK):
             events = pending[at:at + _CHUNK]
-            batch, rows = convert(events, self._blobs, self.heads, EVENT_SCHEMA)
-            self._note_tails(rows)
+            batch, runs = convert(events, self._blobs, self.checks, EVENT_SCHEMA)
+            self._note_tails(runs, events)
             batches.append(batch)
+            self.last_runs += runs
         return batches, self._blob_batch()
 
     def _blob_batch(self) -> pa.RecordBatch | None:
@@ -128,7 +128,7 @@ class RowBuilder:
         tails, self._tails = self._tails, {}
         return tails
 
-    def _note_tails(self, rows: list[tuple[Any, ...]]) -> None:
-        """Each run's last row of a chunk (envelope rows in emit order) with its new head."""
-        for run, row in dict(zip(map(_RUN, rows), rows, strict=True)).items():
-            self._tails[run] = RunTail(row[_SEQ], row[_TYPE], self.heads[run])
+    def _note_tails(self, runs: list[str], events: list[EventBase]) -> None:
+        """Each run's last event of a chunk (emit order)."""
+        for run, event in dict(zip(runs, events, strict=True)).items():
+            self._tails[run] = RunTail(event.seq, getattr(event, "type", ""))

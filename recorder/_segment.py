@@ -12,15 +12,16 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from recorder._chain import CHAIN_FORMAT
 from recorder._layout import BLOBS, CHAIN, EVENTS, LIVE
-from recorder._rows import BLOB_SCHEMA, CHAIN_SCHEMA, EVENT_SCHEMA, RunTail
+from recorder._rows import BLOB_SCHEMA, CHAIN_SCHEMA, EVENT_SCHEMA
 
 __all__ = ["Segment", "parquet_options", "write_atomically"]
 
 _IPC = pa.ipc.IpcWriteOptions(compression="lz4")
 
 
-_UNIQUE = ("seq", "ts", "payload", "prev_hash", "hash", "step_id", "tool_call_id",
+_UNIQUE = ("seq", "ts", "payload", "prev_check", "row_check", "step_id", "tool_call_id",
            "content_hash")
 """Event columns whose values rarely repeat: a dictionary would only cost time."""
 _DELTA = ("seq", "ts")
@@ -69,13 +70,13 @@ class _Stream:
         self._writer: pa.ipc.RecordBatchStreamWriter | None = None
         self.rows = 0
 
-    def write(self, batch: pa.RecordBatch) -> None:
+    def write(self, data: pa.RecordBatch | pa.Table) -> None:
         if self._writer is None:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self._file = pa.OSFile(str(self.path), "wb")
             self._writer = pa.ipc.new_stream(self._file, self._schema, options=_IPC)
-        self._writer.write_batch(batch)
-        self.rows += batch.num_rows
+        self._writer.write(data)
+        self.rows += data.num_rows
 
     def read_all(self) -> pa.Table:
         """Everything written, read back from the (closed) file."""
@@ -122,8 +123,8 @@ class _DayFiles:
         final = self._final(day)
         return final.with_name(f".{final.name}.tmp")
 
-    def add(self, batch: pa.RecordBatch) -> None:
-        for day, part in _by_date(pa.Table.from_batches([batch])):
+    def add(self, table: pa.Table) -> None:
+        for day, part in _by_date(table):
             parts = self._pending.setdefault(day, [])
             parts.append(part)
             if sum(p.num_rows for p in parts) >= _ROW_GROUP:
@@ -167,56 +168,55 @@ class Segment:
         self.id = segment_id
         self.events = _Stream(root / LIVE / f"{segment_id}.events.arrows", EVENT_SCHEMA)
         self.blobs = _Stream(root / LIVE / f"{segment_id}.blobs.arrows", BLOB_SCHEMA)
+        self.chain = _Stream(root / LIVE / f"{segment_id}.chain.arrows", CHAIN_SCHEMA)
         self.rows = 0
-        self.tails: dict[str, RunTail] = {}
         self._days = _DayFiles(root, segment_id)
 
     def append(
         self,
-        events: Sequence[pa.RecordBatch],
+        events: pa.Table,
         blobs: pa.RecordBatch | None,
-        tails: dict[str, RunTail] | None = None,
+        heads: Sequence[tuple[str, int, bytes]] = (),
     ) -> None:
-        """Blobs first, so no stored event ever points at a blob that is not there.
-
-        ``tails`` are the runs' chain heads after ``events``; the segment
-        keeps the latest per run and seals them into the ``chain`` table.
-        """
+        """Blobs first, so no stored event ever points at a blob that is not there;
+        ``heads`` (``(run_id, last_seq, head)`` after ``events``) last, so no head
+        ever covers a row that is not there."""
         if blobs is not None:
             self.blobs.write(blobs)
-        for batch in events:
-            self.events.write(batch)
-            self.rows += batch.num_rows
-            self._days.add(batch)
-        self.tails.update(tails or {})
+        if events.num_rows:
+            self.events.write(events)
+            self.rows += events.num_rows
+            self._days.add(events)
+        if heads:
+            self.chain.write(self._chain_batch(heads))
 
     def sync(self) -> None:
         self.blobs.sync()
         self.events.sync()
+        self.chain.sync()
 
     def seal(self, *, durable: bool) -> None:
         """Finish the Parquet files (temp + rename), then drop the live streams."""
         self.events.close()
         self.blobs.close()
+        self.chain.close()
         if self.blobs.rows:
             write_atomically(self.blobs.read_all(), self.root / BLOBS / f"{self.id}.parquet",
                              durable=durable)
-        if self.tails:
-            write_atomically(self._chain_table(), self.root / CHAIN / f"{self.id}.parquet",
+        if self.chain.rows:
+            write_atomically(self.chain.read_all(), self.root / CHAIN / f"{self.id}.parquet",
                              durable=durable)
         self._days.seal(durable=durable)
         self.events.unlink()
         self.blobs.unlink()
+        self.chain.unlink()
 
-    def _chain_table(self) -> pa.Table:
-        runs = sorted(self.tails)
-        return pa.table(
-            {
-                "run_id": runs,
-                "segment": [self.id] * len(runs),
-                "last_seq": [self.tails[r].seq for r in runs],
-                "head": [self.tails[r].head for r in runs],
-            },
+    def _chain_batch(self, heads: Sequence[tuple[str, int, bytes]]) -> pa.RecordBatch:
+        runs, seqs, digests = zip(*heads, strict=True)
+        return pa.RecordBatch.from_arrays(
+            [pa.array(runs, pa.string()), pa.array([self.id] * len(runs), pa.string()),
+             pa.array(seqs, pa.int64()), pa.array(digests, pa.binary(32)),
+             pa.array([CHAIN_FORMAT] * len(runs), pa.string())],
             schema=CHAIN_SCHEMA,
         )
 

@@ -1,4 +1,4 @@
-"""``verify_run``: walk one run's hash chain and name the first broken record."""
+"""``verify_run``: walk one run's audit chain (``recorder._chain``), name the first break."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from recorder._catalog import Store
-from recorder._chain import GENESIS, envelope_canonical, link_hash, locator, record_canonical
+from recorder._chain import CHAIN_FORMAT, envelope_canonical, frame, record_canonical, row_check
 from recorder._rows import BLOB_KEY, ENVELOPE_NAMES
 
 __all__ = ["VerifyResult", "verify_run"]
@@ -18,10 +18,11 @@ __all__ = ["VerifyResult", "verify_run"]
 class VerifyResult:
     """The verdict on one run's chain.
 
-    ``reason`` is ``hash mismatch`` (the record's bytes changed),
-    ``chain broken`` (its ``prev_hash`` is not the previous record's hash),
-    ``missing record`` (a seq is absent and the chain does not bridge it),
-    ``duplicate record`` or ``blob mismatch``. ``skipped`` counts seqs the
+    ``reason`` is ``hash mismatch`` (the record's bytes changed: its row
+    check, or the head over it), ``chain broken`` (its ``prev_check`` is not
+    the previous record's row check), ``missing record`` (a seq is absent and
+    the chain does not bridge it), ``duplicate record``, ``blob mismatch`` or
+    ``unknown chain format`` (written by another version). ``skipped`` counts seqs the
     writer itself never received (overflow or a processor's DROP): the chain
     bridges those, so they are reported, not failed.
     """
@@ -44,21 +45,21 @@ class VerifyResult:
 
 
 def verify_run(store: Store, run_id: str) -> VerifyResult:
-    """Recompute every link of ``run_id``'s chain in seq order, then check its blobs.
+    """Walk ``run_id``'s records in seq order against its row checks and its heads.
 
-    Each row's ``prev_hash``/``hash`` locators are checked against the full
-    recomputed chain, and where a sealed segment recorded the run's chain
-    head, the full 32-byte link is checked too (a tail cut off is missing).
+    Each row's ``prev_check``/``row_check`` are recomputed from its payload,
+    and at every seq where the writer stored a head, the SHA-256 over the
+    run's framed canonical records so far must equal it (a tail cut off
+    after a head is missing). Then every blob the run references is checked.
     """
     rows = store.rows(
-        f"SELECT {', '.join(ENVELOPE_NAMES)}, payload, prev_hash, hash FROM _events_all "
+        f"SELECT {', '.join(ENVELOPE_NAMES)}, payload, prev_check, row_check FROM _events_all "
         "WHERE run_id = ? ORDER BY seq",
         [run_id],
     )
-    heads: dict[int, tuple[bytes, str]] = {
-        int(seq): (bytes(head), str(segment)) for seq, head, segment in store.rows(
-            "SELECT last_seq, head, segment FROM _chain_all WHERE run_id = ?", [run_id])
-    }
+    heads = _heads(store, run_id)
+    if isinstance(heads, VerifyResult):
+        return heads
     refs: dict[str, int] = {}
     walked = _walk(run_id, rows, heads, refs)
     if isinstance(walked, VerifyResult):
@@ -70,35 +71,66 @@ def verify_run(store: Store, run_id: str) -> VerifyResult:
     return VerifyResult(run_id=run_id, valid=True, records=len(rows), skipped=walked)
 
 
+def _heads(store: Store, run_id: str) -> dict[int, tuple[bytes, str]] | VerifyResult:
+    found = store.rows("SELECT last_seq, head, segment, format FROM _chain_all WHERE run_id = ?",
+                       [run_id])
+    for seq, _, segment, kind in found:
+        if kind != CHAIN_FORMAT:
+            return _broken(run_id, 0, int(seq), "unknown chain format",
+                           f"segment {segment} was written in chain format {kind or '1'!r}; "
+                           f"this footprint checks {CHAIN_FORMAT!r} — verify it with the "
+                           "footprint version that recorded it")
+    return {int(seq): (bytes(head), str(segment)) for seq, head, segment, _ in found}
+
+
+class _Walk:
+    """The state of one run's walk: the last check, the next seq, the open head block."""
+
+    __slots__ = ("block", "check", "expected", "skipped", "stream")
+
+    def __init__(self) -> None:
+        self.check, self.expected, self.skipped = 0, 0, 0
+        self.block: int | None = None
+        self.stream = hashlib.sha256()
+
+
 def _walk(
     run_id: str, rows: list[tuple[Any, ...]], heads: dict[int, tuple[bytes, str]],
     refs: dict[str, int],
 ) -> VerifyResult | int:
     """The chain walk: the first broken record's verdict, or the number of bridged seqs."""
     n = len(ENVELOPE_NAMES)
-    prev, expected, skipped = GENESIS, 0, 0
+    walk = _Walk()
     for row in rows:
         env = dict(zip(ENVELOPE_NAMES, row[:n], strict=True))
-        payload, stored_prev, stored = str(row[n]), bytes(row[n + 1]), bytes(row[n + 2])
+        payload, stored_prev, stored = str(row[n]), row[n + 1], row[n + 2]
         seq = int(env["seq"])
-        broken = _link_problem(seq, expected, locator(prev), stored_prev)
+        broken = _link_problem(seq, walk.expected, walk.check, stored_prev)
         if broken is not None:
             return VerifyResult(run_id=run_id, valid=False, records=len(rows), **broken)
-        skipped += seq - expected
-        digest = link_hash(prev, record_canonical(envelope_canonical(env), payload))
+        walk.skipped += seq - walk.expected
+        check = row_check(payload, walk.check)
+        if check != stored:
+            return _broken(run_id, len(rows), seq, "hash mismatch",
+                           "the stored payload no longer matches its row check")
+        walk.stream.update(frame(record_canonical(envelope_canonical(env), payload)))
+        walk.block = seq if walk.block is None else walk.block
         sealed = heads.pop(seq, None)
-        if locator(digest) != stored or (sealed is not None and sealed[0] != digest):
-            why = ("the stored bytes no longer hash to the stored hash" if sealed is None else
-                   f"the stored bytes no longer hash to the chain head sealed in {sealed[1]}")
-            return _broken(run_id, len(rows), seq, "hash mismatch", why)
-        prev, expected = digest, seq + 1
+        if sealed is not None:
+            if walk.stream.copy().digest() != sealed[0]:
+                return _broken(run_id, len(rows), walk.block, "hash mismatch",
+                               f"seq {walk.block}..{seq} no longer hash to the head stored in "
+                               f"segment {sealed[1]}; their payloads check out, so an envelope "
+                               "value or the head itself changed")
+            walk.block = None
+        walk.check, walk.expected = check, seq + 1
         _collect_refs(payload, seq, refs)
     if heads:
         last, (_, segment) = max(heads.items())
-        return _broken(run_id, len(rows), expected, "missing record",
-                       f"seq {expected}..{last} absent; segment {segment} sealed the chain "
-                       f"up to seq {last}")
-    return skipped
+        return _broken(run_id, len(rows), walk.expected, "missing record",
+                       f"seq {walk.expected}..{last} absent; segment {segment} stored the "
+                       f"run's head up to seq {last}")
+    return walk.skipped
 
 
 def _broken(run_id: str, records: int, seq: int, reason: str, detail: str) -> VerifyResult:
@@ -108,7 +140,7 @@ def _broken(run_id: str, records: int, seq: int, reason: str, detail: str) -> Ve
 
 
 def _link_problem(
-    seq: int, expected: int, prev: bytes, stored_prev: bytes
+    seq: int, expected: int, prev: int, stored_prev: object
 ) -> dict[str, Any] | None:
     if seq < expected:
         return {"broken_seq": seq, "reason": "duplicate record",
@@ -119,7 +151,7 @@ def _link_problem(
         return {"broken_seq": expected, "reason": "missing record",
                 "detail": f"seq {expected}..{seq - 1} absent and the chain does not bridge them"}
     return {"broken_seq": seq, "reason": "chain broken",
-            "detail": "prev_hash differs from the previous record's hash"}
+            "detail": "prev_check differs from the previous record's row check"}
 
 
 def _collect_refs(payload: str, seq: int, refs: dict[str, int]) -> None:

@@ -36,7 +36,7 @@ VIEWS: tuple[tuple[str, str], ...] = (
     ("blobs", "SELECT hash, any_value(chars) AS chars, any_value(text) AS text "
               "FROM _blobs_all GROUP BY hash"),
     ("events", f"SELECT schema_version, {_ENV}, trace_id, span_id, {_HOT}, payload, "
-               "lower(hex(prev_hash)) AS prev_hash, lower(hex(hash)) AS hash, date "
+               "prev_check, row_check, date "
                "FROM _events_all"),
     ("decisions", f"SELECT {_ENV}, {_HOT}, payload FROM events WHERE type IN ({_DECISIONS})"),
     ("injections", f"""

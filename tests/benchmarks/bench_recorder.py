@@ -37,11 +37,11 @@ from footprint.events import (
     ToolStart,
 )
 from recorder import EVENT_SCHEMA, ParquetSink, Recorder, open_store
-from recorder._chain import LOCATOR_BYTES
+from recorder._chain import CHAIN_FORMAT
 from recorder._segment import parquet_options
 
 _T0 = 1_700_000_000_000_000_000
-_LAYOUT = f"loc{LOCATOR_BYTES}-delta"  # the cached big store is rebuilt when the row layout changes
+_LAYOUT = CHAIN_FORMAT.replace("/", "")  # the cached big store is rebuilt when the layout changes
 REFUSALS_SQL = (
     "SELECT run_id, count(*) AS refusals FROM rejections GROUP BY run_id "
     "ORDER BY refusals DESC LIMIT 10"
@@ -148,11 +148,10 @@ def _generate(root: Path, runs: int, per_run: int) -> None:
             pa.array([f"gen-{r:05d}"] * per_run, pa.string()))
         table = table.set_column(table.schema.get_field_index("ts"), "ts",
                                  pc.add(table.column("ts"), r * 10**9))
-        for column in ("prev_hash", "hash"):  # random like real link locators
-            width = LOCATOR_BYTES * per_run
-            locators = pa.Array.from_buffers(pa.binary(LOCATOR_BYTES), per_run,
-                                             [None, pa.py_buffer(os.urandom(width))])
-            table = table.set_column(table.schema.get_field_index(column), column, locators)
+        for column in ("prev_check", "row_check"):  # random like real CRC-32 checks
+            checks = pa.Array.from_buffers(pa.uint32(), per_run,
+                                           [None, pa.py_buffer(os.urandom(4 * per_run))])
+            table = table.set_column(table.schema.get_field_index(column), column, checks)
         pq.write_table(table.cast(EVENT_SCHEMA), day / f"gen-{r:05d}.parquet",
                        **parquet_options(EVENT_SCHEMA))  # as the writer seals them
 

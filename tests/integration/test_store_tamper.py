@@ -19,14 +19,10 @@ from recorder import (
     ParquetSink,
     Recorder,
     StoreWarning,
-    envelope_canonical,
-    link_hash,
     open_store,
-    record_canonical,
+    row_check,
     verify_run,
 )
-from recorder._chain import GENESIS, LOCATOR_BYTES
-from recorder._rows import ENVELOPE_NAMES
 
 N = 40
 
@@ -91,17 +87,10 @@ def test_given_one_flipped_payload_byte_when_verified_then_that_seq_is_named(
 def test_given_a_record_edited_and_rehashed_when_verified_then_the_next_seq_breaks(
     store_dir: Path,
 ) -> None:
-    def full_link(row: dict[str, object], prev: bytes) -> bytes:
-        env = {k: row[k] for k in ENVELOPE_NAMES}
-        return link_hash(prev, record_canonical(envelope_canonical(env), str(row["payload"])))
-
     def edit(rows: list[dict[str, object]]) -> None:
-        prev = GENESIS  # rows store 8-byte locators: recompute the full link up to row 4
-        for row in rows[:5]:
-            prev = full_link(row, prev)
         row = rows[5]
         row["payload"] = str(row["payload"]).replace('"t"', '"x"')
-        row["hash"] = full_link(row, prev)[:LOCATOR_BYTES]
+        row["row_check"] = row_check(str(row["payload"]), int(rows[4]["row_check"]))  # type: ignore[call-overload]
 
     _rewrite(store_dir, edit)
     result = verify_run(open_store(store_dir), "run-t")
@@ -170,15 +159,39 @@ def test_given_the_tail_of_a_sealed_run_cut_off_when_verified_then_the_first_cut
     assert f"up to seq {N - 1}" in result.detail
 
 
-def test_given_a_forged_chain_head_when_verified_then_the_segment_end_is_a_hash_mismatch(
+def _block_start(root: Path, seq: int) -> int:
+    """The first seq covered by the head stored at or after ``seq`` (heads come per batch)."""
+    (path,) = (root / "chain").glob("*.parquet")
+    before = [r["last_seq"] for r in pq.read_table(path).to_pylist() if r["last_seq"] < seq]
+    return max(before, default=-1) + 1
+
+
+def test_given_a_forged_chain_head_when_verified_then_its_block_is_a_hash_mismatch(
     store_dir: Path,
 ) -> None:
     (path,) = (store_dir / "chain").glob("*.parquet")
     rows = pq.read_table(path).to_pylist()
-    rows[0]["head"] = bytes(32)
+    last = max(rows, key=lambda r: r["last_seq"])
+    last["head"] = bytes(32)
     pq.write_table(pa.Table.from_pylist(rows, schema=pq.read_schema(path)), path)
     result = verify_run(open_store(store_dir), "run-t")
-    assert (result.valid, result.broken_seq, result.reason) == (False, N - 1, "hash mismatch")
+    start = _block_start(store_dir, N - 1)
+    assert (result.valid, result.broken_seq, result.reason) == (False, start, "hash mismatch")
+    assert f"seq {start}..{N - 1}" in result.detail
+
+
+@pytest.mark.parametrize("column, value", [("type", "tool.start"), ("ts", 5), ("turn", 3)])
+def test_given_an_edited_envelope_value_when_verified_then_the_head_over_it_breaks(
+    store_dir: Path, column: str, value: object,
+) -> None:
+    def edit(rows: list[dict[str, object]]) -> None:
+        next(r for r in rows if r["seq"] == 9)[column] = value
+
+    _rewrite(store_dir, edit)
+    result = verify_run(open_store(store_dir), "run-t")
+    start = _block_start(store_dir, 9)
+    assert (result.valid, result.broken_seq, result.reason) == (False, start, "hash mismatch")
+    assert "an envelope value" in result.detail
 
 
 def test_given_a_run_sealed_across_many_segments_when_verified_then_every_head_checks_out(

@@ -1,8 +1,9 @@
 """The columnar row builder against the reference spellings: envelope bytes, payloads,
-hot columns, blobs and the chain link, for any event and any mix of classes."""
+hot columns, blobs, row checks and heads, for any event and any mix of classes."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import threading
 from collections.abc import Sequence
@@ -10,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 import orjson
+import pyarrow as pa
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -31,24 +33,24 @@ from footprint.events import (
 )
 from recorder._chain import (
     ENVELOPE_ORDER,
-    GENESIS,
-    LOCATOR_BYTES,
     envelope_canonical,
-    envelope_json,
-    extend_chains,
-    link_hash,
+    extend_checks,
+    frame,
     record_canonical,
+    row_check,
 )
 from recorder._extract import dumps_each
 from recorder._hot import HOT_FIELDS, hot_fields
-from recorder._rows import BLOB_KEY, RowBuilder
+from recorder._link import RunHeads, _framed_eagerly, framed_records
+from recorder._rows import BLOB_KEY, EVENT_SCHEMA, RowBuilder
 from recorder._writer import FileWorker
 
 _TEXT = st.text(alphabet=st.characters(exclude_categories=("Cs",)), max_size=30)
 _INT = st.integers(min_value=-(2**63), max_value=2**63 - 1)
+_INT32 = st.integers(min_value=-(2**31), max_value=2**31 - 1)
 _ENVELOPE = st.fixed_dictionaries({
-    name: (_INT if name in ("schema_version", "seq", "ts", "turn", "iteration") else _TEXT)
-    | st.none()
+    name: (_INT32 if name == "schema_version" else
+           _INT if name in ("seq", "ts", "turn", "iteration") else _TEXT) | st.none()
     for name in ENVELOPE_ORDER
 })
 
@@ -61,13 +63,29 @@ def _rows(evs: list[Any], **kw: Any) -> tuple[RowBuilder, list[dict[str, Any]], 
     return builder, rows, [] if blobs is None else blobs.to_pylist()
 
 
-@given(env=_ENVELOPE)
-def test_given_any_envelope_when_encoded_fast_then_bytes_equal_the_reference(
-    env: dict[str, Any],
+def _table(envs: list[dict[str, Any]], payloads: list[str]) -> pa.Table:
+    """Rows in the store schema from envelope dicts and payload texts (other columns null)."""
+    columns = {name: [env[name] for env in envs] for name in ENVELOPE_ORDER}
+    columns["payload"] = payloads
+    columns["prev_check"] = columns["row_check"] = [0] * len(envs)
+    return pa.Table.from_pydict(
+        {f.name: columns.get(f.name, [None] * len(envs)) for f in EVENT_SCHEMA},
+        schema=EVENT_SCHEMA)
+
+
+@given(envs=st.lists(_ENVELOPE, min_size=1, max_size=8), data=st.data())
+@settings(max_examples=150)
+def test_given_any_envelopes_when_framed_columnwise_then_bytes_equal_the_reference(
+    envs: list[dict[str, Any]], data: st.DataObject,
 ) -> None:
-    fast = envelope_json(tuple(env[k] for k in ENVELOPE_ORDER))
-    assert fast == envelope_canonical(env).encode("utf-8")
-    assert json.loads(fast) == [env[k] for k in ENVELOPE_ORDER]
+    payloads = [data.draw(_TEXT) for _ in envs]
+    table = _table(envs, payloads)
+    framed = framed_records(table)
+    assert framed.equals(_framed_eagerly(table.to_batches()[0]))
+    for k, env in enumerate(envs):
+        canonical = record_canonical(envelope_canonical(env), payloads[k])
+        assert framed[k].as_py().encode("utf-8") == frame(canonical)
+        assert json.loads(envelope_canonical(env)) == [env[n] for n in ENVELOPE_ORDER]
 
 
 @given(event=events())
@@ -88,19 +106,25 @@ def test_given_any_event_when_built_then_the_row_matches_the_reference_record(
 
 @given(stream=st.lists(events(), min_size=1, max_size=40))
 @settings(max_examples=60)
-def test_given_a_mixed_batch_when_converted_then_emit_order_holds_and_every_link_recomputes(
+def test_given_a_mixed_batch_when_converted_then_emit_order_holds_and_every_check_recomputes(
     stream: list[Event],
 ) -> None:
     builder, rows, _ = _rows(stream)
     assert [(r["run_id"], r["seq"], r["type"]) for r in rows] == [
         (e.run_id, e.seq, e.type) for e in stream]
-    heads: dict[str, bytes] = {}
+    assert builder.checks == _walk_checks(rows)
+    assert builder.last_runs == [e.run_id for e in stream]
+
+
+def _walk_checks(rows: list[dict[str, Any]]) -> dict[str, int]:
+    """Every row's ``prev_check``/``row_check`` recomputed with the reference, run by run."""
+    checks: dict[str, int] = {}
     for row in rows:
-        prev = heads.get(row["run_id"], GENESIS)
-        full = link_hash(prev, record_canonical(envelope_canonical(row), row["payload"]))
-        assert (row["prev_hash"], row["hash"]) == (prev[:LOCATOR_BYTES], full[:LOCATOR_BYTES])
-        heads[row["run_id"]] = full
-    assert builder.heads == heads
+        prev = checks.get(row["run_id"], 0)
+        assert row["prev_check"] == prev
+        checks[row["run_id"]] = row_check(row["payload"], prev)
+        assert row["row_check"] == checks[row["run_id"]]
+    return checks
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -133,11 +157,11 @@ def test_given_a_float_seq_when_taken_then_it_refuses_and_no_chain_moves() -> No
     builder = RowBuilder()
     builder.add(RunStart(run_id="r", seq=0, ts=1, user_message="q"))
     builder.take()
-    before = dict(builder.heads)
+    before = dict(builder.checks)
     builder.add(RunStart(run_id="r", seq=1.5, ts=2, user_message="q"))  # type: ignore[arg-type]
     with pytest.raises(TypeError, match="neither str, int nor None"):
         builder.take()
-    assert builder.heads == before
+    assert builder.checks == before
 
 
 def test_given_an_int_beyond_64_bits_when_built_then_the_reference_path_spells_it(
@@ -173,11 +197,10 @@ def test_given_jobs_when_one_fails_then_all_run_in_order_and_the_failure_surface
 
 
 def _assert_rows_match_the_reference(stream: Sequence[Event], rows: list[dict[str, Any]],
-                                     blobs: list[dict[str, Any]]) -> dict[str, bytes]:
-    """Every row against ``to_record``/``payload_of`` (blobs resolved) and every link
-    recomputed from the stored columns; returns the heads the walk ends on."""
+                                     blobs: list[dict[str, Any]]) -> dict[str, int]:
+    """Every row against ``to_record``/``payload_of`` (blobs resolved) and every row check
+    recomputed from the stored columns; returns the checks the walk ends on."""
     texts = {blob["hash"]: blob["text"] for blob in blobs}
-    heads: dict[str, bytes] = {}
     assert len(rows) == len(stream)
     for event, row in zip(stream, rows, strict=True):
         record = to_record(event)
@@ -187,11 +210,7 @@ def _assert_rows_match_the_reference(stream: Sequence[Event], rows: list[dict[st
                     for k, v in stored.items()}
         assert resolved == json.loads(json.dumps(payload_of(event)))
         assert {k: row[k] for k in HOT_FIELDS} == hot_fields(record)
-        prev = heads.get(row["run_id"], GENESIS)
-        full = link_hash(prev, record_canonical(envelope_canonical(row), row["payload"]))
-        assert (row["prev_hash"], row["hash"]) == (prev[:LOCATOR_BYTES], full[:LOCATOR_BYTES])
-        heads[row["run_id"]] = full
-    return heads
+    return _walk_checks(rows)
 
 
 def _varied(k: int) -> Event:
@@ -232,41 +251,60 @@ def test_given_a_long_mixed_stream_with_blobs_when_taken_in_two_parts_then_rows_
         batches, found = builder.take()
         rows += [row for batch in batches for row in batch.to_pylist()]
         blobs += [] if found is None else found.to_pylist()
-    heads = _assert_rows_match_the_reference(stream, rows, blobs)
-    assert builder.heads == heads
+    checks = _assert_rows_match_the_reference(stream, rows, blobs)
+    assert builder.checks == checks
     assert any(BLOB_KEY in row["payload"] for row in rows)
     tails = builder.take_tails()
-    assert {run: (t.seq, t.head) for run, t in tails.items()} == {
-        run: (max(e.seq for e in stream if e.run_id == run), heads[run]) for run in heads}
-
-
-_PIECES = st.lists(st.binary(max_size=12), max_size=60)
+    assert {run: (t.seq, t.type) for run, t in tails.items()} == {
+        run: max((e.seq, e.type) for e in stream if e.run_id == run) for run in checks}
 
 
 @given(runs=st.lists(st.sampled_from("abc"), max_size=60).flatmap(
            lambda rs: st.sampled_from([rs, sorted(rs)])),
-       seed=st.dictionaries(st.sampled_from("abc"), st.binary(min_size=32, max_size=32)),
+       seed=st.dictionaries(st.sampled_from("abc"), st.integers(0, 2**32 - 1)),
        data=st.data())
-def test_given_any_run_layout_when_chains_extend_then_links_equal_the_reference_walk(
-    runs: list[str], seed: dict[str, bytes], data: st.DataObject,
+def test_given_any_run_layout_when_checks_extend_then_they_equal_the_reference_walk(
+    runs: list[str], seed: dict[str, int], data: st.DataObject,
 ) -> None:
-    envelopes = [data.draw(st.binary(max_size=12)) for _ in runs]
     payloads = [data.draw(st.binary(max_size=12)) for _ in runs]
-    heads = dict(seed)
-    prevs, links = extend_chains(heads, runs, envelopes, payloads)
+    checks = dict(seed)
+    before, after = extend_checks(checks, runs, payloads)
     walk = dict(seed)
     for i, run in enumerate(runs):
-        prev = walk.get(run, GENESIS)
-        walk[run] = link_hash(prev, record_canonical(envelopes[i], payloads[i]))
-        assert (prevs[i], links[i]) == (prev, walk[run])
-    assert heads == walk
+        prev = walk.get(run, 0)
+        walk[run] = row_check(payloads[i], prev)
+        assert (before[i], after[i]) == (prev, walk[run])
+    assert checks == walk
 
 
-def test_given_rows_and_envelopes_of_different_lengths_when_chained_then_it_refuses() -> None:
-    heads: dict[str, bytes] = {}
-    with pytest.raises(ValueError, match="2 runs, 1 envelopes"):
-        extend_chains(heads, ["r", "r"], [b"[]"], [b"{}"])
-    assert heads == {}
+def test_given_runs_and_payloads_of_different_lengths_when_checked_then_it_refuses() -> None:
+    checks: dict[str, int] = {}
+    with pytest.raises(ValueError, match="2 runs and 1 payloads"):
+        extend_checks(checks, ["r", "r"], [b"{}"])
+    assert checks == {}
+
+
+@given(parts=st.lists(st.lists(st.sampled_from("abc"), min_size=1, max_size=30), min_size=1,
+                      max_size=4))
+@settings(max_examples=60)
+def test_given_runs_in_any_layout_when_linked_batch_by_batch_then_heads_hash_the_frames_in_order(
+    parts: list[list[str]],
+) -> None:
+    heads, streams, seq = RunHeads(), {}, 0
+    for runs in parts:
+        envs = []
+        for run in runs:
+            envs.append({**dict.fromkeys(ENVELOPE_ORDER), "schema_version": 1, "run_id": run,
+                         "seq": seq, "ts": seq, "type": "t.x"})
+            seq += 1
+        payloads = [f'{{"k":{env["seq"]}}}' for env in envs]
+        last = {env["run_id"]: env["seq"] for env in envs}
+        got = heads.link(_table(envs, payloads), runs, last)
+        for env, body in zip(envs, payloads, strict=True):
+            streams.setdefault(env["run_id"], hashlib.sha256()).update(
+                frame(record_canonical(envelope_canonical(env), body)))
+        assert sorted(got) == sorted(
+            (run, last[run], streams[run].copy().digest()) for run in set(runs))
 
 
 @given(values=st.lists(json_values() | st.text(alphabet=",\x01\x00[]{}\"\\")))
@@ -282,16 +320,23 @@ def test_given_a_fragment_that_spells_the_cut_when_dumped_each_then_it_declines(
     assert dumps_each(orjson.dumps, values) is None
 
 
-@pytest.mark.parametrize("field, value", [("seq", True), ("turn", 2.0), ("run_id", b"r")])
-def test_given_a_non_plain_envelope_value_when_taken_then_it_refuses_and_no_chain_moves(
+@pytest.mark.parametrize("field, value", [("seq", 1.0), ("turn", 2.5), ("iteration", "3"),
+                                          ("run_id", 5), ("step_id", 1.5)])
+def test_given_an_envelope_value_arrow_would_bend_when_taken_then_it_refuses_and_no_check_moves(
     field: str, value: object,
 ) -> None:
     builder = RowBuilder()
     builder.add(RunStart(run_id="r", seq=0, ts=1, user_message="q"))
     builder.take()
-    before = dict(builder.heads)
+    before = dict(builder.checks)
     fields: dict[str, Any] = {"run_id": "r", "seq": 1, "ts": 2, field: value}
     builder.add(RunStart(user_message="q", **fields))
     with pytest.raises(TypeError):
         builder.take()
-    assert builder.heads == before
+    assert builder.checks == before
+
+
+def test_given_a_none_turn_and_a_bool_seq_when_taken_then_they_store_as_null_and_int() -> None:
+    _, (row,), _ = _rows([RunStart(run_id="r", seq=True, ts=2, turn=None,  # type: ignore[arg-type]
+                                   user_message="q")])
+    assert (row["seq"], row["turn"]) == (1, None)

@@ -1,0 +1,160 @@
+"""The writer's side of the chain heads: canonical bytes spelled columnwise, then hashed.
+
+Runs on the store writer's file thread. Every step is an Arrow compute
+kernel or a large ``hashlib`` update, and both release the GIL, so the
+heads cost the engine's process little besides a second core's time.
+The bytes equal the reference spellings in ``recorder._chain`` (a
+property test holds them to it).
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import itertools
+from json.encoder import encode_basestring
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.acero as acero
+import pyarrow.compute as pc
+
+from recorder._chain import ENVELOPE_ORDER
+
+__all__ = ["RunHeads", "envelope_column", "framed_records"]
+
+_ESCAPED = r'["\\\x00-\x1f]'
+"""What a JSON string must escape: a quote, a backslash, a control character."""
+_WRAP = len(b'{"envelope":') + len(b',"payload":') + len(b"}")
+
+
+def _spelled(column: pa.Array) -> pa.Array | str:
+    """One envelope column as JSON values (``null`` for a missing value)."""
+    if column.null_count == len(column):
+        return "null"
+    if pa.types.is_integer(column.type):
+        text = pc.cast(column, pa.string())
+    elif pc.any(pc.match_substring_regex(column, _ESCAPED)).as_py():
+        text = pa.array([None if v is None else encode_basestring(v)
+                         for v in column.to_pylist()], pa.string())
+    else:
+        text = pc.binary_join_element_wise('"', column, '"', "")
+    return pc.fill_null(text, "null") if column.null_count else text
+
+
+def envelope_column(batch: pa.RecordBatch) -> pa.Array:
+    """``E`` of every row, spelled from the stored envelope columns."""
+    parts = [_spelled(batch.column(name)) for name in ENVELOPE_ORDER]
+    inner = pc.binary_join_element_wise(*parts, ",")
+    return pc.binary_join_element_wise("[", inner, "]", "")
+
+
+def _framed_eagerly(batch: pa.RecordBatch) -> pa.Array:
+    """:func:`framed_records` kernel by kernel, escaping text in Python where needed."""
+    envelope = envelope_column(batch)
+    payload = batch.column("payload")
+    size = pc.add(pc.add(pc.binary_length(envelope), pc.binary_length(payload)), _WRAP)
+    return pc.binary_join_element_wise(
+        pc.cast(size, pa.string()), ':{"envelope":', envelope, ',"payload":', payload, "},", "")
+
+
+def _call(name: str, *args: object) -> pc.Expression:
+    return pc.Expression._call(
+        name, [a if isinstance(a, pc.Expression) else pc.scalar(a) for a in args])
+
+
+@functools.cache
+def _framing(schema: pa.Schema) -> tuple[acero.Declaration, acero.Declaration]:
+    """Two projections: ``E``, ``P`` and whether any text needs escaping; then the frames.
+
+    Run as one Acero plan, the whole spelling is one call that releases the
+    GIL once, instead of forty kernels each taking it back.
+    """
+    parts, escapes = [], []
+    for name in ENVELOPE_ORDER:
+        field = pc.field(name)
+        if pa.types.is_integer(schema.field(name).type):
+            parts.append(pc.coalesce(field.cast(pa.string()), pc.scalar("null")))
+            continue
+        parts.append(pc.coalesce(_call("binary_join_element_wise", '"', field, '"', ""),
+                                 pc.scalar("null")))
+        escapes.append(pc.match_substring_regex(field, _ESCAPED))
+    envelope = _call("binary_join_element_wise", "[",
+                     _call("binary_join_element_wise", *parts, ","), "]", "")
+    escape = functools.reduce(lambda a, b: _call("or_kleene", a, b), escapes)
+    first = acero.ProjectNodeOptions([envelope, pc.field("payload"), escape], ["e", "p", "x"])
+    e, p = pc.field("e"), pc.field("p")
+    size = _call("add", _call("add", _call("binary_length", e), _call("binary_length", p)),
+                 _WRAP)
+    framed = _call("binary_join_element_wise", size.cast(pa.string()), ':{"envelope":', e,
+                   ',"payload":', p, "},", "")
+    second = acero.ProjectNodeOptions([framed, pc.field("x")], ["frame", "x"])
+    return acero.Declaration("project", first), acero.Declaration("project", second)
+
+
+def framed_records(table: pa.Table) -> pa.Array:
+    """Every row as its netstring ``<len(C)>:<C>,`` with ``C`` its canonical bytes."""
+    first, second = _framing(table.schema)
+    source = acero.Declaration("table_source", acero.TableSourceNodeOptions(table))
+    out = acero.Declaration.from_sequence([source, first, second]).to_table(use_threads=False)
+    if sum(chunk.true_count for chunk in out.column("x").chunks):
+        # rare: a quote, a backslash or a control character in the envelope text
+        return _framed_eagerly(table.combine_chunks().to_batches()[0])
+    frames = out.column("frame")
+    return frames.chunks[0] if frames.num_chunks == 1 else frames.combine_chunks()
+
+
+def _spans(runs: list[str]) -> tuple[list[int] | None, list[tuple[str, int, int]]]:
+    """The rows grouped by run and each run's ``(run_id, start, end)`` in that grouping.
+
+    The order is ``None`` when every run is one stretch already (one run, or
+    runs one after another); otherwise a stable sort by run id.
+    """
+    spans, start = [], 0
+    for run, group in itertools.groupby(runs):
+        end = start + sum(1 for _ in group)
+        spans.append((run, start, end))
+        start = end
+    if len({run for run, _, _ in spans}) == len(spans):
+        return None, spans
+    order = sorted(range(len(runs)), key=runs.__getitem__)
+    spans, start = [], 0
+    for run, group in itertools.groupby(map(runs.__getitem__, order)):
+        end = start + sum(1 for _ in group)
+        spans.append((run, start, end))
+        start = end
+    return order, spans
+
+
+class RunHeads:
+    """Each run's running SHA-256 over its framed records; :meth:`link` returns new heads.
+
+    Used by one thread (the store writer's file thread) in export order.
+    """
+
+    def __init__(self) -> None:
+        self._streams: dict[str, Any] = {}
+
+    def link(self, table: pa.Table, runs: list[str],
+             last_seqs: dict[str, int]) -> list[tuple[str, int, bytes]]:
+        """Feed ``table`` (rows in emit order; ``runs`` their run ids) into the heads.
+
+        Returns ``(run_id, last_seq, head)`` per run: the seq of the run's last
+        row here (from ``last_seqs``) and the digest of its records so far.
+        """
+        if not runs:
+            return []
+        frames = framed_records(table)
+        order, spans = _spans(runs)
+        if order is not None:
+            frames = frames.take(pa.array(order, pa.int32()))
+        ends = memoryview(frames.buffers()[1]).cast("i")[frames.offset:]
+        data = frames.buffers()[2]
+        heads = []
+        for run, start, end in spans:
+            stream = self._streams.get(run)
+            if stream is None:
+                stream = self._streams[run] = hashlib.sha256()
+            stream.update(data.slice(ends[start], ends[end] - ends[start]))
+            heads.append((run, last_seqs[run], stream.copy().digest()))
+        return heads
