@@ -25,9 +25,9 @@ Each run's records, in seq order, are bound two ways:
   with the seq of the run's last record in that batch. Changing, adding,
   removing or reordering any byte of any record (envelope or payload)
   changes every later head.
-* **Row checks** (the pointer): each row stores ``row_check`` =
-  CRC-32 of ``P_n`` continued from ``row_check`` of the run's previous
-  record (0 before the first), and that previous value as ``prev_check``.
+* **Row checks** (the pointer): each row stores ``row_check`` = CRC-32
+  of ``P_n``, and as ``prev_check`` the ``row_check`` of the run's previous
+  record (0 before the first).
   They name the exact seq of an edited payload (``hash mismatch``), of a
   record edited and re-checked (the next seq: ``chain broken``), and of a
   removed one (``missing record``). CRC-32 finds changes, it does not
@@ -107,38 +107,29 @@ def frame(canonical: bytes) -> bytes:
     return b"%d:%s," % (len(canonical), canonical)
 
 
-def row_check(payload: str | bytes, prev: int) -> int:
-    """``row_check`` of a record: CRC-32 of its payload bytes, continued from ``prev``."""
-    body = payload if isinstance(payload, bytes) else payload.encode("utf-8")
-    return zlib.crc32(body, prev)
+def row_check(payload: str | bytes) -> int:
+    """``row_check`` of a record: the CRC-32 of its payload bytes."""
+    return zlib.crc32(payload if isinstance(payload, bytes) else payload.encode("utf-8"))
 
 
 def extend_checks(
     checks: dict[str, int], runs: Sequence[str], payloads: Sequence[bytes]
 ) -> tuple[list[int], list[int]]:
-    """Each row's ``prev_check`` and ``row_check``, continuing ``checks`` (updated in place).
-
-    Row ``i`` is run ``runs[i]`` with payload ``payloads[i]``, in emit order.
-    """
+    """Each row's ``prev_check`` and ``row_check``, continuing ``checks`` (updated in place:
+    ``run_id -> row_check`` of the run's last row). Row ``i`` is run ``runs[i]`` with
+    payload ``payloads[i]``, in emit order."""
     if len(runs) != len(payloads):
         raise ValueError(f"{len(runs)} runs and {len(payloads)} payloads; pass one of each "
                          "per row")
     if not runs:
         return [], []
-    crc32 = zlib.crc32
-    if runs.count(runs[0]) == len(runs):  # the usual batch: one run, one tight loop
-        first = prev = checks.get(runs[0], 0)
-        after = [prev := crc32(body, prev) for body in payloads]
+    after = list(map(zlib.crc32, payloads))
+    if runs.count(runs[0]) == len(runs):  # the usual batch: one run
+        before = [checks.get(runs[0], 0), *after[:-1]]
         checks[runs[0]] = after[-1]
-        return [first, *after[:-1]], after
-    get = checks.get
-    before: list[int] = []
-    after = []
-    for run, body in zip(runs, payloads, strict=True):
-        prev = get(run, 0)
-        check = crc32(body, prev)
+        return before, after
+    before = []
+    for run, check in zip(runs, after, strict=True):
+        before.append(checks.get(run, 0))
         checks[run] = check
-        before.append(prev)
-        after.append(check)
     return before, after
-

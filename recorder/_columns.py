@@ -47,7 +47,7 @@ _CLASS_COLUMNS: tuple[tuple[str, pa.DataType], ...] = (
 _PACK = {pa.int32(): "i", pa.int64(): "q"}
 _GETTERS = tuple((attrgetter(name), kind) for name, kind in ENVELOPE_TYPES)
 _INTS = frozenset({int, bool, type(None)})
-_YIELD = 1024
+_YIELD = 512
 """Events converted between two offers of the GIL to the store's file thread (see below)."""
 
 
@@ -69,8 +69,7 @@ def packed_strings(texts: Sequence[bytes]) -> pa.Array:
     Every caller passes text it encoded itself (``orjson`` or ``str.encode``),
     so the bytes are valid UTF-8 already.
     """
-    ends = array.array("i", [0])
-    ends.extend(accumulate(map(len, texts)))
+    ends = array.array("i", [0, *accumulate(map(len, texts))])
     return pa.Array.from_buffers(pa.string(), len(texts),
                                  [None, pa.py_buffer(ends), pa.py_buffer(b"".join(texts))])
 
@@ -81,7 +80,7 @@ def _ints(events: list[EventBase], get: attrgetter[Any], kind: pa.DataType) -> p
     A float is refused, never truncated; ``True``/``False`` are stored as 1/0.
     """
     try:
-        packed: array.array[int] = array.array(_PACK[kind], map(get, events))
+        packed: array.array[int] = array.array(_PACK[kind], list(map(get, events)))
     except (TypeError, OverflowError):
         values = list(map(get, events))
         bad = next((v for v in values if type(v) not in _INTS), None)

@@ -109,7 +109,7 @@ def _walk(
         if broken is not None:
             return VerifyResult(run_id=run_id, valid=False, records=len(rows), **broken)
         walk.skipped += seq - walk.expected
-        check = row_check(payload, walk.check)
+        check = row_check(payload)
         if check != stored:
             return _broken(run_id, len(rows), seq, "hash mismatch",
                            "the stored payload no longer matches its row check")

@@ -122,7 +122,7 @@ def _walk_checks(rows: list[dict[str, Any]]) -> dict[str, int]:
     for row in rows:
         prev = checks.get(row["run_id"], 0)
         assert row["prev_check"] == prev
-        checks[row["run_id"]] = row_check(row["payload"], prev)
+        checks[row["run_id"]] = row_check(row["payload"])
         assert row["row_check"] == checks[row["run_id"]]
     return checks
 
@@ -272,7 +272,7 @@ def test_given_any_run_layout_when_checks_extend_then_they_equal_the_reference_w
     walk = dict(seed)
     for i, run in enumerate(runs):
         prev = walk.get(run, 0)
-        walk[run] = row_check(payloads[i], prev)
+        walk[run] = row_check(payloads[i])
         assert (before[i], after[i]) == (prev, walk[run])
     assert checks == walk
 
