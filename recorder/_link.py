@@ -12,6 +12,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import itertools
+from collections.abc import Iterable
 from json.encoder import encode_basestring
 from typing import Any
 
@@ -129,19 +130,37 @@ def _spans(runs: list[str]) -> tuple[list[int] | None, list[tuple[str, int, int]
 class RunHeads:
     """Each run's running SHA-256 over its framed records; :meth:`link` returns new heads.
 
-    Used by one thread (the store writer's file thread) in export order.
+    Used by one thread (the store writer's file thread) in export order. A
+    run that has ended keeps its stream among the ``keep_ended`` most recent
+    ended runs (a straggler event still links on), then is forgotten, so a
+    long-lived writer's memory does not grow with every run it ever saw.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, *, keep_ended: int = 1024) -> None:
         self._streams: dict[str, Any] = {}
+        self._ended: dict[str, None] = {}
+        self._keep_ended = keep_ended
 
-    def link(self, table: pa.Table, runs: list[str],
-             last_seqs: dict[str, int]) -> list[tuple[str, int, bytes]]:
+    def link(self, table: pa.Table, runs: list[str], last_seqs: dict[str, int],
+             ended: Iterable[str] = ()) -> list[tuple[str, int, bytes]]:
         """Feed ``table`` (rows in emit order; ``runs`` their run ids) into the heads.
 
         Returns ``(run_id, last_seq, head)`` per run: the seq of the run's last
         row here (from ``last_seqs``) and the digest of its records so far.
+        ``ended`` names the runs whose terminal event is in this table.
         """
+        heads = self._link(table, runs, last_seqs)
+        for run in ended:
+            self._ended.pop(run, None)
+            self._ended[run] = None
+        while len(self._ended) > self._keep_ended:
+            oldest = next(iter(self._ended))
+            del self._ended[oldest]
+            self._streams.pop(oldest, None)
+        return heads
+
+    def _link(self, table: pa.Table, runs: list[str],
+              last_seqs: dict[str, int]) -> list[tuple[str, int, bytes]]:
         if not runs:
             return []
         frames = framed_records(table)
@@ -155,6 +174,7 @@ class RunHeads:
             stream = self._streams.get(run)
             if stream is None:
                 stream = self._streams[run] = hashlib.sha256()
+            self._ended.pop(run, None)  # events after its end: it is open again
             stream.update(data.slice(ends[start], ends[end] - ends[start]))
             heads.append((run, last_seqs[run], stream.copy().digest()))
         return heads

@@ -90,9 +90,10 @@ class ParquetSink:
         ended = self._track_runs(tails)
         segment = self._current()
         last = {run: tail.seq for run, tail in tails.items()}
+        done = [run for run, tail in tails.items() if tail.type in _TERMINAL]
         table = pa.Table.from_batches(events, schema=EVENT_SCHEMA)
         self._files.submit(functools.partial(
-            self._write, segment, table, blobs, self._builder.last_runs, last))
+            self._write, segment, table, blobs, self._builder.last_runs, last, done))
         self._segment_rows += sum(b.num_rows for b in events)
         if self._segment_rows >= self.seal_rows or (ended and not self._open_runs):
             self._seal()
@@ -137,14 +138,14 @@ class ParquetSink:
         return ended
 
     def _write(self, segment: Segment, table: pa.Table, blobs: pa.RecordBatch | None,
-               runs: list[str], last: dict[str, int]) -> None:
+               runs: list[str], last: dict[str, int], done: list[str]) -> None:
         """The file thread's job per export: link the runs' heads, then append it all.
 
         One table for the whole export, so each step is one call that
         releases the GIL once (every retake of the GIL can wait a switch
         interval behind the converting thread).
         """
-        segment.append(table, blobs, self._heads.link(table, runs, last))
+        segment.append(table, blobs, self._heads.link(table, runs, last, done))
 
     def _current(self) -> Segment:
         if self._segment is None:

@@ -206,3 +206,23 @@ def test_given_a_run_sealed_across_many_segments_when_verified_then_every_head_c
     heads = store.rows("SELECT count(*), max(last_seq) FROM _chain_all WHERE run_id = 'run-t'")
     assert heads[0][0] >= N // 7 and heads[0][1] == N - 1
     assert verify_run(store, "run-t").valid
+
+
+def test_given_a_run_still_in_flight_when_verified_then_its_live_heads_check_out(
+    tmp_path: Path,
+) -> None:
+    root = tmp_path / "s"
+    rec = Recorder([ParquetSink(root)], batch_size=8)
+    try:
+        for e in _events()[:-1]:  # no run.end: the segment stays live
+            rec.emit(e)
+            if e.seq % 9 == 0:
+                rec.flush()
+        rec.flush()
+        assert not list((root / "chain").glob("*.parquet"))
+        store = open_store(root)
+        heads = store.rows("SELECT count(*), max(last_seq) FROM _chain_all")
+        assert heads[0][0] >= 4 and heads[0][1] == N - 2
+        assert verify_run(store, "run-t").valid
+    finally:
+        rec.close()

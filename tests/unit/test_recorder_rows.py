@@ -340,3 +340,21 @@ def test_given_a_none_turn_and_a_bool_seq_when_taken_then_they_store_as_null_and
     _, (row,), _ = _rows([RunStart(run_id="r", seq=True, ts=2, turn=None,  # type: ignore[arg-type]
                                    user_message="q")])
     assert (row["seq"], row["turn"]) == (1, None)
+
+
+def _one_row_table(run: str, seq: int) -> pa.Table:
+    env = {**dict.fromkeys(ENVELOPE_ORDER), "schema_version": 1, "run_id": run, "seq": seq,
+           "ts": seq, "type": "t.x"}
+    return _table([env], ["{}"])
+
+
+def test_given_many_ended_runs_when_linked_then_only_the_newest_ended_streams_are_kept() -> None:
+    heads = RunHeads(keep_ended=2)
+    first = heads.link(_one_row_table("a", 0), ["a"], {"a": 0}, ended=["a"])
+    for run in ("b", "c"):
+        heads.link(_one_row_table(run, 0), [run], {run: 0}, ended=[run])
+    again = heads.link(_one_row_table("a", 1), ["a"], {"a": 1})  # "a" was forgotten
+    fresh = RunHeads().link(_one_row_table("a", 1), ["a"], {"a": 1})
+    assert again == fresh and again != first
+    straggler = heads.link(_one_row_table("c", 1), ["c"], {"c": 1})  # "c" still kept
+    assert straggler != RunHeads().link(_one_row_table("c", 1), ["c"], {"c": 1})
