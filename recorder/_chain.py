@@ -45,6 +45,7 @@ the writer computes the same bytes columnwise (``recorder._link``).
 
 from __future__ import annotations
 
+import itertools
 import json
 import zlib
 from collections.abc import Mapping, Sequence
@@ -124,12 +125,11 @@ def extend_checks(
     if not runs:
         return [], []
     after = list(map(zlib.crc32, payloads))
-    if runs.count(runs[0]) == len(runs):  # the usual batch: one run
-        before = [checks.get(runs[0], 0), *after[:-1]]
-        checks[runs[0]] = after[-1]
-        return before, after
-    before = []
-    for run, check in zip(runs, after, strict=True):
-        before.append(checks.get(run, 0))
-        checks[run] = check
+    before = [0, *after[:-1]]  # right within a stretch of one run; fixed at each start
+    start = 0
+    for run, group in itertools.groupby(runs):
+        end = start + len(list(group))
+        before[start] = checks.get(run, 0)
+        checks[run] = after[end - 1]
+        start = end
     return before, after

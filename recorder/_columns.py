@@ -94,14 +94,17 @@ def _envelope(events: list[EventBase]) -> tuple[list[pa.Array], list[str]]:
     """The eleven envelope columns, and the run id of every row."""
     columns: list[pa.Array] = []
     runs: list[str] = []
-    for get, kind in _GETTERS:
+    for (get, kind), name in zip(_GETTERS, ENVELOPE_ORDER, strict=True):
         if kind in _PACK:
             columns.append(_ints(events, get, kind))
             continue
         values = list(map(get, events))
-        columns.append(pa.array(values, kind))
-        if not runs:
+        if name == "run_id":
             runs = values
+        if values.count(None) == len(values):  # trace ids off, no parent step: common
+            columns.append(pa.nulls(len(values), kind))
+        else:
+            columns.append(pa.array(values, kind))
     return columns, runs
 
 

@@ -105,26 +105,29 @@ def framed_records(table: pa.Table) -> pa.Array:
     return frames.chunks[0] if frames.num_chunks == 1 else frames.combine_chunks()
 
 
+def _stretches(runs: list[str]) -> list[tuple[str, int, int]]:
+    """``(run_id, start, end)`` of each stretch of equal run ids, in order."""
+    out, start = [], 0
+    for run, group in itertools.groupby(runs):
+        end = start + len(list(group))
+        out.append((run, start, end))
+        start = end
+    return out
+
+
 def _spans(runs: list[str]) -> tuple[list[int] | None, list[tuple[str, int, int]]]:
     """The rows grouped by run and each run's ``(run_id, start, end)`` in that grouping.
 
     The order is ``None`` when every run is one stretch already (one run, or
     runs one after another); otherwise a stable sort by run id.
     """
-    spans, start = [], 0
-    for run, group in itertools.groupby(runs):
-        end = start + sum(1 for _ in group)
-        spans.append((run, start, end))
-        start = end
+    if runs.count(runs[0]) == len(runs):
+        return None, [(runs[0], 0, len(runs))]
+    spans = _stretches(runs)
     if len({run for run, _, _ in spans}) == len(spans):
         return None, spans
     order = sorted(range(len(runs)), key=runs.__getitem__)
-    spans, start = [], 0
-    for run, group in itertools.groupby(map(runs.__getitem__, order)):
-        end = start + sum(1 for _ in group)
-        spans.append((run, start, end))
-        start = end
-    return order, spans
+    return order, _stretches(list(map(runs.__getitem__, order)))
 
 
 class RunHeads:
