@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import atexit
 import functools
+import itertools
 import logging
 import threading
 from collections import deque
@@ -149,7 +150,7 @@ class Recorder:
         buf = self._buf
         while buf:
             take = min(len(buf), self._batch)
-            batch = [buf.popleft() for _ in range(take)]
+            batch = list(itertools.starmap(buf.popleft, itertools.repeat((), take)))
             kept = self._process(batch) if self._processors else batch
             if kept:
                 self._export(kept)

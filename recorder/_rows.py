@@ -130,5 +130,9 @@ class RowBuilder:
 
     def _note_tails(self, runs: list[str], events: list[EventBase]) -> None:
         """Each run's last event of a chunk (emit order)."""
-        for run, event in dict(zip(runs, events, strict=True)).items():
+        if runs.count(runs[0]) == len(runs):  # one run: its last event
+            last = {runs[0]: events[-1]}
+        else:
+            last = dict(zip(runs, events, strict=True))
+        for run, event in last.items():
             self._tails[run] = RunTail(event.seq, getattr(event, "type", ""))
