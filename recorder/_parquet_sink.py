@@ -145,7 +145,12 @@ class ParquetSink:
         releases the GIL once (every retake of the GIL can wait a switch
         interval behind the converting thread).
         """
-        segment.append(table, blobs, self._heads.link(table, runs, last, done))
+        try:
+            heads = self._heads.link(table, runs, last, done)
+        except Exception:
+            segment.append(table, blobs)  # the rows are kept; verify will flag their runs
+            raise
+        segment.append(table, blobs, heads)
 
     def _current(self) -> Segment:
         if self._segment is None:

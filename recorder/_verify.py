@@ -13,6 +13,9 @@ from recorder._rows import BLOB_KEY, ENVELOPE_NAMES
 
 __all__ = ["VerifyResult", "verify_run"]
 
+_TYPE, _SEQ = ENVELOPE_NAMES.index("type"), ENVELOPE_NAMES.index("seq")
+_TERMINAL = frozenset({"run.end", "run.error"})
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class VerifyResult:
@@ -64,11 +67,16 @@ def verify_run(store: Store, run_id: str) -> VerifyResult:
     walked = _walk(run_id, rows, heads, refs)
     if isinstance(walked, VerifyResult):
         return walked
+    if walked.block is not None and rows[-1][_TYPE] in _TERMINAL:
+        return _broken(run_id, len(rows), walked.block, "chain broken",
+                       f"seq {walked.block}..{rows[-1][_SEQ]} of this ended run are covered by "
+                       "no stored head (their head was removed, or the writer failed to "
+                       "hash them)")
     bad_blob = _first_bad_blob(store, refs)
     if bad_blob is not None:
         return _broken(run_id, len(rows), refs[bad_blob], "blob mismatch",
                        f"blob {bad_blob[:12]}… is missing or its text does not hash to its id")
-    return VerifyResult(run_id=run_id, valid=True, records=len(rows), skipped=walked)
+    return VerifyResult(run_id=run_id, valid=True, records=len(rows), skipped=walked.skipped)
 
 
 def _heads(store: Store, run_id: str) -> dict[int, tuple[bytes, str]] | VerifyResult:
@@ -97,8 +105,8 @@ class _Walk:
 def _walk(
     run_id: str, rows: list[tuple[Any, ...]], heads: dict[int, tuple[bytes, str]],
     refs: dict[str, int],
-) -> VerifyResult | int:
-    """The chain walk: the first broken record's verdict, or the number of bridged seqs."""
+) -> VerifyResult | _Walk:
+    """The chain walk: the first broken record's verdict, or where the walk ended."""
     n = len(ENVELOPE_NAMES)
     walk = _Walk()
     for row in rows:
@@ -130,7 +138,7 @@ def _walk(
         return _broken(run_id, len(rows), walk.expected, "missing record",
                        f"seq {walk.expected}..{last} absent; segment {segment} stored the "
                        f"run's head up to seq {last}")
-    return walk.skipped
+    return walk
 
 
 def _broken(run_id: str, records: int, seq: int, reason: str, detail: str) -> VerifyResult:

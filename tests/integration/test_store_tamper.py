@@ -226,3 +226,12 @@ def test_given_a_run_still_in_flight_when_verified_then_its_live_heads_check_out
         assert verify_run(store, "run-t").valid
     finally:
         rec.close()
+
+
+def test_given_the_chain_files_deleted_when_verified_then_the_ended_run_is_unheaded(
+    store_dir: Path,
+) -> None:
+    for path in (store_dir / "chain").glob("*.parquet"):
+        path.unlink()
+    result = verify_run(open_store(store_dir), "run-t")
+    assert (result.valid, result.broken_seq, result.reason) == (False, 0, "chain broken")

@@ -14,6 +14,7 @@ from footprint.events import (
     CursorMove,
     Event,
     LLMStart,
+    RunEnd,
     RunStart,
     SkillRejected,
     to_record,
@@ -114,3 +115,26 @@ def test_given_a_run_across_utc_midnight_when_sealed_then_one_file_per_day_and_i
     store = open_store(tmp_path)
     assert store.rows("SELECT count(*) FROM events WHERE run_id = 'late'")[0][0] == 6
     assert verify_run(store, "late").valid
+
+
+def test_given_the_heads_failing_when_recorded_then_the_rows_are_kept_and_the_run_flagged(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from recorder import _link
+
+    def broken(self: object, *args: object) -> object:
+        raise MemoryError("no room for the frames")
+
+    monkeypatch.setattr(_link.RunHeads, "_link", broken)
+    rec = Recorder([ParquetSink(tmp_path)])
+    for seq in range(4):
+        rec.emit(RunStart(run_id="r", seq=seq, ts=seq, user_message="q"))
+    rec.emit(RunEnd(run_id="r", seq=4, ts=4, final_content="a"))
+    rec.close()
+    assert rec.stats().sink_failures  # counted, never raised into the run
+    store = open_store(tmp_path)
+    assert store.rows("SELECT count(*) FROM events")[0][0] == 5
+    assert store.rows("SELECT count(*) FROM _chain_all")[0][0] == 0
+    result = verify_run(store, "r")
+    assert (result.valid, result.broken_seq, result.reason) == (False, 0, "chain broken")
+    assert "covered by no stored head" in result.detail
