@@ -358,3 +358,11 @@ def test_given_many_ended_runs_when_linked_then_only_the_newest_ended_streams_ar
     assert again == fresh and again != first
     straggler = heads.link(_one_row_table("c", 1), ["c"], {"c": 1})  # "c" still kept
     assert straggler != RunHeads().link(_one_row_table("c", 1), ["c"], {"c": 1})
+
+
+def test_given_a_float_equal_to_a_repeated_int_when_taken_then_it_still_refuses() -> None:
+    builder = RowBuilder()
+    builder.add_all([RunStart(run_id="r", seq=k, ts=k, turn=turn, user_message="q")
+                     for k, turn in enumerate([0, 0, 0.0])])  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="neither str, int nor None"):
+        builder.take()
