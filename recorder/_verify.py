@@ -9,6 +9,7 @@ from typing import Any
 
 from recorder._catalog import Store
 from recorder._chain import CHAIN_FORMAT, envelope_canonical, frame, record_canonical, row_check
+from recorder._derived import DERIVED_COLUMNS, derived_mismatch
 from recorder._rows import BLOB_KEY, ENVELOPE_NAMES
 
 __all__ = ["VerifyResult", "verify_run"]
@@ -56,8 +57,8 @@ def verify_run(store: Store, run_id: str) -> VerifyResult:
     after a head is missing). Then every blob the run references is checked.
     """
     rows = store.rows(
-        f"SELECT {', '.join(ENVELOPE_NAMES)}, payload, prev_check, row_check FROM _events_all "
-        "WHERE run_id = ? ORDER BY seq",
+        f"SELECT {', '.join(ENVELOPE_NAMES)}, payload, prev_check, row_check, "
+        f"{', '.join(DERIVED_COLUMNS)} FROM _events_all WHERE run_id = ? ORDER BY seq",
         [run_id],
     )
     heads = _heads(store, run_id)
@@ -72,6 +73,9 @@ def verify_run(store: Store, run_id: str) -> VerifyResult:
                        f"seq {walked.block}..{rows[-1][_SEQ]} of this ended run are covered by "
                        "no stored head (their head was removed, or the writer failed to "
                        "hash them)")
+    derived = _first_bad_column(run_id, rows)
+    if derived is not None:
+        return derived
     bad_blob = _first_bad_blob(store, refs)
     if bad_blob is not None:
         return _broken(run_id, len(rows), refs[bad_blob], "blob mismatch",
@@ -160,6 +164,17 @@ def _link_problem(
                 "detail": f"seq {expected}..{seq - 1} absent and the chain does not bridge them"}
     return {"broken_seq": seq, "reason": "chain broken",
             "detail": "prev_check differs from the previous record's row check"}
+
+
+def _first_bad_column(run_id: str, rows: list[tuple[Any, ...]]) -> VerifyResult | None:
+    """The first row whose hot columns or ``admitted_by`` disagree with its payload."""
+    at = len(ENVELOPE_NAMES)
+    for row in rows:
+        column = derived_mismatch(str(row[at]), row[at + 3:])
+        if column is not None:
+            return _broken(run_id, len(rows), int(row[_SEQ]), "hash mismatch",
+                           f"column {column} no longer matches the payload it was lifted from")
+    return None
 
 
 def _collect_refs(payload: str, seq: int, refs: dict[str, int]) -> None:

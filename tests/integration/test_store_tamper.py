@@ -12,6 +12,7 @@ import pyarrow.parquet as pq
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from strategies import run_streams
 
 from footprint.events import Event, RunEnd, RunStart, ToolEnd
 from recorder import (
@@ -235,3 +236,29 @@ def test_given_the_chain_files_deleted_when_verified_then_the_ended_run_is_unhea
         path.unlink()
     result = verify_run(open_store(store_dir), "run-t")
     assert (result.valid, result.broken_seq, result.reason) == (False, 0, "chain broken")
+
+
+@given(stream=run_streams(min_size=1, max_size=15))
+@settings(max_examples=25, deadline=None)
+def test_given_any_recorded_run_when_verified_then_valid(
+    tmp_path_factory: pytest.TempPathFactory, stream: list[Event],
+) -> None:
+    root = tmp_path_factory.mktemp("any")
+    with Recorder([ParquetSink(root, blob_min_chars=40)], batch_size=4) as rec:
+        for e in stream:
+            rec.emit(e)
+    result = verify_run(open_store(root), stream[0].run_id)
+    assert result.valid, result.summary()
+
+
+@pytest.mark.parametrize("column, value", [("tool_name", "rm"), ("admitted_by", 3)])
+def test_given_an_edited_derived_column_when_verified_then_its_row_is_named(
+    store_dir: Path, column: str, value: object,
+) -> None:
+    def edit(rows: list[dict[str, object]]) -> None:
+        next(r for r in rows if r["seq"] == 5)[column] = value
+
+    _rewrite(store_dir, edit)
+    result = verify_run(open_store(store_dir), "run-t")
+    assert (result.valid, result.broken_seq, result.reason) == (False, 5, "hash mismatch")
+    assert f"column {column}" in result.detail
