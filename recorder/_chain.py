@@ -21,8 +21,9 @@ Each run's records, in seq order, are bound two ways:
 
 * **Heads** (the strength): a running SHA-256 over the run's records as
   netstrings, ``<len(C_n)>:<C_n>,`` one after another. After every batch
-  it writes, the writer stores the digest so far in the ``chain`` table
-  with the seq of the run's last record in that batch. Changing, adding,
+  it writes, and after every 64th record of the run (unless the batch holds
+  more than 1,024 of the run's records), the writer stores the digest so far in the ``chain`` table with the seq of the record it ends
+  on. Changing, adding,
   removing or reordering any byte of any record (envelope or payload)
   changes every later head.
 * **Row checks** (the pointer): each row stores ``row_check`` = CRC-32
@@ -33,7 +34,7 @@ Each run's records, in seq order, are bound two ways:
   removed one (``missing record``). CRC-32 finds changes, it does not
   resist forgery: a forger who re-checks every later row still breaks the
   next head, and ``verify`` then names the first seq after the last good
-  head.
+  head (in an interactive run, at most 64 records before the change).
 
 Seqs the writer never received (recorder overflow, a processor's DROP) are
 bridged: the next received record follows the last one written.

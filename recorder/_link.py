@@ -27,6 +27,8 @@ __all__ = ["RunHeads", "envelope_column", "framed_records"]
 _ESCAPED = r'["\\\x00-\x1f]'
 """What a JSON string must escape: a quote, a backslash, a control character."""
 _WRAP = len(b'{"envelope":') + len(b',"payload":') + len(b"}")
+_DENSE_UP_TO = 1024
+"""A run's part of one batch up to this many rows gets a head every ``every`` records."""
 
 
 def _spelled(column: pa.Array) -> pa.Array | str:
@@ -133,14 +135,18 @@ def _spans(runs: list[str]) -> tuple[list[int] | None, list[tuple[str, int, int]
 class RunHeads:
     """Each run's running SHA-256 over its framed records; :meth:`link` returns new heads.
 
-    Used by one thread (the store writer's file thread) in export order. A
-    run that has ended keeps its stream among the ``keep_ended`` most recent
+    Used by one thread (the store writer's file thread) in export order.
+    Besides the head after each batch, a head is kept after every ``every``
+    records of a run, so ``verify`` can narrow an edited envelope value down
+    to that many records. A run that has ended keeps its stream among the ``keep_ended`` most recent
     ended runs (a straggler event still links on), then is forgotten, so a
     long-lived writer's memory does not grow with every run it ever saw.
     """
 
-    def __init__(self, *, keep_ended: int = 1024) -> None:
+    def __init__(self, *, every: int = 64, keep_ended: int = 1024) -> None:
         self._streams: dict[str, Any] = {}
+        self._counts: dict[str, int] = {}
+        self._every = every
         self._ended: dict[str, None] = {}
         self._keep_ended = keep_ended
 
@@ -148,8 +154,9 @@ class RunHeads:
              ended: Iterable[str] = ()) -> list[tuple[str, int, bytes]]:
         """Feed ``table`` (rows in emit order; ``runs`` their run ids) into the heads.
 
-        Returns ``(run_id, last_seq, head)`` per run: the seq of the run's last
-        row here (from ``last_seqs``) and the digest of its records so far.
+        Returns ``(run_id, last_seq, head)`` after each run's last row here (its
+        seq from ``last_seqs``) and after every ``every``-th record of a run:
+        the digest of the run's records up to that seq.
         ``ended`` names the runs whose terminal event is in this table.
         """
         heads = self._link(table, runs, last_seqs)
@@ -160,7 +167,17 @@ class RunHeads:
             oldest = next(iter(self._ended))
             del self._ended[oldest]
             self._streams.pop(oldest, None)
+            self._counts.pop(oldest, None)
         return heads
+
+    def _cuts(self, start: int, end: int, done: int) -> list[int]:
+        """Where heads fall in rows ``start..end`` of a run that has ``done`` records before:
+        always after the batch's last row, and after every ``every``-th record when the
+        run's part of the batch is small (each head retakes the GIL, which a batch at
+        full throughput cannot spare; a big batch is recorded too fast to need them)."""
+        if end - start > _DENSE_UP_TO:
+            return [end]
+        return [*range(start + self._every - done % self._every, end, self._every), end]
 
     def _link(self, table: pa.Table, runs: list[str],
               last_seqs: dict[str, int]) -> list[tuple[str, int, bytes]]:
@@ -172,12 +189,20 @@ class RunHeads:
             frames = frames.take(pa.array(order, pa.int32()))
         ends = memoryview(frames.buffers()[1]).cast("i")[frames.offset:]
         data = frames.buffers()[2]
+        seqs = table.column("seq")
         heads = []
         for run, start, end in spans:
             stream = self._streams.get(run)
             if stream is None:
                 stream = self._streams[run] = hashlib.sha256()
             self._ended.pop(run, None)  # events after its end: it is open again
-            stream.update(data.slice(ends[start], ends[end] - ends[start]))
-            heads.append((run, last_seqs[run], stream.copy().digest()))
+            done = self._counts.get(run, 0)
+            self._counts[run] = done + end - start
+            at = start
+            for cut in self._cuts(start, end, done):
+                stream.update(data.slice(ends[at], ends[cut] - ends[at]))
+                row = cut - 1 if order is None else order[cut - 1]
+                seq = last_seqs[run] if cut == end else int(seqs[row].as_py())
+                heads.append((run, seq, stream.copy().digest()))
+                at = cut
         return heads

@@ -290,7 +290,7 @@ def test_given_runs_and_payloads_of_different_lengths_when_checked_then_it_refus
 def test_given_runs_in_any_layout_when_linked_batch_by_batch_then_heads_hash_the_frames_in_order(
     parts: list[list[str]],
 ) -> None:
-    heads, streams, seq = RunHeads(), {}, 0
+    heads, streams, seq = RunHeads(every=10**9), {}, 0
     for runs in parts:
         envs = []
         for run in runs:
@@ -366,3 +366,32 @@ def test_given_a_float_equal_to_a_repeated_int_when_taken_then_it_still_refuses(
                      for k, turn in enumerate([0, 0, 0.0])])  # type: ignore[arg-type]
     with pytest.raises(TypeError, match="neither str, int nor None"):
         builder.take()
+
+
+@given(sizes=st.lists(st.integers(1, 23), min_size=1, max_size=5), every=st.integers(3, 9))
+@settings(max_examples=60)
+def test_given_a_long_run_when_linked_then_a_head_follows_every_nth_record_and_each_batch(
+    sizes: list[int], every: int,
+) -> None:
+    heads, stream, seq, got = RunHeads(every=every), hashlib.sha256(), 0, []
+    expected = []
+    for size in sizes:
+        envs = []
+        for _ in range(size):
+            env = {**dict.fromkeys(ENVELOPE_ORDER), "schema_version": 1, "run_id": "r",
+                   "seq": seq, "ts": seq, "type": "t.x"}
+            envs.append(env)
+            stream.update(frame(record_canonical(envelope_canonical(env), "{}")))
+            if (seq + 1) % every == 0 or env is envs[-1] and len(envs) == size:
+                expected.append(("r", seq, stream.copy().digest()))
+            seq += 1
+        got += heads.link(_table(envs, ["{}"] * size), ["r"] * size, {"r": seq - 1})
+    assert got == expected
+
+
+def test_given_a_batch_of_thousands_when_linked_then_only_its_end_gets_a_head() -> None:
+    n = 4000
+    envs = [{**dict.fromkeys(ENVELOPE_ORDER), "schema_version": 1, "run_id": "r", "seq": k,
+             "ts": k, "type": "t.x"} for k in range(n)]
+    got = RunHeads(every=64).link(_table(envs, ["{}"] * n), ["r"] * n, {"r": n - 1})
+    assert [seq for _, seq, _ in got] == [n - 1]
