@@ -21,11 +21,11 @@ Each run's records, in seq order, are bound two ways:
 
 * **Heads** (the strength): a running SHA-256 over the run's records as
   netstrings, ``<len(C_n)>:<C_n>,`` one after another. After every batch
-  it writes, and after every 64th record of the run (unless the batch holds
-  more than 1,024 of the run's records), the writer stores the digest so far in the ``chain`` table with the seq of the record it ends
-  on. Changing, adding,
-  removing or reordering any byte of any record (envelope or payload)
-  changes every later head.
+  it writes, and after every 64th record of the run (unless the batch
+  holds more than 1,024 of the run's records), the writer stores the
+  digest so far in the ``chain`` table with the seq of the record it ends
+  on. Changing, adding, removing or reordering any byte of any record
+  (envelope or payload) changes every later head.
 * **Row checks** (the pointer): each row stores ``row_check`` = CRC-32
   of ``P_n``, and as ``prev_check`` the ``row_check`` of the run's previous
   record (0 before the first).

@@ -382,7 +382,7 @@ def test_given_a_long_run_when_linked_then_a_head_follows_every_nth_record_and_e
                    "seq": seq, "ts": seq, "type": "t.x"}
             envs.append(env)
             stream.update(frame(record_canonical(envelope_canonical(env), "{}")))
-            if (seq + 1) % every == 0 or env is envs[-1] and len(envs) == size:
+            if (seq + 1) % every == 0 or (env is envs[-1] and len(envs) == size):
                 expected.append(("r", seq, stream.copy().digest()))
             seq += 1
         got += heads.link(_table(envs, ["{}"] * size), ["r"] * size, {"r": seq - 1})
