@@ -24,7 +24,7 @@ from recorder._chain import ENVELOPE_ORDER, extend_checks
 from recorder._extract import BlobSink, plan_for
 from recorder._hot import HOT_FIELDS
 
-__all__ = ["ENVELOPE_TYPES", "convert", "packed_strings"]
+__all__ = ["ENVELOPE_TYPES", "convert", "packed_strings", "text_column"]
 
 ENVELOPE_TYPES: tuple[tuple[str, pa.DataType], ...] = (
     ("schema_version", pa.int32()),
@@ -101,11 +101,20 @@ def _envelope(events: list[EventBase]) -> tuple[list[pa.Array], list[str]]:
         values = list(map(get, events))
         if name == "run_id":
             runs = values
-        if values.count(None) == len(values):  # trace ids off, no parent step: common
-            columns.append(pa.nulls(len(values), kind))
-        else:
-            columns.append(pa.array(values, kind))
+        columns.append(text_column(values))
     return columns, runs
+
+
+def text_column(values: list[str | None]) -> pa.Array:
+    """A string column; all-``None`` or one repeated text (a run id, a slot, trace ids
+    off) is made whole by Arrow instead of converted value by value."""
+    first = values[0] if values else None
+    if values.count(first) == len(values):
+        if first is None:
+            return pa.nulls(len(values), pa.string())
+        if type(first) is str:
+            return pa.repeat(pa.scalar(first, pa.string()), len(values))
+    return pa.array(values, pa.string())
 
 
 def _by_class(events: list[EventBase]) -> tuple[list[EventBase], list[tuple[type, int]],
@@ -146,7 +155,7 @@ def _class_columns(
             _offer_gil()
             payloads += plan.payloads(members[part:part + _YIELD] if m > _YIELD else members,
                                       blobs)
-        arrays = {name: pa.array(values, pa.string())
+        arrays = {name: text_column(values)
                   for name, values in plan.hot_columns(members)}
         admitted = plan.admitted_by(members)
         if admitted is not None:

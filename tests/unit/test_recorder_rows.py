@@ -395,3 +395,13 @@ def test_given_a_batch_of_thousands_when_linked_then_only_its_end_gets_a_head() 
              "ts": k, "type": "t.x"} for k in range(n)]
     got = RunHeads(every=64).link(_table(envs, ["{}"] * n), ["r"] * n, {"r": n - 1})
     assert [seq for _, seq, _ in got] == [n - 1]
+
+
+@given(values=st.lists(st.none() | st.sampled_from(["a", "b", ""]) | _TEXT, max_size=20)
+       | st.lists(st.just("same"), max_size=5) | st.lists(st.none(), max_size=5))
+def test_given_any_texts_when_made_a_column_then_it_equals_arrows_own_conversion(
+    values: list[str | None],
+) -> None:
+    from recorder._columns import text_column
+
+    assert text_column(values).equals(pa.array(values, pa.string()))
