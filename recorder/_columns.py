@@ -79,10 +79,10 @@ def _ints(events: list[EventBase], get: attrgetter[Any], kind: pa.DataType) -> p
 
     A float is refused, never truncated; ``True``/``False`` are stored as 1/0.
     """
+    values = list(map(get, events))
     try:
-        packed: array.array[int] = array.array(_PACK[kind], list(map(get, events)))
+        packed: array.array[int] = array.array(_PACK[kind], values)
     except (TypeError, OverflowError):
-        values = list(map(get, events))
         bad = next((v for v in values if type(v) not in _INTS), None)
         if bad is not None:
             raise TypeError(f"envelope value {bad!r} is neither str, int nor None") from None

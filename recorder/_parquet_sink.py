@@ -10,7 +10,7 @@ from collections.abc import Sequence
 import pyarrow as pa
 
 from footprint._errors import ConfigError
-from footprint.events import EventBase
+from footprint.events import TERMINAL_TYPES, EventBase
 from recorder._layout import STATS, new_writer_id, resolve_store
 from recorder._link import RunHeads
 from recorder._rows import EVENT_SCHEMA, RowBuilder, RunTail
@@ -31,7 +31,6 @@ STATS_SCHEMA = pa.schema(
     ]
 )
 
-_TERMINAL = frozenset({"run.end", "run.error"})
 
 
 
@@ -39,10 +38,10 @@ class ParquetSink:
     """Writes events into a store directory (default ``$FOOTPRINT_STORE`` or ``./.footprint``).
 
     Every export appends one Arrow batch to this writer's live segment (an
-    Arrow IPC stream that survives SIGKILL batch by batch); the file work runs
-    on the sink's own thread (with the runs' SHA-256 heads, ``_link``), and
-    ``force_flush`` waits for it. The segment is
-    sealed into Hive-partitioned Parquet — temp name, then rename — when it
+    Arrow IPC stream that survives SIGKILL batch by batch); the file work,
+    the runs' SHA-256 heads included (``_link``), runs on the sink's own
+    thread, and ``force_flush`` waits for it. The segment is sealed into
+    Hive-partitioned Parquet — temp name, then rename — when it
     reaches ``seal_rows``, when every run in it has ended, and at shutdown.
     ``durable=True`` adds fsyncs for power loss. File names carry the UTC
     time, the pid and a random suffix: writers never touch each other's files.
@@ -90,7 +89,7 @@ class ParquetSink:
         ended = self._track_runs(tails)
         segment = self._current()
         last = {run: tail.seq for run, tail in tails.items()}
-        done = [run for run, tail in tails.items() if tail.type in _TERMINAL]
+        done = [run for run, tail in tails.items() if tail.type in TERMINAL_TYPES]
         table = pa.Table.from_batches(events, schema=EVENT_SCHEMA)
         self._files.submit(functools.partial(
             self._write, segment, table, blobs, self._builder.last_runs, last, done))
@@ -130,7 +129,7 @@ class ParquetSink:
         """Update the open runs (each run's last event decides); ``True`` if one ended."""
         ended = False
         for run, tail in tails.items():
-            if tail.type in _TERMINAL:
+            if tail.type in TERMINAL_TYPES:
                 self._open_runs.discard(run)
                 ended = True
             else:

@@ -7,6 +7,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from footprint.events import TERMINAL_TYPES
 from recorder._catalog import Store
 from recorder._chain import CHAIN_FORMAT, envelope_canonical, frame, record_canonical, row_check
 from recorder._derived import DERIVED_COLUMNS, derived_mismatch
@@ -15,7 +16,6 @@ from recorder._rows import BLOB_KEY, ENVELOPE_NAMES
 __all__ = ["VerifyResult", "verify_run"]
 
 _TYPE, _SEQ = ENVELOPE_NAMES.index("type"), ENVELOPE_NAMES.index("seq")
-_TERMINAL = frozenset({"run.end", "run.error"})
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -68,7 +68,7 @@ def verify_run(store: Store, run_id: str) -> VerifyResult:
     walked = _walk(run_id, rows, heads, refs)
     if isinstance(walked, VerifyResult):
         return walked
-    if walked.block is not None and rows[-1][_TYPE] in _TERMINAL:
+    if walked.block is not None and rows[-1][_TYPE] in TERMINAL_TYPES:
         return _broken(run_id, len(rows), walked.block, "chain broken",
                        f"seq {walked.block}..{rows[-1][_SEQ]} of this ended run are covered by "
                        "no stored head (their head was removed, or the writer failed to "

@@ -6,7 +6,13 @@ Every concrete event subclasses :class:`EventBase` and carries a ``Literal``
 :func:`from_record` turn events into flat JSON-safe records and back.
 """
 
-from footprint.events._catalog import ENVELOPE_FIELDS, EVENT_TYPES, Event, type_tag_of
+from footprint.events._catalog import (
+    ENVELOPE_FIELDS,
+    EVENT_TYPES,
+    TERMINAL_TYPES,
+    Event,
+    type_tag_of,
+)
 from footprint.events._codec import field_types, from_record, payload_of, to_record
 from footprint.events._context import (
     SUMMARY_LIMIT,
@@ -80,6 +86,7 @@ __all__ = [
     "EVENT_TYPES",
     "SCHEMA_VERSION",
     "SUMMARY_LIMIT",
+    "TERMINAL_TYPES",
     "ActivationReason",
     "AdmittedVia",
     "BudgetPressure",

@@ -39,7 +39,7 @@ from footprint.events._skill import (
     TurnRouted,
 )
 
-__all__ = ["ENVELOPE_FIELDS", "EVENT_TYPES", "Event", "type_tag_of"]
+__all__ = ["ENVELOPE_FIELDS", "EVENT_TYPES", "TERMINAL_TYPES", "Event", "type_tag_of"]
 
 Event: TypeAlias = (
     RunConfigured | RunStart | RunEnd | IterationStart | IterationEnd | RouteDecided
@@ -75,6 +75,9 @@ def type_tag_of(cls: type[EventBase]) -> str:
 EVENT_TYPES: Mapping[str, type[Event]] = MappingProxyType(
     {type_tag_of(cls): cls for cls in _CLASSES}
 )
+
+TERMINAL_TYPES: frozenset[str] = frozenset({"run.end", "run.error"})
+"""The type tags that end a run: nothing of the run follows them."""
 
 ENVELOPE_FIELDS: tuple[str, ...] = (
     "schema_version", "run_id", "seq", "ts", "type", "turn", "iteration",

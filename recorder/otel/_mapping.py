@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, TypeAlias
 
 from footprint.events import (
+    TERMINAL_TYPES,
     EventBase,
     IterationEnd,
     LLMEnd,
@@ -31,9 +32,8 @@ from footprint.events import (
 from recorder.otel._attributes import DECISION_EVENTS, Attrs, clip
 from recorder.otel._ids import ROOT_KEY, span_key
 
-__all__ = ["FINISH_REASONS", "TERMINAL", "RunTrace", "SpanRecord"]
+__all__ = ["FINISH_REASONS", "RunTrace", "SpanRecord"]
 
-TERMINAL = frozenset({"run.end", "run.error"})
 FINISH_REASONS = {
     "end_turn": "stop", "stop_sequence": "stop", "tool_use": "tool_call",
     "max_tokens": "length", "error": "error",
@@ -101,7 +101,7 @@ class RunTrace:
         if attributes is not None:
             host = root if key == ROOT_KEY else self._open.get(key) or self._iteration or root
             host.events.append((_EVENT_NAMES[tag], ts, attributes(event, self._content)))
-        if tag in TERMINAL:
+        if tag in TERMINAL_TYPES:
             done.extend(self.close(ts))
         return done
 

@@ -20,10 +20,10 @@ from opentelemetry.sdk.trace.export import SpanExporter
 from opentelemetry.trace import SpanKind
 
 from footprint._errors import ConfigError
-from footprint.events import EventBase
+from footprint.events import TERMINAL_TYPES, EventBase
 from recorder._sink import ExportResult
 from recorder.otel._ids import OTelIds
-from recorder.otel._mapping import TERMINAL, RunTrace, SpanRecord
+from recorder.otel._mapping import RunTrace, SpanRecord
 from recorder.otel._setup import capture_content_from_env, resolve_pipeline
 from recorder.otel._spans import SpanFactory
 
@@ -123,7 +123,7 @@ class OTelSink:
             done = state.feed(event)
             if done:
                 self._ship(state.run_id, done)
-            if getattr(event, "type", "") in TERMINAL:
+            if getattr(event, "type", "") in TERMINAL_TYPES:
                 self._finish(event.run_id, traced=True)
         return ExportResult.SUCCESS
 
