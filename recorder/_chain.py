@@ -62,6 +62,7 @@ __all__ = [
     "frame",
     "record_canonical",
     "row_check",
+    "stretches",
 ]
 
 CHAIN_FORMAT = "footprint-chain/2"
@@ -127,10 +128,17 @@ def extend_checks(
         return [], []
     after = list(map(zlib.crc32, payloads))
     before = [0, *after[:-1]]  # right within a stretch of one run; fixed at each start
-    start = 0
-    for run, group in itertools.groupby(runs):
-        end = start + len(list(group))
+    for run, start, end in stretches(runs):
         before[start] = checks.get(run, 0)
         checks[run] = after[end - 1]
-        start = end
     return before, after
+
+
+def stretches(runs: Sequence[str]) -> list[tuple[str, int, int]]:
+    """``(run_id, start, end)`` of each stretch of equal run ids, in order."""
+    out, start = [], 0
+    for run, group in itertools.groupby(runs):
+        end = start + len(list(group))
+        out.append((run, start, end))
+        start = end
+    return out

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import functools
 import hashlib
-import itertools
 from collections.abc import Iterable
 from json.encoder import encode_basestring
 from typing import Any
@@ -20,7 +19,7 @@ import pyarrow as pa
 import pyarrow.acero as acero
 import pyarrow.compute as pc
 
-from recorder._chain import ENVELOPE_ORDER
+from recorder._chain import ENVELOPE_ORDER, stretches
 
 __all__ = ["RunHeads", "envelope_column", "framed_records"]
 
@@ -107,16 +106,6 @@ def framed_records(table: pa.Table) -> pa.Array:
     return frames.chunks[0] if frames.num_chunks == 1 else frames.combine_chunks()
 
 
-def _stretches(runs: list[str]) -> list[tuple[str, int, int]]:
-    """``(run_id, start, end)`` of each stretch of equal run ids, in order."""
-    out, start = [], 0
-    for run, group in itertools.groupby(runs):
-        end = start + len(list(group))
-        out.append((run, start, end))
-        start = end
-    return out
-
-
 def _spans(runs: list[str]) -> tuple[list[int] | None, list[tuple[str, int, int]]]:
     """The rows grouped by run and each run's ``(run_id, start, end)`` in that grouping.
 
@@ -125,11 +114,11 @@ def _spans(runs: list[str]) -> tuple[list[int] | None, list[tuple[str, int, int]
     """
     if runs.count(runs[0]) == len(runs):
         return None, [(runs[0], 0, len(runs))]
-    spans = _stretches(runs)
+    spans = stretches(runs)
     if len({run for run, _, _ in spans}) == len(spans):
         return None, spans
     order = sorted(range(len(runs)), key=runs.__getitem__)
-    return order, _stretches(list(map(runs.__getitem__, order)))
+    return order, stretches(list(map(runs.__getitem__, order)))
 
 
 class RunHeads:
