@@ -58,6 +58,9 @@ class Agent:
     ``tool_source`` and ``model_source`` are the replay seam: when set, plain
     tools and model calls are served by them instead of run (a recorded run
     re-executed offline); the events still name the tools and brains as declared.
+    ``max_tokens``, ``temperature`` and ``stop`` go into every model request
+    (they win over a provider's own defaults); ``model_timeout_s`` bounds one
+    model call with any provider and ends the run with a ``RunError`` naming it.
     """
 
     def __init__(
@@ -83,6 +86,9 @@ class Agent:
         temperature: float | None = None,
         tool_source: ToolSource | None = None,
         model_source: Provider | None = None,
+        max_tokens: int | None = None,
+        stop: str | Sequence[str] | None = None,
+        model_timeout_s: float | None = None,
     ) -> None:
         # every option as given (lists frozen), so variant() can rebuild this agent
         self._options: dict[str, Any] = {
