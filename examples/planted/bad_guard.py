@@ -41,11 +41,13 @@ from footprint import (
 )
 from footprint.providers import LLMRequest, Reply, call
 
-__all__ = ["CULPRIT_GUARD", "INNOCENT", "MESSAGE", "converse", "main", "make_agent", "model"]
+__all__ = ["CULPRIT_GUARD", "INNOCENT", "MESSAGE", "PLANTED_LIMIT", "build_graph", "converse",
+           "main", "make_agent", "model"]
 
 MESSAGE = "Please refund order R-7, the espresso machine arrived with a cracked tank."
-CULPRIT_GUARD = {"amount": {"lte": 1000}}
-"""The planted guard on ``billing -> auto_refund`` (the policy limit is 100)."""
+PLANTED_LIMIT = 1000
+"""The planted limit of the guard on ``billing -> auto_refund`` (the policy limit is 100)."""
+CULPRIT_GUARD = {"amount": {"lte": PLANTED_LIMIT}}
 INNOCENT = ("refund-limits", "desk-voice")
 
 _ORDER = re.compile(r"\bR-\d+\b")
@@ -66,8 +68,8 @@ def flag_for_review(order_id: str, amount: float) -> str:
     return json.dumps({"order_id": order_id, "amount": amount, "queue": "supervisors"})
 
 
-def build_graph() -> SkillGraph:
-    """``billing`` routes to ``auto_refund`` or ``manual_review`` on the looked-up amount."""
+def build_graph(limit: int = PLANTED_LIMIT) -> SkillGraph:
+    """``billing`` routes to ``auto_refund`` up to ``limit`` EUR, else to ``manual_review``."""
     billing = define_skill("billing", "Refund requests for an order.",
                            "Look the order up with lookup_order first.",
                            tools=[tool(lookup_order)], auto_activate="currentSkill")
@@ -80,9 +82,8 @@ def build_graph() -> SkillGraph:
     return (
         skill_graph(billing, auto, review)
         .entry(billing, match=Keywords(("refund",)))
-        .route(billing, auto, on_tool_return="lookup_order", guard=CULPRIT_GUARD)
-        .route(billing, review, on_tool_return="lookup_order",
-               guard={"amount": {"gt": 1000}})
+        .route(billing, auto, on_tool_return="lookup_order", guard={"amount": {"lte": limit}})
+        .route(billing, review, on_tool_return="lookup_order", guard={"amount": {"gt": limit}})
         .build(check="throw")
     )
 
@@ -108,8 +109,9 @@ def model(request: LLMRequest) -> Reply:
     return f"I could not process order {order.group(0)}."
 
 
-def make_agent(*, sink: EventSink | None = None, seed: int = 0) -> Agent:
-    """The refund desk on its skill graph with the planted guard."""
+def make_agent(*, sink: EventSink | None = None, seed: int = 0,
+               limit: int = PLANTED_LIMIT) -> Agent:
+    """The refund desk on its skill graph; ``limit=100`` is the fixed guard."""
     return Agent(
         provider=FunctionModel(model, name="planted-refunds"), model="refunds-small",
         system_prompt="You process refunds for the Brew & Bean shop with the active "
@@ -119,7 +121,7 @@ def make_agent(*, sink: EventSink | None = None, seed: int = 0) -> Agent:
             define_fact("refund-limits", "Refund limits: any refund above 100 EUR needs a "
                         "supervisor's review before it is issued."),
         ],
-        graph=build_graph(), posture="rails",
+        graph=build_graph(limit), posture="rails",
         sink=sink, clock=StepClock(), seed=seed, name="planted-bad-guard")
 
 
