@@ -9,6 +9,7 @@ into a store offline.
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -158,3 +159,16 @@ def test_given_a_planted_script_when_run_offline_then_it_records_and_prints_the_
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith("The C40 grinder costs 189 EUR.")
     assert (tmp_path / "store").is_dir()
+
+
+def test_given_the_readme_when_its_planted_table_is_read_then_it_lists_each_example_once() -> None:
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = text[text.index("### Planted bugs"):]
+    section = section[:section.index("\n## ")]
+    rows = re.findall(r"^\| `(\w+)\.py` \| .+ \| (.+) \|$", section, re.M)
+    assert [name for name, _ in rows] == list(NAMES)
+    for name, culprit in rows:
+        declared = getattr(load(name), "CULPRIT", ())
+        for culprit_id in (declared,) if isinstance(declared, str) else declared:
+            assert f"`{culprit_id}`" in culprit, name
+    assert "footprint why last --agent examples/planted/wrong_fact.py:make_agent" in section
