@@ -154,6 +154,12 @@ def deterministic_tools(agent: Any) -> frozenset[str]:
     return frozenset(n for n, t in tools if getattr(t, "deterministic", False))
 
 
+def _labels(start: RunStart) -> dict[str, Any]:
+    """The run's caller labels, passed again so ``run.start`` is re-made as recorded."""
+    return {"user": start.user_id, "session": start.session_id, "tags": start.tags,
+            "metadata": dict(start.metadata) or None}
+
+
 def replay(events: Sequence[Any], agent: Any, *,
            continue_from: Mapping[str, Any] | None = None) -> ReplayReport:
     """Re-run ``agent`` on one recorded run's message against the recording as a cassette.
@@ -184,7 +190,8 @@ def replay_turn(events: Sequence[Any], agent: Any, *,
     answer: str | None = None
     checkpoint: dict[str, Any] | None = None
     try:
-        answer = cassette.run_sync(start.user_message, continue_from=continue_from).answer
+        answer = cassette.run_sync(start.user_message, continue_from=continue_from,
+                                   **_labels(start)).answer
         checkpoint = cassette.checkpoint()
     except ReplayDivergence as exc:
         stopped = str(exc)

@@ -234,3 +234,19 @@ def test_given_a_follow_up_run_when_replayed_at_the_cli_then_every_turn_is_repor
     assert out[0].startswith(f"replay of {ids[2]}: identical — 3 turns, ")
     assert out[1].startswith(f"turn 0 ({ids[0]}): identical — ")
     assert out[2].startswith(f"turn 1 ({ids[1]}): identical — ")
+
+
+def test_given_labelled_runs_of_a_release_when_a_new_release_replays_them_then_identical(
+    tmp_path: Path,
+) -> None:
+    recorder = Recorder(sinks=[ParquetSink(tmp_path / "store")])
+    try:
+        agent = make_agent(sink=recorder).variant(release="v1", environment="prod")
+        agent.run_sync(MESSAGES[0], user="alice", session="s-1", tags=("vip",),
+                       metadata={"plan": "gold"})
+        last = agent.follow_up_sync(MESSAGES[1]).run_id
+    finally:
+        recorder.close()
+    with open_store(tmp_path / "store") as store:
+        result = replay_conversation(store, last, make_agent().variant(release="v2"))
+    assert result.identical, result.last
