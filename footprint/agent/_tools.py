@@ -14,6 +14,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal, Union, get_args, get_origin
 
 from footprint._errors import ConfigError
+from footprint._validate import brief, check_callable, check_instance, check_positive, check_str
 from footprint.injection import SkillTool, SkillToolSchema
 
 __all__ = ["schema_from_signature", "tool", "validate_args"]
@@ -78,11 +79,22 @@ def tool(
     description: str | None = None,
     schema: Mapping[str, Any] | None = None,
     wants: Mapping[str, str] | None = None,
+    timeout_s: float | None = None,
 ) -> SkillTool:
     """Wrap a plain function or coroutine as a tool the model can call.
 
     The function is called with the validated arguments as keywords.
+    ``timeout_s`` bounds one call: a call still running then ends with a
+    host-assigned ``failure`` (the agent's ``tool_timeout_s`` applies when
+    it is ``None``).
     """
+    check_callable(f"tool({brief(fn)})", fn, fix="pass the function to wrap")
+    check_positive("tool(timeout_s=...)", timeout_s, example="timeout_s=30")
+    if name is not None:
+        check_str("tool(name=...)", name, fix="pass a tool name such as name='lookup'")
+    if schema is not None:
+        check_instance("tool(schema=...)", schema, Mapping,
+                       fix="pass a JSON schema dict such as {'type': 'object'}")
     tool_name = name or getattr(fn, "__name__", "")
     if not tool_name or not tool_name.replace("_", "a").replace("-", "a").isalnum():
         raise ConfigError(
@@ -99,10 +111,15 @@ def tool(
     def execute(args: Mapping[str, Any]) -> Any:
         return fn(**dict(args))
 
+    async def execute_async(args: Mapping[str, Any]) -> Any:
+        return await fn(**dict(args))
+
+    runs = execute_async if inspect.iscoroutinefunction(fn) else execute
     return SkillTool(
         schema=SkillToolSchema(name=tool_name, description=text, input_schema=input_schema),
-        execute=execute,
+        execute=runs,
         wants=wants,
+        timeout_s=timeout_s,
     )
 
 
