@@ -114,7 +114,9 @@ def tool(
     async def execute_async(args: Mapping[str, Any]) -> Any:
         return await fn(**dict(args))
 
-    runs = execute_async if inspect.iscoroutinefunction(fn) else execute
+    runs: Callable[[Mapping[str, Any]], Any] = (
+        execute_async if inspect.iscoroutinefunction(fn) else execute)
+    runs.__wrapped__ = fn  # type: ignore[attr-defined]  # what it runs (collision check)
     return SkillTool(
         schema=SkillToolSchema(name=tool_name, description=text, input_schema=input_schema),
         execute=runs,

@@ -10,11 +10,13 @@ from typing import Any
 import pytest
 from agent_support import make_agent, of, one, skill
 
+from footprint import ConfigError
 from footprint.agent import ToolReturn, is_envelope, tool
 from footprint.agent._results import read_result
 from footprint.events import ListSink, RunEnd, ToolEffect, ToolEnd
 from footprint.events._codec import from_record, to_record
 from footprint.graph import SkillGraph, skill_graph
+from footprint.injection import define_instruction
 from footprint.providers import ScriptedModel, ToolCall, call
 
 _PT = {"kind": "propose-transition", "target_skill_id": "b", "reason": "go"}
@@ -248,3 +250,74 @@ def test_given_the_exact_envelope_when_returned_then_its_effect_is_judged() -> N
                tools=[tool(propose)]).run_sync("go")
     assert one(sink.events, ToolEnd).result == "moving"
     assert one(sink.events, ToolEffect).outcome == "accepted"
+
+
+# ── tool-name collisions ────────────────────────────────────────────────────
+
+
+def lookup(q: str) -> str:
+    """Look something up."""
+    return f"found {q}"
+
+
+def other_lookup(q: str) -> str:
+    """Look something else up."""
+    return f"other {q}"
+
+
+def test_given_two_skills_with_different_tools_of_one_name_when_built_then_both_are_named(
+) -> None:
+    a = skill("a", tools=[tool(lookup)])
+    b = skill("b", tools=[tool(other_lookup, name="lookup")])
+    with pytest.raises(ConfigError) as err:
+        make_agent(ScriptedModel(["x"]), ListSink(), injections=[a, b])
+    text = str(err.value)
+    assert "'lookup'" in text and "skill 'a'" in text and "skill 'b'" in text
+    assert "\n" not in text and "rename" in text
+
+
+def test_given_a_baseline_tool_hiding_a_skill_tool_when_built_then_it_is_refused() -> None:
+    a = skill("a", tools=[tool(other_lookup, name="lookup")])
+    with pytest.raises(ConfigError, match=r"Agent\(tools=\.\.\.\) and by skill 'a'"):
+        make_agent(ScriptedModel(["x"]), ListSink(), injections=[a], tools=[tool(lookup)])
+
+
+def test_given_one_function_shared_by_two_skills_and_the_baseline_when_built_then_it_runs(
+) -> None:
+    a = skill("a", tools=[tool(lookup)])
+    b = skill("b", tools=[tool(lookup)])
+    sink = ListSink()
+    make_agent(ScriptedModel([call("lookup", q="x"), "ok"]), sink, injections=[a, b],
+               tools=[lookup]).run_sync("go")
+    assert one(sink.events, ToolEnd).result == "found x"
+
+
+def test_given_a_skill_tool_named_read_skill_when_built_then_it_is_refused() -> None:
+    a = skill("a", tools=[tool(lookup, name="read_skill")])
+    with pytest.raises(ConfigError, match="registers itself"):
+        make_agent(ScriptedModel(["x"]), ListSink(), injections=[a])
+
+
+# ── smaller: carried roles, the batch's event order ────────────────────────
+
+
+def test_given_a_provider_without_carried_roles_when_a_system_message_is_delivered_then_refused(
+) -> None:
+    note = define_instruction("note", prompt="Mind the policy.", slot="messages", role="system")
+    with pytest.raises(ConfigError, match=r"carries user, assistant\)"):
+        make_agent(ScriptedModel(["x"]), ListSink(), injections=[note])
+    user_note = define_instruction("note", prompt="Mind it.", slot="messages", role="user")
+    make_agent(ScriptedModel(["x"]), ListSink(), injections=[user_note]).run_sync("go")
+
+
+def test_given_a_concurrent_batch_when_recorded_then_all_starts_come_first_and_ends_in_call_order(
+) -> None:
+    sink = ListSink()
+    make_agent(ScriptedModel([[call("hang"), call("lookup", q="a")], "ok"]), sink,
+               tools=[tool(hang, timeout_s=0.2), lookup]).run_sync("go")
+    RELEASE.set()
+    RELEASE.clear()
+    tools = [(e.type, getattr(e, "tool_name", "")) for e in sink.events
+             if e.type in ("tool.start", "tool.end")]
+    assert tools == [("tool.start", "hang"), ("tool.start", "lookup"),
+                     ("tool.end", "hang"), ("tool.end", "lookup")]
