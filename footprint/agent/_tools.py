@@ -80,6 +80,7 @@ def tool(
     schema: Mapping[str, Any] | None = None,
     wants: Mapping[str, str] | None = None,
     timeout_s: float | None = None,
+    deterministic: bool = False,
 ) -> SkillTool:
     """Wrap a plain function or coroutine as a tool the model can call.
 
@@ -87,6 +88,8 @@ def tool(
     ``timeout_s`` bounds one call: a call still running then ends with a
     host-assigned ``failure`` (the agent's ``tool_timeout_s`` applies when
     it is ``None``).
+    ``deterministic=True`` declares that equal arguments give an equal
+    result, so a replay re-runs it when its recorded result was redacted.
     """
     check_callable(f"tool({brief(fn)})", fn, fix="pass the function to wrap")
     check_positive("tool(timeout_s=...)", timeout_s, example="timeout_s=30")
@@ -106,6 +109,9 @@ def tool(
             f"tool {tool_name!r} has no description; give the function a docstring "
             "or pass description="
         )
+    if not isinstance(deterministic, bool):
+        raise ConfigError(f"tool {tool_name!r}: deterministic={deterministic!r} is not a "
+                          "bool; pass True or False")
     input_schema = dict(schema) if schema is not None else schema_from_signature(fn)
 
     def execute(args: Mapping[str, Any]) -> Any:
@@ -122,6 +128,7 @@ def tool(
         execute=runs,
         wants=wants,
         timeout_s=timeout_s,
+        deterministic=deterministic,
     )
 
 

@@ -15,7 +15,13 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Literal, TypeAlias
 
-from footprint._validate import check_callable, check_instance, check_positive, check_str
+from footprint._validate import (
+    check_bool,
+    check_callable,
+    check_instance,
+    check_positive,
+    check_str,
+)
 
 __all__ = [
     "BASELINE_SOURCES",
@@ -105,12 +111,16 @@ class SkillTool:
     return a value or an awaitable. ``wants`` maps an argument name to the
     artifact kind it redeems (skill vocabulary, spec §4). ``timeout_s``
     bounds one call (``None``: the agent's ``tool_timeout_s`` applies).
+    ``deterministic`` says the same arguments always give the same result,
+    so a replay may re-run the tool when its recorded result was redacted (and check the
+    result against the recorded hash).
     """
 
     schema: SkillToolSchema
     execute: Callable[[Mapping[str, Any]], Any | Awaitable[Any]]
     wants: Mapping[str, str] | None = None
     timeout_s: float | None = None
+    deterministic: bool = False
 
     def __post_init__(self) -> None:
         check_instance("SkillTool(schema=...)", self.schema, SkillToolSchema,
@@ -122,6 +132,7 @@ class SkillTool:
             check_instance(f"{where} wants", self.wants, Mapping,
                            fix="map argument names to artifact kinds, e.g. {'ref': 'doc/pdf'}")
         check_positive(f"{where} timeout_s", self.timeout_s, example="timeout_s=30")
+        check_bool(f"{where} deterministic", self.deterministic)
 
     @property
     def name(self) -> str:
