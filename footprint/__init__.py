@@ -15,6 +15,7 @@ from footprint.agent import (
     SeededIds,
     StepClock,
     SystemClock,
+    ToolReturn,
     tool,
 )
 from footprint.events import EventBase, EventSink, ListSink, NullSink
@@ -92,6 +93,7 @@ __all__ = [
     "SkillStep",
     "StepClock",
     "SystemClock",
+    "ToolReturn",
     "call",
     "define_fact",
     "define_injection",
