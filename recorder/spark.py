@@ -167,6 +167,8 @@ def _join(root: str, part: str) -> str:
 
 
 def _read(spark: Any, path: str, *, hive: bool) -> Any:
+    if "://" not in path and not os.path.isdir(path):
+        return None
     reader = spark.read.option("mergeSchema", "true")
     if hive:
         reader = reader.option("basePath", path)
