@@ -90,7 +90,9 @@ SPARK_VIEWS: tuple[tuple[str, str], ...] = (
                s.tool_name, s.tool_call_id,
                {_str('s', 'args')} AS args,
                {_str('e', 'status')} AS status,
+               {_str('e', 'status_by')} AS status_by,
                try_cast({_str('e', 'error')} AS BOOLEAN) AS error,
+               {_num('e', 'timeout_s', 'DOUBLE')} AS timeout_s,
                {_num('e', 'duration_ms', 'DOUBLE')} AS duration_ms,
                {_text('e', 'result')} AS result
         FROM (SELECT * FROM events WHERE type = 'tool.start') s
