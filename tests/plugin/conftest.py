@@ -1,3 +1,0 @@
-"""The pytest plugin's own tests run pytest in a sandbox (pytester)."""
-
-pytest_plugins = ["pytester"]
