@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import argparse
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from footprint.events import summarize_content
@@ -11,7 +11,36 @@ from footprint.events import summarize_content
 if TYPE_CHECKING:
     from recorder import Store
 
-__all__ = ["clip", "open_from", "table"]
+__all__ = ["MAX_COUNT", "clip", "count_arg", "open_from", "seconds_arg", "table"]
+
+MAX_COUNT = 1_000_000_000  # the largest count an option takes (a --limit, --seeds, …)
+
+
+def count_arg(low: int, high: int) -> Callable[[str], int]:
+    """An argparse ``type``: a whole number in ``[low, high]``, else a one-line usage error."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+        if not low <= value <= high:
+            raise argparse.ArgumentTypeError(f"{text[:24]!r} is out of range; use {low}..{high}")
+        return value
+
+    parse.__name__ = "count"
+    return parse
+
+
+def seconds_arg(text: str) -> float:
+    """An argparse ``type``: a positive, finite number of seconds (at most a day)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if not 0 < value <= 86_400:  # also refuses nan and inf
+        raise argparse.ArgumentTypeError(f"{text[:24]!r} is out of range; use 0 < SECONDS <= 86400")
+    return value
 
 
 def open_from(args: argparse.Namespace) -> Store:

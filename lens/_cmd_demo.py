@@ -30,6 +30,17 @@ __all__ = ["compact_timeline", "run"]
 
 
 
+def _check_store_dir(path: Path) -> None:
+    """A store must be a directory, or creatable as one below a directory."""
+    for part in (path, *path.parents):
+        if part.exists():
+            if not part.is_dir():
+                what = "is" if part == path else f"(above {str(path)!r}) is"
+                raise ConfigError(f"--store {str(part)!r} {what} a file, not a directory; "
+                                  "pass a store directory (it is created if missing)")
+            return
+
+
 def _clean(path: Path) -> None:
     from recorder._layout import BLOBS, CHAIN, EVENTS, LIVE, STATS
 
@@ -200,6 +211,7 @@ def run(args: argparse.Namespace) -> int:
     from recorder import default_store_path
 
     path = Path(args.store or default_store_path())
+    _check_store_dir(path)
     if args.clean:
         _clean(path)
     run_id, message = _record(str(path))

@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from lens._cmd_common import seconds_arg
+
 __all__ = ["add_parser", "run"]
 
 
@@ -24,7 +26,7 @@ def add_parser(subparsers: Any) -> None:
                    help="OTLP transport (default http/protobuf; grpc usually listens on 4317)")
     p.add_argument("--header", metavar="KEY=VALUE", action="append", default=[],
                    help="an extra request header, e.g. an API key for a hosted backend")
-    p.add_argument("--timeout", type=float, default=10.0, metavar="SECONDS",
+    p.add_argument("--timeout", type=seconds_arg, default=10.0, metavar="SECONDS",
                    help="give up on the endpoint after this long (default 10)")
     p.add_argument("--content", action="store_true",
                    help="include message text (default: "

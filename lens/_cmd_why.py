@@ -11,6 +11,7 @@ import sys
 from typing import Any
 
 from footprint._errors import FootprintError
+from lens._cmd_common import count_arg
 
 __all__ = ["add_parser", "run"]
 
@@ -23,9 +24,9 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--agent", metavar="MODULE:FACTORY", default=None,
                    help="rebuild this agent to re-run without each suspect (causal verdicts); "
                         "without it the report is correlational only")
-    p.add_argument("--seeds", type=int, default=3, metavar="N",
+    p.add_argument("--seeds", type=count_arg(0, 10_000), default=3, metavar="N",
                    help="seeded re-runs per suspect and for the baseline (at least 2; default 3)")
-    p.add_argument("--top", type=int, default=3, metavar="K",
+    p.add_argument("--top", type=count_arg(0, 10_000), default=3, metavar="K",
                    help="re-run without each of the K best-ranked removable suspects (default 3)")
     p.add_argument("--step", default=None, metavar="llm#k",
                    help="explain this model call instead of the last one")

@@ -42,17 +42,23 @@ def _store_option(p: argparse.ArgumentParser) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from lens._cmd_common import MAX_COUNT, count_arg
+    from lens._exits import epilog, short_epilog
+
     parser = _Parser(
         prog="footprint",
         description="Explainable agent runs: record, query and explain every decision.",
+        epilog=epilog(), formatter_class=argparse.RawDescriptionHelpFormatter,
     )
+    parser.add_argument("--version", action="version", version=f"footprint {_version()}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     demo = sub.add_parser(
         "demo", help="run the bundled support-desk agent offline into the store, then explain it"
     )
     demo.add_argument("--clean", action="store_true", help="delete the store's runs first")
     runs = sub.add_parser("runs", help="list the recorded runs, newest last")
-    runs.add_argument("--limit", type=int, default=50, help="show at most N runs (default 50)")
+    runs.add_argument("--limit", type=count_arg(0, MAX_COUNT), default=50, metavar="N",
+                      help="show at most N runs (default 50)")
     show = sub.add_parser("show", help="a readable timeline of one run")
     show.add_argument("run", metavar="RUN", help="a run id, a unique prefix, or 'last'")
     sql = sub.add_parser("sql", help="run SQL over the store's views (events, runs, …)")
@@ -65,24 +71,46 @@ def build_parser() -> argparse.ArgumentParser:
     importlib.import_module("lens._cmd_export_otlp").add_parser(sub)
     for name in ("lens", "replay", "diff", "why", "graph", "snapshot"):
         importlib.import_module(f"lens._cmd_{name}").add_parser(sub)
+    for p in sub.choices.values():
+        p.epilog = p.epilog or short_epilog()
     return parser
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("footprint-lens")
+    except PackageNotFoundError:  # run from a checkout that was never installed
+        return "unknown (not installed)"
+
+
+def _run(argv: Sequence[str]) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.command is None:
         parser.print_help()
         return 0
     module = importlib.import_module(_COMMANDS[args.command])
-    from footprint._errors import FootprintError
-
-    try:
-        code: int = module.run(args)
-    except FootprintError as exc:
-        print(f"footprint {args.command}: {exc}", file=sys.stderr)
-        return 2
+    code: int = module.run(args)
     return code
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run one command; every failure is one line on stderr and an exit code of
+    ``lens._exits.EXIT_CODES`` (listed in ``--help``), never a traceback."""
+    from lens._exits import guarded  # the standard library only: guarded from here on
+
+    given = list(sys.argv[1:] if argv is None else argv)
+    try:  # argv None: the footprint executable, which owns the process and its signals
+        return guarded(_command_of(given), lambda: _run(given), owns_process=argv is None)
+    except SystemExit as exc:  # argparse: --help, --version, a usage error
+        return exc.code if isinstance(exc.code, int) else 0 if exc.code is None else 2
+
+
+def _command_of(argv: Sequence[str]) -> str:
+    """The command named in ``argv`` (for the one-line messages), or ''."""
+    return next((a for a in argv if a in _COMMANDS), "")
 
 
 if __name__ == "__main__":

@@ -1,0 +1,159 @@
+"""Exit codes of the ``footprint`` command, and the guard that turns every failure
+into one line on stderr and one of them (never a traceback)."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import sys
+import threading
+import traceback
+import warnings
+from collections.abc import Callable
+
+__all__ = ["BROKEN_PIPE", "BUG", "EXIT_CODES", "FINDING", "INTERRUPTED", "OK", "SYSTEM", "USAGE",
+           "epilog", "guarded", "say", "short_epilog"]
+
+OK = 0
+FINDING = 1
+USAGE = 2
+SYSTEM = 3
+BUG = 70
+INTERRUPTED = 130
+BROKEN_PIPE = 141
+
+GRACE_S = 1.5  # how long Ctrl-C may wait for the main thread before the command ends anyway
+
+EXIT_CODES: tuple[tuple[int, str], ...] = (
+    (OK, "success"),
+    (FINDING, "the command ran and found a problem (verify: a broken chain; replay: a "
+              "divergence; graph: errors)"),
+    (USAGE, "bad input: arguments, an unknown run, a refused or failing query, a bad store"),
+    (SYSTEM, "the system refused: a file or directory could not be read or written"),
+    (BUG, "an internal error (please report it; FOOTPRINT_DEBUG=1 prints the traceback)"),
+    (INTERRUPTED, "interrupted (Ctrl-C, SIGINT)"),
+    (BROKEN_PIPE, "the output was closed early (e.g. `| head`); nothing more is printed"),
+)
+
+
+def epilog() -> str:
+    """The exit codes, for ``--help``."""
+    return "exit codes:\n" + "\n".join(f"  {code:>3}  {text}" for code, text in EXIT_CODES)
+
+
+def short_epilog() -> str:
+    """The exit codes in one sentence, for each command's ``--help``."""
+    return ("exit codes: 0 ok, 1 a problem found, 2 bad input, 3 a file or directory refused, "
+            "70 internal error, 130 interrupted, 141 output closed (see `footprint --help`)")
+
+
+def say(line: str) -> None:
+    """One line on stderr; a closed stderr is ignored."""
+    text = " ".join(line.split("\n"))
+    with contextlib.suppress(OSError, ValueError):
+        print(text, file=sys.stderr, flush=True)
+
+
+def _silence_stdout() -> None:
+    """Point stdout at /dev/null so the interpreter's final flush cannot fail again."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError, AttributeError):
+        pass
+
+
+def _first_line(exc: BaseException) -> str:
+    lines = str(exc).strip().splitlines()
+    return lines[0] if lines else type(exc).__name__
+
+
+def _from_store_engine(exc: BaseException) -> bool:
+    module = type(exc).__module__ or ""
+    return module.split(".")[0] in ("duckdb", "_duckdb", "pyarrow")
+
+
+def _report(prefix: str, exc: Exception) -> int:
+    from footprint._errors import FootprintError
+
+    if isinstance(exc, FootprintError):
+        say(f"{prefix} {exc}")
+        return USAGE
+    if isinstance(exc, OSError):
+        where = f" {exc.filename!r}" if exc.filename else ""
+        say(f"{prefix} cannot use{where}: {exc.strerror or _first_line(exc)}")
+        return SYSTEM
+    if _from_store_engine(exc):
+        say(f"{prefix} the store could not be read: {_first_line(exc)}")
+        return SYSTEM
+    if os.environ.get("FOOTPRINT_DEBUG"):
+        traceback.print_exc()
+    say(f"{prefix} internal error ({type(exc).__name__}: {_first_line(exc)}); please report "
+        "it — FOOTPRINT_DEBUG=1 prints the traceback")
+    return BUG
+
+
+def _watch_interrupts(prefix: str, handled: threading.Event) -> None:
+    """Make Ctrl-C end the command even when Python cannot see it in time.
+
+    Python turns SIGINT into ``KeyboardInterrupt`` only when the main thread
+    runs Python code; inside native code (a long DuckDB query) it waits. The
+    signal's wakeup byte reaches this thread at once: if the main thread has
+    not handled the interrupt ``GRACE_S`` later, say so and exit 130 here.
+    """
+    try:
+        read_end, write_end = os.pipe()
+        os.set_blocking(write_end, False)
+        signal.set_wakeup_fd(write_end, warn_on_full_buffer=False)
+    except (ValueError, OSError):  # not the main thread, or no pipe to spare
+        return
+
+    def watch() -> None:
+        while signal.SIGINT not in os.read(read_end, 64):
+            pass
+        if not handled.wait(GRACE_S):
+            say(f"{prefix} interrupted")
+            os._exit(INTERRUPTED)
+
+    threading.Thread(target=watch, name="footprint-interrupt", daemon=True).start()
+
+
+def _exit_now(prefix: str) -> Callable[[int, object], None]:
+    def handler(signum: int, frame: object) -> None:
+        say(f"{prefix} interrupted")
+        os._exit(INTERRUPTED)
+
+    return handler
+
+
+def guarded(command: str, body: Callable[[], int], *, owns_process: bool = False) -> int:
+    """``body()``'s exit code; every failure becomes one line and a code of ``EXIT_CODES``.
+
+    ``owns_process`` (the ``footprint`` executable, not a caller's
+    ``main([...])``): Ctrl-C also ends a command stuck in native code, and once
+    ``body`` is over a further Ctrl-C ends the process at once with the same
+    line, so the interpreter's shutdown cannot turn it into a traceback.
+    """
+    prefix = f"footprint {command}:" if command else "footprint:"
+    handled = threading.Event()
+    try:
+        if owns_process:
+            _watch_interrupts(prefix, handled)
+        return body()
+    except KeyboardInterrupt:
+        handled.set()
+        warnings.filterwarnings("ignore")  # e.g. a coroutine the interrupt left unawaited
+        say(f"{prefix} interrupted")
+        return INTERRUPTED
+    except BrokenPipeError:
+        _silence_stdout()
+        return BROKEN_PIPE
+    except Exception as exc:
+        return _report(prefix, exc)
+    finally:
+        handled.set()
+        if owns_process:
+            with contextlib.suppress(ValueError):  # not the main thread: nothing to install
+                signal.signal(signal.SIGINT, _exit_now(prefix))
