@@ -41,6 +41,7 @@ from footprint.providers import LLMRequest, LLMResponse, Provider, ToolCall, Usa
 from lens._stream import canonical, clip
 
 __all__ = [
+    "LiveModels",
     "PartDiff",
     "ReplayDivergence",
     "ReplayModel",
@@ -203,6 +204,31 @@ class ReplayModel:
                 f"{', '.join(p.part for p in parts) or 'an unrecorded part'}")
         self.called += 1
         return await self._fallback.complete(request)
+
+
+class LiveModels:
+    """A ``Provider`` sending each request to the agent's brain for ``request.model``."""
+
+    def __init__(self, agent: Any) -> None:
+        setup = agent.setup
+        self._default: Provider = setup.provider
+        self._by: dict[str, Provider] = {setup.model: setup.provider}
+        brains = setup.brains
+        if brains is not None:
+            for decl in brains.by_skill.values():
+                if decl.model is not None:
+                    self._by.setdefault(decl.model, decl.provider or setup.provider)
+            for choice in (brains.escalation, brains.decider):
+                if choice is not None:
+                    self._by.setdefault(choice.model or setup.model, choice.provider)
+
+    @property
+    def name(self) -> str:
+        return "live"
+
+    async def complete(self, request: LLMRequest) -> LLMResponse:
+        return await self._by.get(request.model, self._default).complete(request)
+
 
 
 # ── the tools ──────────────────────────────────────────────────────────────
