@@ -29,6 +29,8 @@ def add_parser(subparsers: Any) -> None:
     p.add_argument("--content", action="store_true",
                    help="include message text (default: "
                         "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT)")
+    p.add_argument("--openinference", action="store_true",
+                   help="also write OpenInference attributes (Arize Phoenix and similar)")
     p.add_argument("--store", metavar="DIR", default=None,
                    help="the store directory (default: $FOOTPRINT_STORE or ./.footprint)")
 
@@ -52,7 +54,7 @@ def run(args: argparse.Namespace) -> int:
     result = export_otlp(
         args.run, store=args.store, endpoint=args.endpoint, protocol=args.protocol,
         headers=_headers(args.header), timeout_s=args.timeout,
-        capture_content=True if args.content else None,
+        capture_content=True if args.content else None, openinference=args.openinference,
     )
     print(f"exported run {result.run_id}: {result.spans} spans, trace {result.trace_id}")
     return 0

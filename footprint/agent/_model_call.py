@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+
 from footprint._errors import RunError
 from footprint.agent._compose import Composition, content_hash
 from footprint.agent._emitter import RunEmitter
@@ -32,9 +34,19 @@ def _serving(setup: AgentSetup, state: RunState,
     return brain.provider, brain.model or setup.model, brain.via, brain.skill_id
 
 
-async def _complete(provider: Provider, request: LLMRequest) -> LLMResponse:
+async def _complete(provider: Provider, request: LLMRequest,
+                    timeout_s: float | None) -> LLMResponse:
     try:
-        return await provider.complete(request)
+        if timeout_s is None:
+            return await provider.complete(request)
+        async with asyncio.timeout(timeout_s):
+            return await provider.complete(request)
+    except TimeoutError:
+        raise RunError(
+            f"provider {provider.name!r} did not answer within model_timeout_s={timeout_s} "
+            "(the agent's limit on one model call); raise model_timeout_s= or set the "
+            "provider's own max_tokens=/deadline="
+        ) from None
     except RunError:
         raise
     except Exception as exc:  # a provider bug becomes a RunError naming it
@@ -50,7 +62,8 @@ async def call_model(setup: AgentSetup, state: RunState, em: RunEmitter, comp: C
     provider, model, via, skill_id = _serving(setup, state, cursor)
     tools: tuple[ToolSpec, ...] = tuple(t.spec for t in comp.tools) if offer_tools else ()
     request = LLMRequest(model=model, system=comp.system, messages=tuple(state.history),
-                         tools=tools, temperature=setup.temperature)
+                         tools=tools, temperature=setup.temperature,
+                         max_tokens=setup.max_tokens, stop=setup.stop)
     wire = request_json(request)
     state.llm_calls += 1
     step = f"llm#{state.llm_calls}"
@@ -60,7 +73,7 @@ async def call_model(setup: AgentSetup, state: RunState, em: RunEmitter, comp: C
             tool_names=tuple(t.name for t in tools), brain_via=via, brain_skill_id=skill_id,
             temperature=setup.temperature, request_ref=wire)
     t0 = em.clock.monotonic_ns()
-    response = await _complete(setup.model_source or provider, request)
+    response = await _complete(setup.model_source or provider, request, setup.model_timeout_s)
     duration = (em.clock.monotonic_ns() - t0) / 1e6
     usage = response.usage
     em.emit(LLMEnd, step, content=response.content,

@@ -13,6 +13,7 @@ from types import MappingProxyType
 from typing import Any, Literal, TypeAlias
 
 from footprint._errors import ConfigError, did_you_mean
+from footprint.agent._runmeta import check_deployment
 from footprint.agent._sources import ToolSource
 from footprint.agent._tools import tool as make_tool
 from footprint.graph import (
@@ -33,6 +34,7 @@ from footprint.injection import (
     define_instruction,
 )
 from footprint.providers import Provider
+from footprint.providers._settings import generation
 
 __all__ = ["AgentSetup", "Posture", "ToolLike", "build_setup"]
 
@@ -62,6 +64,11 @@ class AgentSetup:
     hidden_skills: tuple[str, ...] = ()
     carried_roles: tuple[str, ...] = ("user", "assistant")
     temperature: float | None = None
+    max_tokens: int | None = None
+    stop: tuple[str, ...] = ()
+    model_timeout_s: float | None = None
+    release: str | None = None
+    environment: str | None = None
     options: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
     tool_source: ToolSource | None = None
     model_source: Provider | None = None
@@ -179,6 +186,16 @@ def _check_basics(model: str, max_iterations: int, posture: object, graph: objec
         raise ConfigError(f"posture={posture!r} needs a skill graph; pass graph= or drop it")
 
 
+def _check_model_timeout(value: object) -> None:
+    if value is not None and (
+        isinstance(value, bool) or not isinstance(value, int | float) or value <= 0
+    ):
+        raise ConfigError(
+            f"model_timeout_s={value!r} must be a positive number of seconds (or None); "
+            "pass e.g. model_timeout_s=120"
+        )
+
+
 def _has_cascade(graph: SkillGraph | None, continuity: object) -> bool:
     return graph is not None and (graph.classifier is not None or continuity is not None)
 
@@ -230,6 +247,11 @@ def build_setup(
     temperature: float | None,
     tool_source: ToolSource | None = None,
     model_source: Provider | None = None,
+    max_tokens: int | None = None,
+    stop: str | Sequence[str] | None = None,
+    model_timeout_s: float | None = None,
+    release: str | None = None,
+    environment: str | None = None,
 ) -> AgentSetup:
     """Check every build-time rule and fold the agent's declarations."""
     _check_basics(model, max_iterations, posture, graph)
@@ -246,6 +268,9 @@ def build_setup(
     )
     plans, merged = _plans(merged, graph, baseline)
     carried = _check_roles(provider, merged)
+    limits = generation("Agent", max_tokens=max_tokens, temperature=temperature, stop=stop)
+    _check_model_timeout(model_timeout_s)
+    check_deployment(release, environment)
     return AgentSetup(
         name=name, provider=provider, model=model, system_prompt=system_prompt,
         injections=merged, by_id=MappingProxyType({i.id: i for i in merged}),
@@ -254,5 +279,7 @@ def build_setup(
         brain_for=build_brain_for(brains, provider, model) if brains is not None else None,
         plans=plans, posture=posture, continuity=continuity, max_iterations=max_iterations,
         hidden_skills=tuple(hidden_skills), carried_roles=tuple(carried),
-        temperature=temperature, tool_source=tool_source, model_source=model_source,
+        temperature=limits.temperature, max_tokens=limits.max_tokens, stop=limits.stop,
+        model_timeout_s=model_timeout_s, tool_source=tool_source, model_source=model_source,
+        release=release, environment=environment,
     )

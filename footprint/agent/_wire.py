@@ -54,8 +54,12 @@ def _dumps(data: Any) -> str:
 
 
 def request_json(request: LLMRequest) -> str:
-    """The request as canonical JSON (sorted keys, no whitespace)."""
-    return _dumps({
+    """The request as canonical JSON (sorted keys, no whitespace).
+
+    ``stop`` is written only when set, so requests without stop sequences hash
+    as they always have (recorded cassettes keep matching).
+    """
+    body: dict[str, Any] = {
         "model": request.model,
         "system": request.system,
         "messages": [_message(m) for m in request.messages],
@@ -66,7 +70,10 @@ def request_json(request: LLMRequest) -> str:
         ],
         "temperature": request.temperature,
         "max_tokens": request.max_tokens,
-    })
+    }
+    if request.stop:
+        body["stop"] = list(request.stop)
+    return _dumps(body)
 
 
 def response_json(response: LLMResponse) -> str:

@@ -10,7 +10,7 @@ from typing import Any
 from footprint._errors import ConfigError, RunError
 from footprint.providers._arguments import decode_arguments, raw_arguments_of
 from footprint.providers._http import Backoff, HttpCall, post_json
-from footprint.providers._settings import WireSettings, wire_settings
+from footprint.providers._settings import Generation, WireSettings, generation, wire_settings
 from footprint.providers._types import (
     LLMRequest,
     LLMResponse,
@@ -61,6 +61,8 @@ def anthropic_payload(
         ]
     if request.temperature is not None:
         payload["temperature"] = request.temperature
+    if request.stop:
+        payload["stop_sequences"] = list(request.stop)
     return payload
 
 
@@ -173,6 +175,12 @@ class AnthropicMessages:
     ``ANTHROPIC_BASE_URL`` or ``http://127.0.0.1:8000``; ``api_key`` to env
     ``ANTHROPIC_API_KEY``. Roles carried inside messages: user, assistant and
     tool (as tool_result blocks) — not system.
+
+    Limits: ``max_tokens`` (required by the API; default 1024),
+    ``temperature`` and ``stop`` (sent as ``stop_sequences``) fill what a
+    request leaves open; ``timeout`` bounds one attempt in all, reply
+    included, and ``deadline`` (optional) every attempt and retry wait
+    together, ending the call with a :class:`RunError` naming the limit.
     """
 
     carried_roles: tuple[str, ...] = ("user", "assistant")
@@ -189,6 +197,9 @@ class AnthropicMessages:
         backoff: Backoff | None = None,
         name: str = "anthropic",
         trust_env: bool = True,
+        temperature: float | None = None,
+        stop: str | tuple[str, ...] | list[str] | None = None,
+        deadline: float | None = None,
     ) -> None:
         self._settings: WireSettings = wire_settings(
             kind="AnthropicMessages",
@@ -200,12 +211,16 @@ class AnthropicMessages:
             api_key_env="ANTHROPIC_API_KEY",
             timeout=timeout,
             max_retries=max_retries,
+            deadline=deadline,
         )
-        if isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < 1:
+        if max_tokens is None:
             raise ConfigError(
-                f"AnthropicMessages max_tokens={max_tokens!r} must be an integer >= 1; "
+                "AnthropicMessages max_tokens=None: the Messages API needs a limit; "
                 "pass e.g. max_tokens=1024"
             )
+        self._generation: Generation = generation(
+            "AnthropicMessages", max_tokens=max_tokens, temperature=temperature, stop=stop
+        )
         self._max_tokens = max_tokens
         self._backoff = backoff if backoff is not None else Backoff()
         self._name = name
@@ -225,7 +240,9 @@ class AnthropicMessages:
 
     async def complete(self, request: LLMRequest) -> LLMResponse:
         settings = self._settings
-        payload = anthropic_payload(request, settings.model, self._max_tokens, self._name)
+        payload = anthropic_payload(
+            self._generation.apply(request), settings.model, self._max_tokens, self._name
+        )
         headers = {"content-type": "application/json", "anthropic-version": ANTHROPIC_VERSION}
         if settings.api_key:
             headers["x-api-key"] = settings.api_key
@@ -242,6 +259,7 @@ class AnthropicMessages:
                 api_key_env=settings.api_key_env,
                 has_api_key=bool(settings.api_key),
                 trust_env=self._trust_env,
+                deadline=settings.deadline,
             ),
             self._backoff,
         )

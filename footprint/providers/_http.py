@@ -74,6 +74,7 @@ class HttpCall:
     api_key_env: str
     has_api_key: bool
     trust_env: bool = True
+    deadline: float | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -131,24 +132,76 @@ def _find_message(data: object) -> str | None:
 async def post_json(call: HttpCall, backoff: Backoff) -> Mapping[str, Any]:
     """POST ``call.payload`` and return the decoded JSON object.
 
-    Retries 429, 408/409/425, 5xx and connection errors up to
-    ``call.max_retries`` times; any failure becomes a :class:`RunError`
-    that names the fix.
+    Each attempt may take at most ``call.timeout`` seconds in all (connect,
+    send, and the whole reply: a server that streams bytes forever times out
+    too). Retries 429, 408/409/425, 5xx, time-outs and connection errors up to
+    ``call.max_retries`` times; ``call.deadline``, when set, bounds every
+    attempt and wait together, and a retry that could not finish before it is
+    not started. Any failure becomes a :class:`RunError` that names the fix.
     """
     import httpx
 
-    attempts = call.max_retries + 1
-    last: _Failure | None = None
+    tries = _Tries(limit=call.max_retries + 1)
     async with httpx.AsyncClient(timeout=call.timeout, trust_env=call.trust_env) as client:
-        for attempt in range(1, attempts + 1):
-            outcome = await _attempt(client, call)
-            if not isinstance(outcome, _Failure):
-                return outcome
-            last = outcome
-            if attempt < attempts:
-                await backoff.sleep(backoff.delay(attempt, outcome.retry_after))
+        if call.deadline is None:
+            return await _attempts(client, call, backoff, tries)
+        try:
+            async with asyncio.timeout(call.deadline):
+                return await _attempts(client, call, backoff, tries)
+        except TimeoutError:
+            raise _past_deadline(call, tries.made) from None
+
+
+@dataclass(slots=True, kw_only=True)
+class _Tries:
+    """Attempts allowed and made so far, and when the first began."""
+
+    limit: int
+    made: int = 0
+    started: float = 0.0
+
+
+async def _attempts(
+    client: httpx.AsyncClient, call: HttpCall, backoff: Backoff, tries: _Tries
+) -> Mapping[str, Any]:
+    loop = asyncio.get_running_loop()
+    tries.started = loop.time()
+    last: _Failure | None = None
+    while tries.made < tries.limit:
+        tries.made += 1
+        outcome = await _bounded_attempt(client, call)
+        if not isinstance(outcome, _Failure):
+            return outcome
+        last = outcome
+        if tries.made < tries.limit:
+            wait = backoff.delay(tries.made, outcome.retry_after)
+            if call.deadline is not None and (
+                loop.time() - tries.started + wait >= call.deadline
+            ):
+                raise _past_deadline(call, tries.made)
+            await backoff.sleep(wait)
     assert last is not None
-    raise _exhausted(call, last, attempts)
+    raise _exhausted(call, last, tries.limit)
+
+
+async def _bounded_attempt(
+    client: httpx.AsyncClient, call: HttpCall
+) -> Mapping[str, Any] | _Failure:
+    try:
+        async with asyncio.timeout(call.timeout):
+            return await _attempt(client, call)
+    except TimeoutError:
+        return _Failure(
+            status=None, detail=f"no complete reply within {call.timeout}s", timed_out=True
+        )
+
+
+def _past_deadline(call: HttpCall, attempts: int) -> RunError:
+    return RunError(
+        f"provider {call.provider!r} passed its deadline of {call.deadline}s (deadline=) "
+        f"after {attempts} attempt(s) to {call.url}; the server at {call.base_url} did not "
+        "finish a reply in time: raise deadline=, lower max_tokens=, or check the server"
+    )
 
 
 async def _attempt(client: httpx.AsyncClient, call: HttpCall) -> Mapping[str, Any] | _Failure:

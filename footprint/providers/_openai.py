@@ -11,7 +11,7 @@ from typing import Any
 from footprint._errors import RunError
 from footprint.providers._arguments import decode_arguments, encode_arguments
 from footprint.providers._http import Backoff, HttpCall, post_json
-from footprint.providers._settings import WireSettings, wire_settings
+from footprint.providers._settings import Generation, WireSettings, generation, wire_settings
 from footprint.providers._types import (
     LLMRequest,
     LLMResponse,
@@ -46,6 +46,8 @@ def openai_payload(request: LLMRequest, model: str) -> dict[str, Any]:
         payload["temperature"] = request.temperature
     if request.max_tokens is not None:
         payload["max_tokens"] = request.max_tokens
+    if request.stop:
+        payload["stop"] = list(request.stop)
     return payload
 
 
@@ -136,6 +138,13 @@ class OpenAIChat:
     ``OPENAI_API_KEY`` (sent as a bearer token when set). ``model`` is used
     when a request names none. Roles carried inside messages: user,
     assistant, tool and system.
+
+    Limits: ``max_tokens``, ``temperature`` and ``stop`` are sent with every
+    request that does not set its own (an agent's ``Agent(max_tokens=...)``
+    wins); ``timeout`` bounds one attempt in all, reply included, and
+    ``deadline`` (seconds, optional) every attempt and retry wait together.
+    A server that never finishes ends the call with a :class:`RunError`
+    naming the limit it passed.
     """
 
     carried_roles: tuple[str, ...] = ("user", "assistant", "system")
@@ -151,6 +160,10 @@ class OpenAIChat:
         backoff: Backoff | None = None,
         name: str = "openai",
         trust_env: bool = True,
+        max_tokens: int | None = None,
+        temperature: float | None = None,
+        stop: str | tuple[str, ...] | list[str] | None = None,
+        deadline: float | None = None,
     ) -> None:
         self._settings: WireSettings = wire_settings(
             kind="OpenAIChat",
@@ -162,6 +175,10 @@ class OpenAIChat:
             api_key_env="OPENAI_API_KEY",
             timeout=timeout,
             max_retries=max_retries,
+            deadline=deadline,
+        )
+        self._generation: Generation = generation(
+            "OpenAIChat", max_tokens=max_tokens, temperature=temperature, stop=stop
         )
         self._backoff = backoff if backoff is not None else Backoff()
         self._name = name
@@ -181,7 +198,7 @@ class OpenAIChat:
 
     async def complete(self, request: LLMRequest) -> LLMResponse:
         settings = self._settings
-        payload = openai_payload(request, settings.model)
+        payload = openai_payload(self._generation.apply(request), settings.model)
         headers = {"content-type": "application/json"}
         if settings.api_key:
             headers["authorization"] = f"Bearer {settings.api_key}"
@@ -198,6 +215,7 @@ class OpenAIChat:
                 api_key_env=settings.api_key_env,
                 has_api_key=bool(settings.api_key),
                 trust_env=self._trust_env,
+                deadline=settings.deadline,
             ),
             self._backoff,
         )

@@ -62,6 +62,7 @@ class LLMRequest:
     tools: tuple[ToolSpec, ...] = ()
     temperature: float | None = None
     max_tokens: int | None = None
+    stop: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

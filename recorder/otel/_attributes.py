@@ -84,6 +84,7 @@ def _injected(e: ContextInjected, content: bool) -> Attrs:
         P + "slot": e.slot,
         P + "content.hash": e.content_hash,
         P + "admitted.via": e.admitted_via,
+        P + "position": e.position,
     }
     if content:
         a[P + "reason"] = clip(e.reason)

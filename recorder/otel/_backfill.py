@@ -34,12 +34,14 @@ class BackfillResult:
     spans: int
 
 
-def _records(events: Iterable[EventBase], content: bool, limit: int) -> list[SpanRecord]:
+def _records(events: Iterable[EventBase], content: bool, limit: int,
+             openinference: bool = False) -> list[SpanRecord]:
     trace: RunTrace | None = None
     records: list[SpanRecord] = []
     for event in events:
         if trace is None:
-            trace = RunTrace(event.run_id, content=content, content_limit=limit)
+            trace = RunTrace(event.run_id, content=content, content_limit=limit,
+                             openinference=openinference)
         records.extend(trace.feed(event))
     if trace is not None and trace.root is not None:
         trace.root.attributes["footprint.incomplete"] = True
@@ -48,8 +50,9 @@ def _records(events: Iterable[EventBase], content: bool, limit: int) -> list[Spa
 
 
 def export_events(events: Iterable[EventBase], exporter: SpanExporter, *,
-                  capture_content: bool = False, content_limit: int = 4096,
-                  resource: Resource | None = None) -> BackfillResult:
+                  capture_content: bool = False, content_limit: int = 16384,
+                  resource: Resource | None = None,
+                  openinference: bool = False) -> BackfillResult:
     """Map one run's events (in ``seq`` order) to spans and export them synchronously."""
     ordered = sorted(events, key=lambda e: e.seq)
     if not ordered:
@@ -61,7 +64,7 @@ def export_events(events: Iterable[EventBase], exporter: SpanExporter, *,
             f"export_events got events of several runs ({run_id!r}, {others[0]!r}…); "
             "export one run at a time"
         )
-    records = _records(ordered, capture_content, content_limit)
+    records = _records(ordered, capture_content, content_limit, openinference)
     spans = SpanFactory(resource or Resource.create()).build(run_id, records)
     for start in range(0, len(spans), _BATCH):
         result = exporter.export(spans[start : start + _BATCH])
@@ -84,6 +87,7 @@ def export_otlp(
     timeout_s: float = 10.0,
     capture_content: bool | None = None,
     exporter: SpanExporter | None = None,
+    openinference: bool = False,
 ) -> BackfillResult:
     """Re-export run ``run`` (full id, unique prefix or ``last``) from the store to OTLP.
 
@@ -98,7 +102,7 @@ def export_otlp(
     out = exporter or otlp_exporter(protocol, endpoint, timeout_s=timeout_s, headers=headers)
     content = capture_content_from_env() if capture_content is None else capture_content
     try:
-        return export_events(events, out, capture_content=content)
+        return export_events(events, out, capture_content=content, openinference=openinference)
     finally:
         if exporter is None:
             out.shutdown()

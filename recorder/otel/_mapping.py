@@ -29,8 +29,17 @@ from footprint.events import (
     ToolEnd,
     ToolStart,
 )
-from recorder.otel._attributes import DECISION_EVENTS, Attrs, clip
+from recorder.otel._attributes import DECISION_EVENTS, MAX_ITEMS, Attrs, clip, ids
+from recorder.otel._content import (
+    Bounded,
+    input_messages,
+    output_messages,
+    read_request,
+    system_instructions,
+    user_message,
+)
 from recorder.otel._ids import ROOT_KEY, span_key
+from recorder.otel._openinference import OpenInference
 
 __all__ = ["FINISH_REASONS", "RunTrace", "SpanRecord"]
 
@@ -58,24 +67,27 @@ class SpanRecord:
     error: str | None = None
 
 
-def _messages(role: str, text: str, limit: int, finish: str | None = None) -> str:
-    message: dict[str, object] = {"role": role, "parts": [{"type": "text", "content":
-                                                            clip(text, limit)}]}
-    if finish is not None:
-        message["finish_reason"] = finish
-    return json.dumps([message], ensure_ascii=False)
+def _put_content(a: Attrs, key: str, value: Bounded) -> None:
+    a[key] = value.text
+    if value.omitted:
+        a["footprint.content.omitted_messages"] = value.omitted
+    if value.truncated:
+        a["footprint.content.truncated"] = True
 
 
 class RunTrace:
     """The span state of one run: open spans by key, usage totals, the last timestamp."""
 
     __slots__ = ("_cache_read", "_cache_write", "_content", "_ended_iteration", "_iteration",
-                 "_limit", "_open", "last_ns", "root", "run_id")
+                 "_limit", "_oi", "_open", "_results", "last_ns", "root", "run_id")
 
-    def __init__(self, run_id: str, *, content: bool = False, content_limit: int = 4096) -> None:
+    def __init__(self, run_id: str, *, content: bool = False, content_limit: int = 16384,
+                 openinference: bool = False) -> None:
         self.run_id = run_id
         self._content = content
         self._limit = content_limit
+        self._oi = OpenInference(content, content_limit) if openinference else None
+        self._results: dict[str, str] = {}  # tool call id -> recorded result (content on)
         self.root: SpanRecord | None = None
         self._open: dict[str, SpanRecord] = {}
         self._iteration: SpanRecord | None = None
@@ -129,6 +141,8 @@ class RunTrace:
             start_ns=event.ts,
             attributes={"gen_ai.operation.name": "invoke_agent", "footprint.run.id": self.run_id},
         )
+        if self._oi is not None:
+            self._oi.kind(self.root.attributes, "AGENT")
         return self.root
 
     def _enter_iteration(self, event: EventBase, done: list[SpanRecord]) -> None:
@@ -144,6 +158,8 @@ class RunTrace:
             kind="internal", parent_key=ROOT_KEY, start_ns=event.ts,
             attributes={"footprint.iteration": event.iteration},
         )
+        if self._oi is not None:
+            self._oi.kind(self._iteration.attributes, "CHAIN")
 
     def _child(self, key: str, name: str, kind: Literal["internal", "client"], ts: int,
                attrs: Attrs) -> SpanRecord:
@@ -171,11 +187,12 @@ class RunTrace:
 
     def _started(self, e: RunStart, key: str, done: list[SpanRecord]) -> None:
         assert self.root is not None
-        if e.conversation_id:
-            self.root.attributes["gen_ai.conversation.id"] = clip(e.conversation_id)
+        _labels(self.root.attributes, e)
         if self._content:
-            self.root.attributes["gen_ai.input.messages"] = _messages(
-                "user", e.user_message, self._limit)
+            _put_content(self.root.attributes, "gen_ai.input.messages",
+                         user_message(e.user_message, self._limit))
+        if self._oi is not None:
+            self._oi.run_input(self.root.attributes, e)
 
     def _ended(self, e: RunEnd, key: str, done: list[SpanRecord]) -> None:
         assert self.root is not None
@@ -188,8 +205,10 @@ class RunTrace:
         if e.dropped_events:
             a["footprint.dropped_events"] = e.dropped_events
         if self._content:
-            a["gen_ai.output.messages"] = _messages(
-                "assistant", e.final_content, self._limit, "stop")
+            _put_content(a, "gen_ai.output.messages",
+                         output_messages(e.final_content, (), "stop", self._limit))
+        if self._oi is not None:
+            self._oi.run_output(a, e.final_content)
 
     def _failed(self, e: EventBase, key: str, done: list[SpanRecord]) -> None:
         assert self.root is not None
@@ -207,6 +226,15 @@ class RunTrace:
                 a["footprint.brain.skill_id"] = clip(e.brain_skill_id)
         if e.temperature is not None:
             a["gen_ai.request.temperature"] = e.temperature
+        prompt = (read_request(e.request_ref, self._results)
+                  if self._content and e.request_ref else None)
+        if prompt is not None:
+            if prompt.system:
+                _put_content(a, "gen_ai.system_instructions",
+                             system_instructions(prompt.system, self._limit))
+            _put_content(a, "gen_ai.input.messages", input_messages(prompt, self._limit))
+        if self._oi is not None:
+            self._oi.chat_input(a, e, prompt)
         self._child(key, f"chat {clip(e.model, 128)}", "client", e.ts, a)
 
     def _llm_end(self, e: LLMEnd, key: str, done: list[SpanRecord]) -> None:
@@ -228,15 +256,13 @@ class RunTrace:
             span.error = "model call failed"
             a["error.type"] = "_OTHER"
         if self._content:
-            a["gen_ai.output.messages"] = self._reply(e, finish)
+            calls = [{"id": c.id, "name": c.name, "arguments": dict(c.arguments)}
+                     for c in e.tool_calls]
+            _put_content(a, "gen_ai.output.messages",
+                         output_messages(e.content, calls, finish, self._limit))
+        if self._oi is not None:
+            self._oi.chat_output(a, e)
         done.append(self._end(span, e.ts))
-
-    def _reply(self, e: LLMEnd, finish: str) -> str:
-        parts: list[dict[str, object]] = [{"type": "text", "content": clip(e.content, self._limit)}]
-        parts.extend({"type": "tool_call", "id": c.id, "name": c.name,
-                      "arguments": dict(c.arguments)} for c in e.tool_calls)
-        reply = [{"role": "assistant", "parts": parts, "finish_reason": finish}]
-        return clip(json.dumps(reply, ensure_ascii=False, default=str), self._limit)
 
     def _tool_start(self, e: ToolStart, key: str, done: list[SpanRecord]) -> None:
         a: Attrs = {
@@ -248,6 +274,8 @@ class RunTrace:
         if self._content:
             a["gen_ai.tool.call.arguments"] = clip(
                 json.dumps(dict(e.args), ensure_ascii=False, default=str), self._limit)
+        if self._oi is not None:
+            self._oi.tool_input(a, e)
         self._child(key, f"execute_tool {clip(e.tool_name, 128)}", "internal", e.ts, a)
 
     def _tool_end(self, e: ToolEnd, key: str, done: list[SpanRecord]) -> None:
@@ -262,6 +290,9 @@ class RunTrace:
             span.attributes["error.type"] = e.status if e.status in _TOOL_ERRORS else "_OTHER"
         if self._content:
             span.attributes["gen_ai.tool.call.result"] = clip(e.result, self._limit)
+            self._results[e.tool_call_id] = e.result
+        if self._oi is not None:
+            self._oi.tool_output(span.attributes, e.result)
         done.append(self._end(span, e.ts))
 
     def _iteration_end(self, e: IterationEnd, key: str, done: list[SpanRecord]) -> None:
@@ -270,6 +301,27 @@ class RunTrace:
             done.append(self._end(span, e.ts))
             self._iteration = None
             self._ended_iteration = e.iteration
+
+
+def _labels(a: Attrs, e: RunStart) -> None:
+    """The run's labels on the root span: a session names the conversation for backends."""
+    conversation = e.session_id or e.conversation_id
+    if conversation:
+        a["gen_ai.conversation.id"] = clip(conversation)
+    if e.session_id and e.conversation_id:
+        a["footprint.conversation.id"] = clip(e.conversation_id)
+    if e.user_id:
+        a["user.id"] = clip(e.user_id)
+    if e.environment:
+        a["deployment.environment.name"] = clip(e.environment)
+        a["deployment.environment"] = clip(e.environment)
+    if e.release:
+        a["service.version"] = clip(e.release)
+    if e.tags:
+        a["footprint.tags"] = ids(e.tags)
+    for name, value in list(e.metadata.items())[:MAX_ITEMS]:
+        a["footprint.metadata." + clip(name, 64)] = (
+            value if isinstance(value, bool | int | float) else clip(str(value)))
 
 
 _Handler: TypeAlias = Callable[[RunTrace, Any, str, list[SpanRecord]], None]

@@ -66,7 +66,11 @@ class OTelSink:
     ``OTEL_EXPORTER_OTLP_*``. ``sample_ratio`` keeps that share of runs
     (by trace id); ``capture_content`` (default: the
     ``OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT`` variable) adds
-    message text, cut at ``content_limit`` characters.
+    what the model saw and said — ``gen_ai.system_instructions``,
+    ``gen_ai.input.messages``, ``gen_ai.output.messages`` — from the redacted
+    records, each attribute bounded at ``content_limit`` characters (cut
+    texts and left-out messages are marked). ``openinference`` adds
+    OpenInference attributes for Phoenix/Arize-style backends.
     """
 
     def __init__(
@@ -76,7 +80,8 @@ class OTelSink:
         exporter: SpanExporter | None = None,
         sample_ratio: float = 1.0,
         capture_content: bool | None = None,
-        content_limit: int = 4096,
+        content_limit: int = 16384,
+        openinference: bool = False,
         max_queue: int = 2048,
         max_batch: int = 512,
         schedule_delay_s: float = 0.2,
@@ -92,6 +97,7 @@ class OTelSink:
         self.capture_content = (capture_content_from_env() if capture_content is None
                                 else capture_content)
         self.content_limit = content_limit
+        self.openinference = openinference
         self.flush_timeout_s = flush_timeout_s
         self._pipeline = resolve_pipeline(tracer_provider, exporter, max_queue=max_queue,
                                           max_batch=max_batch, schedule_delay_s=schedule_delay_s)
@@ -186,7 +192,8 @@ class OTelSink:
             self._finish(run_id, traced=False)
             return None
         self._counts["traced"] += 1
-        state = RunTrace(run_id, content=self.capture_content, content_limit=self.content_limit)
+        state = RunTrace(run_id, content=self.capture_content, content_limit=self.content_limit,
+                         openinference=self.openinference)
         self._runs[run_id] = state
         self._traces[self.ids.trace_id(run_id)] = run_id
         if len(self._traces) > 16 * self._max_runs:

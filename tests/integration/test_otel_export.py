@@ -113,7 +113,7 @@ def test_given_a_recorded_run_when_exported_then_each_decision_is_one_span_event
     injected = [a for n, _, a in iteration2.events if n == "footprint.context.injected"]
     assert injected[1] == {"footprint.injection.id": "triage", "footprint.slot": "system-prompt",
                            "footprint.content.hash": f"{1:064x}",
-                           "footprint.admitted.via": "cursor"}
+                           "footprint.admitted.via": "cursor", "footprint.position": 1}
 
 
 def _everything(spans: list[ReceivedSpan]) -> str:
