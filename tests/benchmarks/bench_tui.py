@@ -193,9 +193,9 @@ async def _decisions(path: str, run_id: str, res: dict[str, float]) -> None:
         await pilot.press("slash")
         typed: list[float] = []
         typed_cpu: list[float] = []
+        box = screen.query_one(Input)
         for key in "skill.rej":
             await asyncio.sleep(0.15)
-            box = screen.query_one(Input)
             want = box.value + key
             t0, c0 = time.perf_counter(), time.process_time()
             await pilot.press(key)

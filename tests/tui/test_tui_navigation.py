@@ -15,7 +15,7 @@ from lens.tui._decisions import DecisionsScreen
 from lens.tui._eventlist import EventLines
 from lens.tui._runs import RunsScreen
 from lens.tui._skills import SkillLines, SkillsScreen
-from lens.tui._sql import SqlScreen
+from lens.tui._sql import SqlLines, SqlScreen
 from lens.tui._timeline import TimelineScreen
 from lens.tui._why import WhyScreen
 
@@ -162,13 +162,18 @@ async def test_given_the_sql_console_when_good_then_bad_queries_run_then_rows_th
         query = app.screen.query_one(Input)
         query.value = "SELECT iteration, injection_id FROM injections WHERE admitted_via = 'rule'"
         await pilot.press("enter")
-        table = app.screen.query_one(DataTable)
-        assert table.row_count == 8 and "8 rows" in text_of(app.screen.query_one("#status"))
+        await settle(pilot)
+        table = app.screen.query_one(SqlLines)
+        assert table.count == 8 and "8 rows" in text_of(app.screen.query_one("#status"))
+        assert text_of(app.screen.query_one("#columns", Static)).split() == [
+            "iteration", "injection_id"]
+        assert table.render_line(0).text.split()[1] in {"calm-angry-customer", "skill-steps-hint"}
         query.value = "SELECT nope FROM nowhere"
         await pilot.press("enter")
+        await settle(pilot)
         status = text_of(app.screen.query_one("#status", Static))
         assert status.startswith("error:") and "nowhere" in status
-        assert table.row_count == 0 and app.is_running
+        assert table.count == 0 and app.is_running
         await pilot.press("escape")
         assert isinstance(app.screen, RunsScreen)
 
