@@ -19,6 +19,7 @@ from lens.tui._base import LensHeader, Loader
 from lens.tui._lines import VirtualList
 from lens.tui._state import LensState
 from lens.tui._summary import clip
+from recorder import SqlRefused
 
 __all__ = ["MAX_ROWS", "SqlLines", "SqlResult", "SqlScreen", "run_query"]
 
@@ -47,6 +48,8 @@ def run_query(state: LensState, query: str) -> SqlResult:
             return SqlResult([], [], None)
         columns = list(relation.columns)
         rows = relation.limit(MAX_ROWS + 1).fetchall()
+    except SqlRefused as exc:  # the sandbox's one-line refusal already names the views
+        return SqlResult([], [], str(exc))
     except Exception as exc:  # a UI boundary: every failure is shown, none escapes
         lines = str(exc).strip().splitlines()
         first = lines[0] if lines else type(exc).__name__

@@ -33,7 +33,7 @@ def _recorded(root: Path) -> Path:
 
 def _run(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
     """pytest in process; the Textual snapshot plugin keeps one temp dir per process, so off."""
-    return pytester.runpytest(*args, "-p", "no:textual-snapshot")
+    return pytester.runpytest(*args, "-p", "no:textual-snapshot", "-p", "no:asyncio")
 
 
 def _variant_module(pytester: pytest.Pytester, body: str) -> None:

@@ -21,7 +21,7 @@ def _copy(pytester: pytest.Pytester) -> Path:
 
 
 def _run(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
-    return pytester.runpytest(*args, "-p", "no:textual-snapshot")
+    return pytester.runpytest(*args, "-p", "no:textual-snapshot", "-p", "no:asyncio")
 
 
 def test_given_the_example_recording_when_its_test_runs_then_it_passes(
