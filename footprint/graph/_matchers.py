@@ -124,9 +124,13 @@ Matcher: TypeAlias = Regex | Keywords | All | Intent
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class MatchHit:
-    """The evidence of a match: the tidied matched text and the keyword, if any."""
+    """The evidence of a match: the tidied matched text and the keyword, if any.
 
-    witness: str
+    ``witness`` is ``None`` when the match is zero-width (a pattern such as
+    ``^`` or ``(?=refund)`` matched no characters): there is no text to show.
+    """
+
+    witness: str | None
     keyword: str | None = None
 
 
@@ -169,7 +173,7 @@ class CompiledMatcher:
             if first is None:
                 first = hit
         assert first is not None
-        return MatchHit(witness=make_witness(first[0]), keyword=first[1])
+        return MatchHit(witness=make_witness(first[0]) or None, keyword=first[1])
 
     def caption(self) -> str:
         """The mermaid edge caption of spec §2.11 (unescaped)."""
