@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from footprint import ConfigError, define_skill, skill_graph
-from footprint.graph import All, Keywords, Regex
+from footprint.graph import Regex
 from footprint.injection import InjectionContext
 
 ROOT = Path(__file__).resolve().parents[2]
