@@ -22,7 +22,7 @@ def brief(value: object, width: int = 60) -> str:
         text = repr(value)
     except Exception:  # a broken __repr__ must not hide the real mistake
         text = f"<{type(value).__name__}>"
-    text = " ".join(text.split())
+    text = " ".join(text.splitlines())
     return text if len(text) <= width else text[: width - 1] + "…"
 
 

@@ -14,6 +14,7 @@ from footprint.agent._clock import Clock, SystemClock, new_run_id
 from footprint.agent._emitter import RunEmitter
 from footprint.agent._ids import IdSource, RandomIds
 from footprint.agent._loop import TurnOutcome, run_iterations
+from footprint.agent._options import check_agent_options
 from footprint.agent._runmeta import RunMeta, run_meta
 from footprint.agent._setup import AgentSetup, Posture, ToolLike, build_setup
 from footprint.agent._sources import ToolSource
@@ -127,6 +128,7 @@ class Agent:
             k: tuple(v) if isinstance(v, list) else v
             for k, v in locals().items() if k != "self"
         }
+        check_agent_options(self._options)
         self.setup: AgentSetup = build_setup(
             **{k: v for k, v in self._options.items() if k not in ("sink", "clock", "seed", "ids")}
         )

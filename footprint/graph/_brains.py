@@ -14,6 +14,7 @@ from types import MappingProxyType
 from typing import Literal
 
 from footprint._errors import ConfigError, did_you_mean
+from footprint._validate import brief
 from footprint.injection._types import Injection
 from footprint.providers._types import Provider
 
@@ -41,6 +42,9 @@ class ProviderChoice:
     provider: Provider
     model: str | None = None
 
+    def __post_init__(self) -> None:
+        _check_brain("ProviderChoice", self.provider, self.model)
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class EscalationPolicy:
@@ -49,6 +53,24 @@ class EscalationPolicy:
     provider: Provider
     after_refusals: int
     model: str | None = None
+
+    def __post_init__(self) -> None:
+        _check_brain("EscalationPolicy", self.provider, self.model)
+        n = self.after_refusals
+        if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+            raise ConfigError(f"EscalationPolicy(after_refusals={brief(n)}) must be a whole "
+                              "number >= 1; pass e.g. after_refusals=2")
+
+
+def _check_brain(what: str, provider: object, model: object) -> None:
+    if not (isinstance(getattr(provider, "name", None), str)
+            and callable(getattr(provider, "complete", None))):
+        raise ConfigError(
+            f"{what}(provider=...) got {type(provider).__name__} {brief(provider)}, which is "
+            "not a provider; pass a provider object (OpenAIChat(...), ScriptedModel([...])) "
+            "and name the model with model=")
+    if model is not None and (not isinstance(model, str) or not model.strip()):
+        raise ConfigError(f"{what}(model={brief(model)}) must be a model name or None")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -22,6 +22,17 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from footprint._errors import ConfigError, did_you_mean
+from footprint.graph._builder_checks import (
+    check_check_mode,
+    check_entry,
+    check_label,
+    check_phrases,
+    check_policy,
+    check_ref,
+    check_route,
+    check_scorer,
+    check_tool_names,
+)
 from footprint.graph._compile import GraphDeclaration, compile_graph
 from footprint.graph._declare import (
     CheckMode,
@@ -95,7 +106,8 @@ class SkillGraphBuilder:
         self._skills.setdefault(skill.id, skill)
         return skill.id
 
-    def _ref(self, skill: SkillRef) -> str:
+    def _ref(self, skill: SkillRef, where: str = "route()") -> str:
+        check_ref(where, skill)
         return skill if isinstance(skill, str) else self._register(skill)
 
     def entry(
@@ -107,14 +119,15 @@ class SkillGraphBuilder:
         label: str | None = None,
     ) -> SkillGraphBuilder:
         """A way in from START: unconditional, ``when(ctx)``, or a data ``match``."""
-        skill_id = self._ref(skill)
+        skill_id = self._ref(skill, "entry()")
         if when is not None and match is not None:
             raise ConfigError(
                 f"entry {skill_id!r} has both when= and match=; give one condition"
             )
+        items = check_entry(skill_id, when, match, examples)
+        check_label(f"entry({skill_id!r})", label)
         self._entries.append(
-            Entry(skill_id=skill_id, when=when, match=match,
-                  examples=tuple(examples), label=label)
+            Entry(skill_id=skill_id, when=when, match=match, examples=items, label=label)
         )
         return self
 
@@ -129,8 +142,11 @@ class SkillGraphBuilder:
         label: str | None = None,
     ) -> SkillGraphBuilder:
         """An edge; bare (no condition) it is a model edge that only a pick can take."""
-        src, dst = self._ref(from_skill), self._ref(to_skill)
+        src = self._ref(from_skill, "route(from_skill)")
+        dst = self._ref(to_skill, "route(to_skill)")
         where = f"route {src!r} -> {dst!r}"
+        check_route(where, when, on_tool_return, guard)
+        check_label(where, label)
         self._routes.append(
             Route(from_skill=src, to=dst, when=when, on_tool_return=on_tool_return,
                   on_tool_status=_statuses(on_tool_status, where), guard=guard, label=label)
@@ -139,7 +155,7 @@ class SkillGraphBuilder:
 
     def never_routes(self, phrases: Iterable[str]) -> SkillGraphBuilder:
         """Phrases no rule may claim (checked by the check-up)."""
-        self._never = self._never + tuple(phrases)
+        self._never = self._never + check_phrases("never_routes()", phrases)
         return self
 
     def _set_router(self, router: EntryRouter) -> SkillGraphBuilder:
@@ -153,12 +169,15 @@ class SkillGraphBuilder:
 
     def classify(self, scorer: Scorer, policy: RoutingPolicy | None = None) -> SkillGraphBuilder:
         """Route each turn by the cascade: rules, then ``scorer`` over intents, then a menu."""
+        check_scorer("classify()", scorer)
+        check_policy("classify(policy=...)", policy)
         return self._set_router(
             EntryRouter(kind="classify", scorer=scorer, policy=policy or RoutingPolicy())
         )
 
     def entry_by(self, scorer: Scorer) -> SkillGraphBuilder:
         """Pick the entry by ``scorer`` at turn start (PickEntry)."""
+        check_scorer("entry_by()", scorer)
         return self._set_router(EntryRouter(kind="entry-by", scorer=scorer))
 
     def entry_by_read(self) -> SkillGraphBuilder:
@@ -169,12 +188,14 @@ class SkillGraphBuilder:
         self, check: CheckMode = "throw", known_tools: Iterable[str] | None = None
     ) -> SkillGraph:
         """Validate, compile and check the graph (``check``: throw, warn or off)."""
+        check_check_mode(check)
+        tools = check_tool_names("build(known_tools=...)", known_tools)
         return compile_graph(
             GraphDeclaration(
                 skills=tuple(self._skills.values()), entries=tuple(self._entries),
                 routes=tuple(self._routes), router=self._router,
                 never_routes=self._never, check=check,
-                known_tools=tuple(known_tools) if known_tools is not None else None,
+                known_tools=tools,
             )
         )
 

@@ -157,6 +157,14 @@ def _reached(graph: SkillGraph) -> set[str]:
     return seen
 
 
+def _island_message(sid: str, sources: list[str]) -> str:
+    names = ", ".join(repr(s) for s in sources)
+    return (f"skill {sid!r} is not reached from any entry: the routes into it start at "
+            f"{names}, which no entry or reached route leads to, so no run gets there; and "
+            "because a route leads to it, it is not an open skill, so the read_skill gate "
+            "refuses it too. Add an entry, or a route from a reached skill.")
+
+
 def _unreached(graph: SkillGraph) -> list[GraphProblem]:
     reached = _reached(graph)
     bare_in = {r.to for r in graph.routes if not r.deterministic}
@@ -164,7 +172,13 @@ def _unreached(graph: SkillGraph) -> list[GraphProblem]:
     for sid in graph.skill_ids:
         if sid in reached:
             continue
-        if sid in bare_in:
+        sources = list(dict.fromkeys(
+            r.from_skill for r in graph.routes if r.to == sid and r.deterministic
+            and r.from_skill != sid))
+        if sources:
+            found.append(_warning("unreachable-skill", _island_message(sid, sources),
+                                  skill=sid, from_skill=sources[0]))
+        elif sid in bare_in:
             found.append(_warning(
                 "model-edge-only",
                 f"skill {sid!r} is reached only by a bare route (a model edge): no entry or "

@@ -61,12 +61,24 @@ def _members(m: All) -> list[Regex | Keywords]:
     return out
 
 
+def _conjuncts(m: object) -> list[Regex | Keywords] | None:
+    """A data matcher as the members that must all match (None for anything else)."""
+    if isinstance(m, All):
+        return _members(m)
+    return [m] if isinstance(m, Regex | Keywords) else None
+
+
 def _shadows(earlier: object, later: object) -> bool:
-    if not isinstance(earlier, Regex | Keywords):
-        return False  # an `all` only ever is shadowed; it never shadows
-    if isinstance(later, All):
-        return any(_covers(earlier, m) for m in _members(later))
-    return isinstance(later, Regex | Keywords) and _covers(earlier, later)
+    """Every message ``later`` matches, ``earlier`` matches too (as far as we can prove).
+
+    Both are read as conjunctions: ``earlier`` holds whenever each of its
+    members covers some member of ``later`` — so identical ``All`` rules, or a
+    later ``All`` that only adds a constraint, are shadowed.
+    """
+    mine, theirs = _conjuncts(earlier), _conjuncts(later)
+    if not mine or not theirs:
+        return False
+    return all(any(_covers(e, t) for t in theirs) for e in mine)
 
 
 def _shared_keywords(earlier: object, later: object) -> list[str]:
@@ -147,7 +159,7 @@ def _example_problem(graph: SkillGraph, index: int, ex: str) -> GraphProblem | N
             f"example {ex!r} of entry {sid!r} is claimed first by the earlier entry "
             f"{winner.skill_id!r}, so it routes there. Reorder the entries or narrow "
             f"{winner.skill_id!r}'s rule.",
-            skill=sid, from_skill=winner.skill_id, example=ex,
+            skill=sid, from_skill=winner.skill_id, to=sid, example=ex,
         )
     default = next((e for e in earlier if not e.conditional), None)
     if default is not None and not graph.is_exclusive:

@@ -158,13 +158,13 @@ def _run_checkup(graph: SkillGraph, check: CheckMode) -> None:
     report = graph.checkup()
     errors = [p for p in report.problems if p.kind == "error"]
     if check == "throw" and errors:
-        listing = "; ".join(f"[{p.code}] {p.message}" for p in errors)
+        listing = "; ".join(f"[{p.code}] {p.message.rstrip('.')}" for p in errors)
         raise ConfigError(
             f"skill graph check-up found {len(errors)} error(s): {listing}. "
             f"Fix them, or build(check='warn') to only warn"
         )
     if check == "warn" and report.problems:
-        listing = "; ".join(f"[{p.code}] {p.message}" for p in report.problems)
+        listing = "; ".join(f"[{p.code}] {p.message.rstrip('.')}" for p in report.problems)
         warnings.warn(f"skill graph check-up: {listing}", UserWarning, stacklevel=4)
 
 

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import TypeAlias
 
 from footprint._errors import ConfigError
+from footprint._validate import brief, check_list
 
 __all__ = [
     "WITNESS_CAP",
@@ -49,6 +50,18 @@ class Regex:
 
     pattern: str | re.Pattern[str]
 
+    def __post_init__(self) -> None:
+        if isinstance(self.pattern, re.Pattern):
+            return
+        if not isinstance(self.pattern, str) or not self.pattern:
+            raise ConfigError(f"Regex({brief(self.pattern)}) needs a pattern text or "
+                              "re.compile(...)")
+        try:
+            re.compile(self.pattern)
+        except re.error as exc:
+            raise ConfigError(f"Regex({self.pattern!r}) does not compile ({exc}); fix the "
+                              "pattern") from None
+
 
 @dataclass(frozen=True, slots=True)
 class Keywords:
@@ -62,8 +75,16 @@ class Keywords:
     words: tuple[str, ...]
 
     def __post_init__(self) -> None:
-        if isinstance(self.words, list):
-            object.__setattr__(self, "words", tuple(self.words))
+        if isinstance(self.words, str):
+            raise ConfigError(f"Keywords({self.words!r}) would match letter by letter; wrap a "
+                              f"single keyword in a tuple: Keywords(({self.words!r},))")
+        words = check_list(f"Keywords({brief(self.words)})", self.words, item="keywords",
+                           example="Keywords(['refund', 'money back'])")
+        for w in words:
+            if not isinstance(w, str) or not w.strip():
+                raise ConfigError(f"Keywords(...) holds {brief(w)}; each keyword is a "
+                                  "non-empty text")
+        object.__setattr__(self, "words", words)
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,8 +94,13 @@ class All:
     members: tuple[Regex | Keywords | All, ...]
 
     def __post_init__(self) -> None:
-        if isinstance(self.members, list):
-            object.__setattr__(self, "members", tuple(self.members))
+        members = check_list(f"All({brief(self.members)})", self.members, item="matchers",
+                             example="All([Keywords(['refund']), Regex('order \\d+')])")
+        for m in members:
+            if not isinstance(m, Regex | Keywords | All):
+                raise ConfigError(f"All(...) holds {type(m).__name__} {brief(m)}; its members "
+                                  "are Keywords(...), Regex(...) or All(...)")
+        object.__setattr__(self, "members", members)
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,8 +111,12 @@ class Intent:
     examples: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
-        if isinstance(self.examples, list):
-            object.__setattr__(self, "examples", tuple(self.examples))
+        if not isinstance(self.intent, str) or not self.intent.strip():
+            raise ConfigError(f"Intent({brief(self.intent)}): describe the intent in a few "
+                              "words, e.g. Intent('refund money')")
+        examples = check_list(f"Intent({self.intent!r}) examples", self.examples,
+                              item="example messages", example="('I want my money back',)")
+        object.__setattr__(self, "examples", examples)
 
 
 Matcher: TypeAlias = Regex | Keywords | All | Intent
@@ -94,9 +124,13 @@ Matcher: TypeAlias = Regex | Keywords | All | Intent
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class MatchHit:
-    """The evidence of a match: the tidied matched text and the keyword, if any."""
+    """The evidence of a match: the tidied matched text and the keyword, if any.
 
-    witness: str
+    ``witness`` is ``None`` when the match is zero-width (a pattern such as
+    ``^`` or ``(?=refund)`` matched no characters): there is no text to show.
+    """
+
+    witness: str | None
     keyword: str | None = None
 
 
@@ -139,7 +173,7 @@ class CompiledMatcher:
             if first is None:
                 first = hit
         assert first is not None
-        return MatchHit(witness=make_witness(first[0]), keyword=first[1])
+        return MatchHit(witness=make_witness(first[0]) or None, keyword=first[1])
 
     def caption(self) -> str:
         """The mermaid edge caption of spec §2.11 (unescaped)."""

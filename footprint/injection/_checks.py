@@ -8,11 +8,12 @@ names the fix.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any, get_args
 
 from footprint._errors import ConfigError
+from footprint._validate import brief, check_list
 from footprint.injection._types import (
     FLAVORS,
     CachePolicy,
@@ -125,9 +126,11 @@ def check_role(where: str, role: object) -> Role:
     return role  # type: ignore[return-value]  # narrowed by the membership test
 
 
-def check_messages(where: str, messages: Iterable[object]) -> tuple[InjectedMessage, ...]:
+def check_messages(where: str, messages: object) -> tuple[InjectedMessage, ...]:
     out: list[InjectedMessage] = []
-    for n, msg in enumerate(messages):
+    items = check_list(f"{where}: messages=", messages, item="messages",
+                       example="messages=[InjectedMessage(role='user', content='...')]")
+    for n, msg in enumerate(items):
         if not isinstance(msg, InjectedMessage):
             raise ConfigError(
                 f"{where}: messages[{n}] is {msg!r}; pass "
@@ -140,15 +143,16 @@ def check_messages(where: str, messages: Iterable[object]) -> tuple[InjectedMess
     return tuple(out)
 
 
-def check_tools(where: str, tools: Iterable[object]) -> tuple[SkillTool, ...]:
+def check_tools(where: str, tools: object) -> tuple[SkillTool, ...]:
     out: list[SkillTool] = []
     names: set[str] = set()
-    for n, tool in enumerate(tools):
+    items = check_list(f"{where}: tools=", tools, item="tools", example="tools=[tool(fn)]")
+    for n, tool in enumerate(items):
         if not isinstance(tool, SkillTool):
-            raise ConfigError(
-                f"{where}: tools[{n}] is {tool!r}; pass SkillTool(schema="
-                f"SkillToolSchema(name=..., description=...), execute=...)."
-            )
+            wrap = "wrap it with tool(fn)" if callable(tool) else (
+                "pass tool(fn) or SkillTool(schema=SkillToolSchema(name=..., "
+                "description=...), execute=...)")
+            raise ConfigError(f"{where}: tools[{n}] is {brief(tool)}; {wrap}")
         name = tool.schema.name
         if not isinstance(name, str) or not name.strip():
             raise ConfigError(f"{where}: tools[{n}] has name {name!r}; name the tool.")

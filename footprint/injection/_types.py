@@ -15,7 +15,9 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Literal, TypeAlias
 
+from footprint._errors import ConfigError
 from footprint._validate import (
+    brief,
     check_bool,
     check_callable,
     check_instance,
@@ -335,6 +337,9 @@ class InjectionContext:
     turn_route: TurnRoute | None = None
     step_pointer: StepPointer | None = None
 
+    def __post_init__(self) -> None:
+        _check_context(self)
+
     @property
     def iterations_remaining(self) -> int | None:
         if self.max_iterations is None:
@@ -381,3 +386,54 @@ class ActiveInjection:
     auto_activate: Literal["currentSkill"] | None = None
     cache: CachePolicy | None = None
     retrieval: Retrieval | None = None
+
+
+# ── InjectionContext checks (a host builds one per iteration: keep them cheap) ──
+
+_ID_LISTS = ("activated_injection_ids", "lease_active_ids", "parked_ids", "hidden_skill_ids")
+_TYPED_LISTS: tuple[tuple[str, type, str], ...] = (
+    ("history", HistoryMessage, "HistoryMessage(role=..., content=...)"),
+    ("tool_results", ToolResult, "ToolResult(tool_name=..., result=...)"),
+    ("entry_scores", EntryScore, "EntryScore(id=..., score=..., relevance=...)"),
+)
+
+
+def _as_tuple(ctx: InjectionContext, name: str, value: object) -> tuple[Any, ...]:
+    if isinstance(value, tuple):
+        return value
+    if isinstance(value, list):
+        object.__setattr__(ctx, name, tuple(value))
+        return tuple(value)
+    raise ConfigError(
+        f"InjectionContext({name}=...) takes a list, got {type(value).__name__} "
+        f"{brief(value)}; pass a list, e.g. {name}=[...]"
+    )
+
+
+def _check_context(ctx: InjectionContext) -> None:
+    for name in ("iteration", "max_iterations"):
+        it = getattr(ctx, name)
+        if (it is not None or name == "iteration") and (
+            isinstance(it, bool) or not isinstance(it, int)
+        ):
+            raise ConfigError(f"InjectionContext({name}={brief(it)}) must be a whole number "
+                              "(iterations count from 1)")
+    check_str("InjectionContext(user_message=...)", ctx.user_message,
+              fix="pass the user's message as text", empty_ok=True)
+    for name in _ID_LISTS:
+        value = getattr(ctx, name)
+        if value is not None and not all(isinstance(v, str) for v in _as_tuple(ctx, name, value)):
+            raise ConfigError(f"InjectionContext({name}=...) holds a non-string id in "
+                              f"{brief(value)}; pass a list of ids")
+    for name, cls, example in _TYPED_LISTS:
+        value = getattr(ctx, name)
+        if value is None:
+            continue
+        bad = [v for v in _as_tuple(ctx, name, value) if not isinstance(v, cls)]
+        if bad:
+            raise ConfigError(f"InjectionContext({name}=...) holds {type(bad[0]).__name__} "
+                              f"{brief(bad[0])}; pass {example} items")
+    if ctx.last_tool_result is not None and not isinstance(ctx.last_tool_result, ToolResult):
+        raise ConfigError(
+            f"InjectionContext(last_tool_result=...) is {type(ctx.last_tool_result).__name__} "
+            f"{brief(ctx.last_tool_result)}; pass ToolResult(tool_name=..., result=...)")

@@ -124,6 +124,17 @@ class DecisionsScreen(RunScreen):
 
     def on_virtual_list_moved(self, event: VirtualList.Moved) -> None:
         self._show_payload(event.index)
+        self._read_ahead()
+
+    def _read_ahead(self) -> None:
+        """Fetch the rows a screen above and two below, before a page key needs them."""
+        rows, lines = self.rows, self.query_one(EventLines)
+        first, last = lines.visible_range()
+        height = max(1, last - first + 1)
+        seqs = rows.missing(last + 1, last + 2 * height) + rows.missing(first - height, first - 1)
+        if seqs:
+            reader = self.reader
+            self.load("ahead", lambda: reader.rows_at(COLUMNS, seqs), rows.fill)
 
     def _show_payload(self, index: int) -> None:
         """The payload of the row under the cursor, once the cursor rests (keys stay quick)."""

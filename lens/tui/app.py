@@ -18,7 +18,7 @@ from textual.binding import Binding
 from lens.tui._base import RunScreen, worker_cancelled
 from lens.tui._decisions import DecisionsScreen
 from lens.tui._reader import ReaderClosed
-from lens.tui._runs import RunsScreen
+from lens.tui._runs import RunLines, RunsScreen
 from lens.tui._skills import SkillsScreen
 from lens.tui._sql import SqlScreen
 from lens.tui._state import LensState
@@ -126,7 +126,7 @@ class LensApp(App[int]):
             return
         await self.push_screen(SqlScreen(self.state, follow=self.follow))
 
-    async def on_runs_screen_open(self, message: RunsScreen.Open) -> None:
+    async def on_run_lines_open(self, message: RunLines.Open) -> None:
         if message.run_id != self.state.run_id:
             self.state.select(message.run_id)
             self._forget(list(self._cached))

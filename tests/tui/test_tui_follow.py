@@ -6,11 +6,11 @@ from collections.abc import Callable
 from pathlib import Path
 
 from textual.pilot import Pilot
-from textual.widgets import DataTable
 from tui_support import settle
 
 from footprint.events import Event
 from lens.tui import LensApp
+from lens.tui._runs import RunLines, cells
 from lens.tui._timeline import IterationStrip, TimelineScreen
 from recorder import ParquetSink, Recorder
 
@@ -52,7 +52,7 @@ async def test_given_a_run_being_written_when_following_then_the_timeline_and_ru
             assert screen.index == 5, "following the last iteration stays live"
             await pilot.press("escape")
             await settle(pilot)
-            table = app.screen.query_one(DataTable)
-            assert table.get_row_at(0)[2] == "complete"
+            table = app.screen.query_one(RunLines)
+            assert cells(table.rows[0])[2] == "complete"
     finally:
         recorder.close()

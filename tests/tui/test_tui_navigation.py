@@ -6,14 +6,14 @@ from pathlib import Path
 
 import pytest
 from rich.text import Text
-from textual.widgets import DataTable, Input, OptionList, Static, TabbedContent
+from textual.widgets import Input, OptionList, Static, TabbedContent
 from tui_support import settle
 
 from footprint._errors import ConfigError
 from lens.tui import LensApp
 from lens.tui._decisions import DecisionsScreen
 from lens.tui._eventlist import EventLines
-from lens.tui._runs import RunsScreen
+from lens.tui._runs import RunLines, RunsScreen, cells
 from lens.tui._skills import SkillLines, SkillsScreen
 from lens.tui._sql import SqlLines, SqlScreen
 from lens.tui._timeline import TimelineScreen
@@ -35,10 +35,10 @@ async def test_given_the_runs_table_when_enter_is_pressed_then_the_timeline_of_t
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         assert isinstance(app.screen, RunsScreen)
-        table = app.screen.query_one(DataTable)
-        assert table.row_count == 1 and table.get_row_at(0)[1] == run_id[:13] + "…"
-        assert table.coordinate_to_cell_key((0, 0)).row_key.value == run_id
-        assert table.get_row_at(0)[2] == "complete"
+        table = app.screen.query_one(RunLines)
+        assert table.count == 1 and cells(table.rows[0])[1] == run_id[:13] + "…"
+        assert table.run_id(0) == run_id and cells(table.rows[0])[2] == "complete"
+        assert run_id[:13] in table.render_line(0).text
         await pilot.press("enter")
         await settle(pilot)
         assert isinstance(app.screen, TimelineScreen)
@@ -183,7 +183,8 @@ async def test_given_no_run_selected_when_a_run_screen_key_is_pressed_then_the_r
 ) -> None:
     app = LensApp(desk_store[0])
     async with app.run_test(size=SIZE) as pilot:
-        app.screen.query_one(DataTable).blur()
+        await settle(pilot)
+        app.screen.query_one(RunLines).blur()
         await pilot.press("w")
         assert isinstance(app.screen, RunsScreen)
         assert any("open a run first" in n.message for n in app._notifications)

@@ -126,12 +126,9 @@ OTHER = ScriptedModel([], name="other")
     ({"graph": None, "escalation": EscalationPolicy(provider=OTHER, model="x",
                                                     after_refusals=2)}, "graph"),
     ({"providers": {"refund": ProviderChoice(provider=OTHER)}}, "model"),
-    ({"escalation": EscalationPolicy(provider=OTHER, model="x", after_refusals=0)}, "0"),
-    ({"escalation": EscalationPolicy(provider=OTHER, model="x",
-                                     after_refusals=1.5)}, "1.5"),  # type: ignore[arg-type]
     ({"decider": ProviderChoice(provider=OTHER, model="x")}, "cascade"),
 ], ids=["disagreeing-homes", "unknown-node", "no-graph", "foreign-without-model",
-        "after-refusals-0", "after-refusals-1.5", "decider-without-cascade"])
+        "decider-without-cascade"])
 def test_given_a_bad_brain_declaration_when_the_agent_is_built_then_config_error(
     kw: dict[str, Any], needle: str
 ) -> None:
@@ -165,3 +162,11 @@ def test_given_a_system_message_injection_when_the_provider_lacks_that_role_then
     with pytest.raises(ConfigError, match=r"'note' delivers a 'system' message.*anthropic"):
         Agent(provider=AnthropicMessages("claude-x", api_key="k"), model="claude-x",
               injections=[note])
+
+
+@pytest.mark.parametrize("after", [0, 1.5, True])
+def test_given_a_bad_after_refusals_when_the_policy_is_made_then_config_error(
+    after: Any,
+) -> None:
+    with pytest.raises(ConfigError, match=f"after_refusals={after!r}"):
+        EscalationPolicy(provider=OTHER, model="x", after_refusals=after)

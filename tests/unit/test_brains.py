@@ -103,10 +103,9 @@ def test_given_the_agents_own_provider_without_model_when_folded_then_accepted()
 
 
 @pytest.mark.parametrize("bad", [0, 1.5, True, -1])
-def test_given_after_refusals_not_a_positive_int_when_folded_then_refused(bad: object) -> None:
-    esc = EscalationPolicy(provider=AGENT, after_refusals=bad)  # type: ignore[arg-type]
+def test_given_after_refusals_not_a_positive_int_when_declared_then_refused(bad: object) -> None:
     with pytest.raises(ConfigError, match=f"after_refusals={bad!r}"):
-        fold(escalation=esc)
+        EscalationPolicy(provider=AGENT, after_refusals=bad)  # type: ignore[arg-type]
 
 
 def test_given_a_decider_without_the_cascade_when_folded_then_refused() -> None:
