@@ -96,13 +96,14 @@ def suspects_of(cands: Sequence[Candidate], result: SearchResult | None,
 
 def _confirmed_text(r: WhyReport, s: Suspect) -> str:
     what = s.label if s.kind != "set" else " and ".join(s.ids or ())
-    alone = " together; each alone is not enough" if s.kind == "set" and s.note else ""
+    together = " together" if s.kind == "set" else ""
+    alone = "; each alone is not enough" if s.kind == "set" and s.note else ""
     to = f" ({', '.join(s.changes[:2])})" if s.changes else ""
     conf = f"{100 * (s.confidence or 0):.2f}%"
     b = r.baseline
     base = f"{b.same}/{b.runs}" if b is not None else "0/0"
-    return (f"removing {what}{alone} changes the answer{to} in {s.flips}/{s.runs - s.broke} "
-            f"re-runs, confidence {conf} against a baseline of {base}")
+    return (f"removing {what}{together} changes the answer{to} in {s.flips}/"
+            f"{s.runs - s.broke} re-runs, confidence {conf} against a baseline of {base}{alone}")
 
 
 def _not_found(r: WhyReport, result: SearchResult | None) -> str:
