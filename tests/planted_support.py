@@ -1,0 +1,48 @@
+"""The planted-bug examples (``examples/planted/``), loaded by path as ``--agent`` loads them."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+from types import ModuleType
+
+from recorder import ParquetSink, Recorder
+
+ROOT = Path(__file__).resolve().parents[1]
+PLANTED = ROOT / "examples" / "planted"
+
+# Each example's expected outcome of `footprint why last --agent examples/planted/X.py:make_agent`.
+CONFIRMS_INJECTION = ("wrong_fact", "wrong_rag_chunk", "steering_over_fact", "skill_wrong_tool",
+                      "lease_instruction", "early_instruction", "twin_tools")
+NAMES = (*CONFIRMS_INJECTION, "stale_history", "bad_guard", "redundant_pair", "sampling",
+         "crash")
+
+
+def ref(name: str) -> str:
+    """The ``--agent`` reference a user types, relative to the repository root."""
+    return f"examples/planted/{name}.py:make_agent"
+
+
+def load(name: str) -> ModuleType:
+    """The example module, imported from its file (once per process)."""
+    key = f"_planted_{name}"
+    if key in sys.modules:
+        return sys.modules[key]
+    spec = importlib.util.spec_from_file_location(key, PLANTED / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[key] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def record(name: str, store: Path) -> str:
+    """Record the example's conversation into ``store``; the last answer."""
+    module = load(name)
+    recorder = Recorder(sinks=[ParquetSink(store)])
+    try:
+        answer: str = module.converse(module.make_agent(sink=recorder)).answer
+    finally:
+        recorder.close()
+    return answer
