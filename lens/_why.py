@@ -107,17 +107,25 @@ def _flags(past: Past, cands: Sequence[Candidate], comparator: Comparator) -> li
 
 
 def _baseline(rr: Rerunner, seeds: int) -> tuple[Tally, Baseline, str | None]:
+    """Live re-runs of the unchanged agent; twice as many when the first ones vary.
+
+    A noisy model can look stable in a few runs by chance; when any of the
+    first ``seeds`` runs changed, ``seeds`` more measure the noise before
+    any ablation is compared with it.
+    """
     tally = Tally()
     outs: list[str] = []
     stopped: str | None = None
-    for s in range(seeds):
+    seed = 0
+    while seed < seeds or (seed < 2 * seeds and tally.changed > 0):
         try:
-            got = rr.rerun((), s, live=True, what="baseline (live)")
+            got = rr.rerun((), seed, live=True, what="baseline (live)")
         except BudgetSpent as exc:
             stopped = f"{exc} during the baseline"
             break
         tally = tally.add(got.run)
         outs.append(rr.comparator.key(got.answer) if got.run != "broke" else f"(broke: {got.note})")
+        seed += 1
     return tally, Baseline(runs=tally.runs, same=tally.same, changed=tally.changed,
                            broke=tally.broke, stable=baseline_stable(tally),
                            outcomes=tuple(outs)), stopped
