@@ -29,6 +29,7 @@ from footprint.events import (
     Event,
     LLMEnd,
     LLMStart,
+    RunFailed,
     RunStart,
     ToolEffect,
     ToolEnd,
@@ -40,6 +41,7 @@ from footprint.providers import LLMRequest, LLMResponse, Provider, ToolCall, Usa
 from lens._stream import canonical, clip
 
 __all__ = [
+    "LiveModels",
     "PartDiff",
     "ReplayDivergence",
     "ReplayModel",
@@ -119,7 +121,9 @@ class ReplayModel:
     """A ``Provider`` serving a recorded run's model responses by request hash.
 
     The decider call of a turn cascade is served too (its recorded pick).
-    With ``fallback`` (a live ``Provider``) a request the recording does not
+    A call the recorded run failed on (an ``llm.start`` with no ``llm.end``
+    before ``run.error``) fails again with the recorded message. With
+    ``fallback`` (a live ``Provider``) a request the recording does not
     hold goes to the fallback instead of raising, and so does every later
     call: a re-run reuses the recording up to the first changed request and
     asks the model only from there (``served`` and ``called`` count both).
@@ -128,11 +132,15 @@ class ReplayModel:
     def __init__(self, events: Sequence[Event], *, gate: Gate = _never,
                  fallback: Provider | None = None) -> None:
         ends = {e.step_id: e for e in events if isinstance(e, LLMEnd)}
-        self._served: dict[str, deque[LLMResponse]] = defaultdict(deque)
+        failed = next((e for e in events if isinstance(e, RunFailed)), None)
+        self._served: dict[str, deque[LLMResponse | RunError]] = defaultdict(deque)
         self._recorded: list[LLMStart] = []
         for e in events:
             if isinstance(e, LLMStart) and e.step_id in ends:
                 self._served[e.request_hash].append(_response(ends[e.step_id]))
+                self._recorded.append(e)
+            elif isinstance(e, LLMStart) and failed is not None:  # the call the run died on
+                self._served[e.request_hash].append(RunError(failed.message))
                 self._recorded.append(e)
         self._picks: dict[str, deque[str]] = defaultdict(deque)
         self._decider_wires: list[str] = []
@@ -173,7 +181,10 @@ class ReplayModel:
         if stop is not None:
             raise ReplayDivergence(f"replay stopped before llm#{self.calls}: {stop}")
         self.served += 1
-        return queue.popleft()
+        served = queue.popleft()
+        if isinstance(served, RunError):  # the recorded run failed on this call: so does this
+            raise served
+        return served
 
     async def _decide(self, request: LLMRequest, wire: str, digest: str) -> LLMResponse:
         queue = self._picks.get(digest)
@@ -193,6 +204,31 @@ class ReplayModel:
                 f"{', '.join(p.part for p in parts) or 'an unrecorded part'}")
         self.called += 1
         return await self._fallback.complete(request)
+
+
+class LiveModels:
+    """A ``Provider`` sending each request to the agent's brain for ``request.model``."""
+
+    def __init__(self, agent: Any) -> None:
+        setup = agent.setup
+        self._default: Provider = setup.provider
+        self._by: dict[str, Provider] = {setup.model: setup.provider}
+        brains = setup.brains
+        if brains is not None:
+            for decl in brains.by_skill.values():
+                if decl.model is not None:
+                    self._by.setdefault(decl.model, decl.provider or setup.provider)
+            for choice in (brains.escalation, brains.decider):
+                if choice is not None:
+                    self._by.setdefault(choice.model or setup.model, choice.provider)
+
+    @property
+    def name(self) -> str:
+        return "live"
+
+    async def complete(self, request: LLMRequest) -> LLMResponse:
+        return await self._by.get(request.model, self._default).complete(request)
+
 
 
 # ── the tools ──────────────────────────────────────────────────────────────

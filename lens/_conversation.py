@@ -14,7 +14,10 @@ place that restores the earlier turns:
   the conversation's checkpoint just before turn k;
 - :func:`restore_turn` does both and hands back a :class:`RestoredTurn`
   whose ``run(agent)`` re-runs turn k, on any variant of the agent, with the
-  recorded history in place (``agent.run_sync(message, continue_from=…)``);
+  recorded history in place (``agent.run_sync(message, continue_from=…)``),
+  and whose ``rerun(agent)`` does so cheaply: recorded model responses are
+  reused up to the first request that differs (calls served and made are
+  counted);
 - :func:`replay_conversation` replays every turn against its recording and
   stops at the first turn that diverges (what ``lens.replay`` reports).
 
@@ -35,7 +38,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from footprint._errors import ConfigError, RunError, did_you_mean
-from footprint.events import Event, RunStart
+from footprint.events import Event, ListSink, RunStart
+from lens._cassette import LiveModels, ReplayModel, ReplayTools
 from lens._replay import ReplayReport, render_replay, replay_turn
 from lens._stream import clip
 
@@ -45,6 +49,7 @@ if TYPE_CHECKING:
 __all__ = [
     "ConversationReplay",
     "RecordedTurn",
+    "Rerun",
     "RestoredTurn",
     "conversation_of",
     "events_of",
@@ -204,6 +209,41 @@ class RestoredTurn:
         """:meth:`run` for code inside an event loop."""
         result: RunResult = await agent.run(self.message, continue_from=self.continue_from)
         return result
+
+    def rerun(self, agent: Any) -> Rerun:
+        """Run turn k on ``agent`` reusing the recording: a cheap re-run.
+
+        Model responses (and the decider's pick) are served from turn k's
+        recording while the requests match it; from the first request that
+        differs, ``agent``'s own models answer (every later call too). Tool
+        calls with recorded arguments get their recorded result; others run.
+        The :class:`Rerun` counts the model calls served and made. A serving
+        from the recording repeats the recorded sample: re-run live
+        (:meth:`run`) where sampling noise matters.
+        """
+        sink = ListSink()
+        model = ReplayModel(self.recorded.events, fallback=LiveModels(agent))
+        runner = agent.variant(model_source=model, sink=sink,
+                               tool_source=ReplayTools(self.recorded.events, live=True))
+        result: RunResult | None = None
+        error: str | None = None
+        try:
+            result = runner.run_sync(self.message, continue_from=self.continue_from)
+        except RunError as exc:
+            error = f"{type(exc).__name__}: {exc}"
+        return Rerun(result=result, error=error, events=tuple(sink.events),  # type: ignore[arg-type]
+                     model_calls_served=model.served, model_calls_made=model.called)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Rerun:
+    """One cheap re-run of a turn: its result (or the error it ended on), events and savings."""
+
+    result: RunResult | None
+    error: str | None
+    events: tuple[Event, ...]
+    model_calls_served: int
+    model_calls_made: int
 
 
 def restore_turn(source: Any, run: str, agent: Any) -> RestoredTurn:

@@ -35,11 +35,10 @@ from footprint.events import (
     ToolStart,
     TurnRouted,
 )
-from footprint.providers import LLMRequest, LLMResponse, Provider
-from lens._cassette import ReplayModel, ReplayTools
+from lens._cassette import LiveModels, ReplayModel, ReplayTools
 from lens._conversation import RecordedTurn
 
-__all__ = ["LiveModels", "decisions_json", "rerun_decisions", "turn_decisions"]
+__all__ = ["decisions_json", "rerun_decisions", "turn_decisions"]
 
 
 def _cursor(e: ContextEvaluated) -> str | None:
@@ -109,30 +108,6 @@ def decisions_json(turns: Sequence[Sequence[Event]]) -> str:
     """The conversation's decision snapshot as stable, readable JSON text."""
     body = {"turns": [turn_decisions(t) for t in turns]}
     return json.dumps(body, indent=2, ensure_ascii=False) + "\n"
-
-
-class LiveModels:
-    """A ``Provider`` sending each request to the agent's brain for ``request.model``."""
-
-    def __init__(self, agent: Any) -> None:
-        setup = agent.setup
-        self._default: Provider = setup.provider
-        self._by: dict[str, Provider] = {setup.model: setup.provider}
-        brains = setup.brains
-        if brains is not None:
-            for decl in brains.by_skill.values():
-                if decl.model is not None:
-                    self._by.setdefault(decl.model, decl.provider or setup.provider)
-            for choice in (brains.escalation, brains.decider):
-                if choice is not None:
-                    self._by.setdefault(choice.model or setup.model, choice.provider)
-
-    @property
-    def name(self) -> str:
-        return "live"
-
-    async def complete(self, request: LLMRequest) -> LLMResponse:
-        return await self._by.get(request.model, self._default).complete(request)
 
 
 def rerun_decisions(turns: Sequence[RecordedTurn], agent: Any) -> str:

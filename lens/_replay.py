@@ -17,7 +17,7 @@ from typing import Any
 
 from footprint._errors import ConfigError, RunError
 from footprint.agent._compose import content_hash
-from footprint.events import EventBase, ListSink, LLMEnd, RunStart, ToolEnd
+from footprint.events import EventBase, ListSink, LLMEnd, RunFailed, RunStart, ToolEnd
 from lens._cassette import (
     PartDiff,
     ReplayDivergence,
@@ -195,8 +195,9 @@ def replay_turn(events: Sequence[Any], agent: Any, *,
         checkpoint = cassette.checkpoint()
     except ReplayDivergence as exc:
         stopped = str(exc)
-    except RunError as exc:  # the changed agent failed on its own: report, do not crash
-        stopped = f"the replayed run failed: {exc}"
+    except RunError as exc:  # failed as recorded (compared below), or on its own: report
+        if not any(isinstance(e, RunFailed) for e in events):
+            stopped = f"the replayed run failed: {exc}"
     got_declared, _ = decisions_of(sink.events)  # type: ignore[arg-type]
     end = [e for e in events if getattr(e, "type", "") == "run.end"]
     report = ReplayReport(

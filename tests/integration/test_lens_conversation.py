@@ -250,3 +250,18 @@ def test_given_labelled_runs_of_a_release_when_a_new_release_replays_them_then_i
     with open_store(tmp_path / "store") as store:
         result = replay_conversation(store, last, make_agent().variant(release="v2"))
     assert result.identical, result.last
+
+
+def test_given_a_restored_turn_when_rerun_cheaply_then_the_recording_serves_until_a_change(
+    recorded: tuple[Path, list[str]],
+) -> None:
+    store_path, ids = recorded
+    with open_store(store_path) as store:
+        restored = restore_turn(store, ids[2], make_agent())
+    same = restored.rerun(make_agent(decider=ScriptedModel([], name="decider")))
+    assert same.error is None and same.result is not None
+    assert (same.model_calls_served, same.model_calls_made) == (3, 0)  # decider + 2 calls
+    changed = restored.rerun(make_agent(system="Desk v2. Be brief."))
+    assert changed.result is not None and changed.result.answer.startswith("Desk v2: ")
+    assert (changed.model_calls_served, changed.model_calls_made) == (1, 2)
+    assert any(isinstance(e, TurnRouted) for e in changed.events)

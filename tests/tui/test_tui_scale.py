@@ -7,11 +7,14 @@ from pathlib import Path
 import pytest
 from textual.scroll_view import ScrollView
 from textual.widgets import Static
-from tui_support import write_big_run
+from tui_support import settle, write_big_run
 
+from footprint.events import RunEnd, RunStart
 from lens.tui import LensApp
 from lens.tui._decisions import DecisionsScreen
 from lens.tui._eventlist import EventLines
+from lens.tui._runs import RunLines
+from recorder import ParquetSink
 
 COUNT = 100_000
 
@@ -36,7 +39,7 @@ async def test_given_100k_events_when_decisions_open_then_first_lines_paint_via_
     path, run_id = big_store
     app = LensApp(path, run=run_id, view="decisions")
     async with app.run_test(size=(120, 40)) as pilot:
-        await pilot.pause()
+        await settle(pilot)
         screen = app.screen
         assert isinstance(screen, DecisionsScreen)
         lines = screen.query_one(EventLines)
@@ -48,13 +51,41 @@ async def test_given_100k_events_when_decisions_open_then_first_lines_paint_via_
         height = lines.size.height
         assert asked and max(asked) < height, "only on-screen lines are rendered"
         assert len(asked) < 20 * height, "rendering did not touch the 100k rows"
+        assert len(lines.rows._cache) < 1_000, "only the rows near the screen were fetched"
         await pilot.press("end")
-        await pilot.pause()
+        await settle(pilot)
         bottom = lines.scrollable_content_region.height - 1
         assert lines.cursor == COUNT - 1 and "run.end" in original(lines, bottom).text
         count = screen.query_one("#count", Static)
         assert f"{COUNT:,} of {COUNT:,} events" in str(count.content)
         await pilot.press("slash", *"skill.", "enter")
-        await pilot.pause()
+        await settle(pilot)
         assert len(lines.rows) == sum(1 for s in range(1, COUNT - 1) if s % 5 == 4)
         assert "skill.rejected" in original(lines, 0).text
+
+
+async def test_given_1500_runs_when_the_runs_screen_opens_then_only_visible_lines_render(
+    tmp_path: Path,
+) -> None:
+    sink = ParquetSink(tmp_path / "store")
+    try:
+        sink.export([e for n in range(1_500) for e in (
+            RunStart(run_id=f"0190aaaa-0000-7000-8000-{n:012d}", seq=0, ts=1_767_225_600_000_000_000
+                     + n, user_message="hi"),
+            RunEnd(run_id=f"0190aaaa-0000-7000-8000-{n:012d}", seq=1,
+                   ts=1_767_225_600_000_000_500 + n, final_content=f"answer {n}"))])
+    finally:
+        sink.shutdown()
+    app = LensApp(tmp_path / "store")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        lines = app.screen.query_one(RunLines)
+        assert lines.count == 1_500 and lines.virtual_size.height == 1_500
+        assert lines.lines_rendered < 20 * lines.size.height
+        await pilot.press("end")
+        await settle(pilot)
+        bottom = lines.scrollable_content_region.height - 1
+        assert "answer 1499" in lines.render_line(bottom).text
+        await pilot.press("enter")
+        await settle(pilot)
+        assert app.state.run_id == "0190aaaa-0000-7000-8000-000000001499"

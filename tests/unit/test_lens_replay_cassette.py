@@ -13,6 +13,7 @@ from footprint import (
     Intent,
     KeywordScorer,
     ProviderChoice,
+    RunError,
     ScriptedModel,
     define_skill,
     skill_graph,
@@ -208,3 +209,30 @@ def test_given_a_non_bool_deterministic_when_a_tool_is_made_then_config_error(va
                                                                                ) -> None:
     with pytest.raises(ConfigError, match=r"deterministic=.* is not a bool; pass True or False"):
         tool(_lookup, deterministic=value)  # type: ignore[arg-type]
+
+
+def _fails_after_lookup(request: LLMRequest) -> Reply:
+    if not any(m.role == "tool" for m in request.messages):
+        return call("_order", order_id="A-1")
+    raise ValueError("the model service is down")
+
+
+def _order(order_id: str) -> str:
+    """Look an order up."""
+    return f"order {order_id}"
+
+
+def test_given_a_run_that_failed_on_a_model_call_when_replayed_then_it_fails_the_same_way(
+) -> None:
+    sink = ListSink()
+    agent = make_agent(FunctionModel(_fails_after_lookup, name="m"), sink, tools=[tool(_order)])
+    with pytest.raises(RunError, match="the model service is down"):
+        agent.run_sync("order?")
+    report = replay(sink.events, make_agent(FunctionModel(_fails_after_lookup, name="m"),
+                                            ListSink(), tools=[tool(_order)]))
+    assert report.identical, report
+    assert report.compared == report.recorded and report.answer_got is None
+    changed = replay(sink.events, make_agent(FunctionModel(_fails_after_lookup, name="m"),
+                                             ListSink(), tools=[tool(_order)],
+                                             system_prompt="Be brief."))
+    assert not changed.identical and changed.request is not None
