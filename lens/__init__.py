@@ -8,7 +8,10 @@ list of events.
   turn of its conversation) offline and compare each decision;
 - ``diff(store, a, b) -> RunDiff``: two runs compared on their decisions;
 - ``assert_replays`` / ``assert_decisions``: the same as test assertions
-  (the pytest plugin's ``footprint_replay`` fixture wraps them).
+  (the pytest plugin's ``footprint_replay`` fixture wraps them);
+- ``why(store, run, agent=...) -> WhyReport``: why the run answered what it
+  did — every candidate on the answer's causal past and, with the agent that
+  made it, counterfactual re-runs that confirm a cause at a stated confidence.
 
 The names load on first use, so ``footprint --help`` stays fast.
 """
@@ -21,19 +24,24 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from lens._api import ReplayResult, assert_decisions, assert_replays, diff, replay
     from lens._diff import RunDiff
+    from lens._why import why
+    from lens._why_report import WhyReport
     from recorder import open_store
 
 __all__ = [
     "ReplayResult",
     "RunDiff",
+    "WhyReport",
     "assert_decisions",
     "assert_replays",
     "diff",
     "open_store",
     "replay",
+    "why",
 ]
 
-_HOMES = {"RunDiff": "lens._diff", "open_store": "recorder"}
+_HOMES = {"RunDiff": "lens._diff", "open_store": "recorder", "why": "lens._why",
+          "WhyReport": "lens._why_report"}
 
 
 def __getattr__(name: str) -> Any:
