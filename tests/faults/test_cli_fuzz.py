@@ -70,7 +70,7 @@ CASES: list[tuple[str, list[str], int]] = [
     ("why", ["why", "nope", "--store", "{store}"], 2),
     ("why", ["why", "last", "--seeds", HUGE, "--agent", DESK, "--store", "{store}"], 2),
     ("why", ["why", "last", "--seeds", "-3", "--agent", DESK, "--store", "{store}"], 2),
-    ("why", ["why", "last", "--top", "-1", "--store", "{store}"], 2),
+    ("why", ["why", "last", "--budget", "-1", "--store", "{store}"], 2),
     ("why", ["why", "last", "--step", "llm#999", "--store", "{store}"], 2),
     ("why", ["why", "last", "--agent", "no_such_module:make", "--store", "{store}"], 2),
     ("graph", ["graph", "no_such_module:graph"], 2),
