@@ -1,0 +1,186 @@
+"""`footprint why last --agent examples/planted/X.py:make_agent` on every planted bug.
+
+The call is the plain one a new user types (only ``--json`` added for the
+assertions): it must confirm each culprit, confirm no innocent piece, call
+a sampling model inconclusive and a crashing re-run broke. The JSON report
+validates against the schema the package ships.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pytest
+from planted_support import CONFIRMS_INJECTION, NAMES, ROOT, load, record, ref
+
+from lens.cli import main
+
+Report = dict[str, Any]
+Suspect = dict[str, Any]
+
+# tool calls on the culprit's own path: confirming them is true (their removal also changes
+# the answer) and tolerated; every other confirmed piece must be the culprit
+ON_PATH: dict[str, frozenset[str]] = {
+    "skill_wrong_tool": frozenset({"fx_rate_fixed", "read_skill"}),
+    "lease_instruction": frozenset({"apply_voucher", "cart_total"}),
+    "early_instruction": frozenset({"stock_snapshot"}),
+    "twin_tools": frozenset({"get_order_status"}),
+    "stale_history": frozenset({"profile_address", "order_history"}),
+    "bad_guard": frozenset({"lookup_order", "issue_refund"}),
+}
+
+
+def _cli(store: Path, *argv: str) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main(list(argv))
+    return code, out.getvalue(), err.getvalue()
+
+
+@contextlib.contextmanager
+def _in_repo(store: Path) -> Iterator[None]:
+    """The user's shell: the repository as the working directory, the store in the env."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.chdir(ROOT)
+        mp.setenv("FOOTPRINT_STORE", str(store))
+        yield
+
+
+@pytest.fixture(scope="module")
+def reports(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Report]:
+    """Each example recorded into its own store, then explained once by the plain call."""
+    done: dict[str, Report] = {}
+    for name in NAMES:
+        store = tmp_path_factory.mktemp(name) / "store"
+        record(name, store)
+        with _in_repo(store):
+            code, out, err = _cli(store, "why", "last", "--agent", ref(name), "--json")
+        assert code == 0, f"{name}: exit {code}: {err[-400:]}"
+        done[name] = json.loads(out)
+    return done
+
+
+def _ids(s: Suspect) -> frozenset[str]:
+    if s.get("ids"):
+        return frozenset(s["ids"])
+    return frozenset({s["id"]}) if s.get("id") else frozenset()
+
+
+def _text(s: Suspect) -> str:
+    return json.dumps(s, ensure_ascii=False)
+
+
+def _confirmed(report: Report) -> list[Suspect]:
+    return [s for s in report["suspects"] if s.get("verdict") == "confirmed"]
+
+
+def _on_path(name: str, s: Suspect) -> bool:
+    """A confirmed tool-call suspect on the culprit's path (named by its tool)."""
+    if s.get("kind") in ("injection", "set", "message"):
+        return False
+    return any(tool in _text(s) for tool in ON_PATH.get(name, ()))
+
+
+def _assert_nothing_innocent(name: str, report: Report, culprits: list[frozenset[str]]) -> None:
+    innocent = set(load(name).INNOCENT)
+    for s in _confirmed(report):
+        assert not (_ids(s) & innocent), f"{name}: innocent confirmed: {_text(s)}"
+        assert _ids(s) in culprits or _on_path(name, s), f"{name}: confirmed {_text(s)}"
+
+
+def _schema() -> dict[str, Any]:
+    found = sorted((ROOT / "lens").rglob("*why*.json"))
+    assert len(found) == 1, f"expected one shipped why schema, found {found}"
+    data: dict[str, Any] = json.loads(found[0].read_text(encoding="utf-8"))
+    return data
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_given_a_planted_run_when_why_reports_json_then_it_validates_against_the_schema(
+    name: str, reports: dict[str, Report],
+) -> None:
+    report = reports[name]
+    jsonschema.validate(report, _schema())
+    assert report["mode"] == "CAUSAL"
+    assert 0 < report["events_read"] <= report["events_total"]
+
+
+@pytest.mark.parametrize("name", CONFIRMS_INJECTION)
+def test_given_an_injection_culprit_when_why_runs_then_it_alone_is_confirmed(
+    name: str, reports: dict[str, Report],
+) -> None:
+    report, culprit = reports[name], load(name).CULPRIT
+    hits = [s for s in report["suspects"] if s["kind"] == "injection" and s.get("id") == culprit]
+    assert hits and hits[0]["verdict"] == "confirmed", f"{name}: {hits}"
+    assert hits[0]["chain"], f"{name}: the culprit has no custody chain"
+    _assert_nothing_innocent(name, report, [frozenset({culprit})])
+
+
+def test_given_the_lease_example_when_why_confirms_the_instruction_then_its_chain_names_the_lease(
+    reports: dict[str, Report],
+) -> None:
+    culprit = load("lease_instruction").CULPRIT
+    hit = next(s for s in reports["lease_instruction"]["suspects"] if s.get("id") == culprit)
+    assert "lease" in _text(hit["chain"]).lower()
+
+
+def test_given_the_redundant_pair_when_why_runs_then_the_pair_is_confirmed_as_a_set(
+    reports: dict[str, Report],
+) -> None:
+    report, pair = reports["redundant_pair"], frozenset(load("redundant_pair").CULPRIT)
+    sets = [s for s in report["suspects"] if s["kind"] == "set" and _ids(s) == pair]
+    assert sets and sets[0]["verdict"] == "confirmed", _text(report["suspects"])
+    alone = [s for s in report["suspects"] if s["kind"] == "injection" and _ids(s) <= pair]
+    assert all(s["verdict"] != "confirmed" for s in alone)
+    _assert_nothing_innocent("redundant_pair", report, [pair])
+
+
+def test_given_the_stale_history_when_why_runs_then_the_turn_1_message_is_confirmed(
+    reports: dict[str, Report],
+) -> None:
+    module, report = load("stale_history"), reports["stale_history"]
+    stale = [s for s in report["suspects"]
+             if s["kind"] == "message" and module.CULPRIT_TEXT in _text(s)]
+    assert stale, "no message suspect carries the stale turn-1 answer"
+    assert stale[0]["verdict"] == "confirmed", _text(stale[0])
+    assert "llm#2" in _text(stale[0]), "the message's origin (llm#2 of turn 1) is not named"
+    others = [s for s in _confirmed(report) if s is not stale[0]]
+    _assert_nothing_innocent("stale_history", {"suspects": others}, [])
+
+
+def test_given_the_bad_guard_when_why_runs_then_the_guarded_move_is_evidence_with_its_values(
+    reports: dict[str, Report],
+) -> None:
+    report = reports["bad_guard"]
+    moves = [s for s in report["suspects"] if s["kind"] == "cursor_move"
+             and all(w in _text(s) for w in ("amount", "lte", "1000", "400"))]
+    assert moves, "no cursor_move suspect names the guard amount lte 1000 against 400"
+    assert moves[0]["verdict"] in ("confirmed", None), _text(moves[0])
+    assert moves[0]["chain"]
+    rest = [s for s in _confirmed(report) if s["kind"] not in ("cursor_move", "gate")]
+    _assert_nothing_innocent("bad_guard", {"suspects": rest}, [])
+
+
+def test_given_a_sampling_model_when_why_runs_then_nothing_is_confirmed_and_it_says_inconclusive(
+    reports: dict[str, Report],
+) -> None:
+    report = reports["sampling"]
+    assert _confirmed(report) == []
+    verdicts = {s.get("verdict") for s in report["suspects"]}
+    assert "inconclusive" in verdicts, verdicts
+
+
+def test_given_a_piece_whose_removal_crashes_when_why_runs_then_it_is_broke_not_a_cause(
+    reports: dict[str, Report],
+) -> None:
+    module, report = load("crash"), reports["crash"]
+    broke = [s for s in report["suspects"] if s.get("id") == module.BROKE]
+    assert broke and broke[0]["verdict"] == "broke", _text(broke)
+    _assert_nothing_innocent("crash", report, [frozenset({module.CULPRIT})])
+    assert any(s.get("id") == module.CULPRIT for s in _confirmed(report))
