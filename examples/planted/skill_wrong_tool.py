@@ -66,7 +66,7 @@ def _skill_to_read(request: LLMRequest) -> str | None:
         return None
     words = set(re.findall(r"[a-z]{5,}", next(
         m.content for m in request.messages if m.role == "user").lower()))
-    for line in spec.description.split("Available skills:", 1)[-1].split(".,"):
+    for line in spec.description.split("Available skills:", 1)[-1].split(";"):
         skill_id, _, about = line.strip().partition(" — ")
         if words & set(re.findall(r"[a-z]{5,}", about.lower())):
             return skill_id

@@ -184,3 +184,20 @@ def test_given_a_piece_whose_removal_crashes_when_why_runs_then_it_is_broke_not_
     assert broke and broke[0]["verdict"] == "broke", _text(broke)
     _assert_nothing_innocent("crash", report, [frozenset({module.CULPRIT})])
     assert any(s.get("id") == module.CULPRIT for s in _confirmed(report))
+
+
+# ── the text form a user reads (snapshots) ─────────────────────────────────
+
+SNAPSHOTTED = ("wrong_fact", "redundant_pair", "crash")
+
+
+@pytest.mark.parametrize("name", SNAPSHOTTED)
+def test_given_a_planted_run_when_why_prints_text_then_the_report_reads_as_recorded(
+    name: str, tmp_path: Path, snapshot: Any,
+) -> None:
+    store = tmp_path / "store"
+    record(name, store)
+    with _in_repo(store):
+        code, out, err = _cli(store, "why", "last", "--agent", ref(name))
+    assert code == 0, err[-400:]
+    assert out == snapshot
