@@ -1,301 +1,241 @@
-"""Why: walk back from an answer to the context that may have produced it, then test it.
+"""Why: walk back from an answer to everything that may have produced it, then test it.
 
 Two tiers of claim, never mixed (spec/explain.md §3.1):
 
-* CORRELATIONAL — the custody walk lists every piece of the answering
-  call's prompt and every tool result it read, each with the recorded events
-  that put it there, ranked by word overlap with the answer. Overlap is
-  resemblance; the report says so and uses no causal word.
-* CAUSAL — only with a runner (an agent the lens can rebuild): a baseline of
-  N seeded re-runs of the unchanged agent first, then each of the top K
-  removable suspects removed (``agent.without(id)``) for N seeds. A suspect
-  is ``confirmed`` when more than half of its re-runs change the outcome,
-  ``inconclusive`` when some do, ``not-confirmed`` when none do; an unstable
-  baseline makes every verdict ``inconclusive`` (flag ``baseline-unstable``).
+* CORRELATIONAL — the loop-aware custody walk (:mod:`lens._why_past`) lists
+  every candidate on the answer's causal past (:mod:`lens._why_candidates`),
+  ranked by word overlap with the answer. Overlap is resemblance; the report
+  uses no causal word.
+* CAUSAL — only with a runner (an agent the lens can rebuild): live baseline
+  re-runs of the unchanged agent, then delta debugging over every removable
+  candidate (:mod:`lens._why_search`), and an exact test for each culprit set
+  found (:mod:`lens._why_stats`). Re-runs that crash or never answer are
+  ``broke``, never a change.
 """
 
 from __future__ import annotations
 
-import json
-from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, field, replace
-from typing import Any, Literal
+import importlib
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
 
 from footprint._errors import ConfigError, FootprintError
-from footprint.events import Event, ListSink, LLMEnd, RunStart
-from lens._custody import Custody, Piece, ToolRead, answer_custody, said
-from lens._stream import clip, label_of
+from footprint.events import Event, RunStart
+from lens._why_candidates import Candidate, Removal, candidates
+from lens._why_outcome import Comparator, changes, is_redacted, make_comparator, normalise
+from lens._why_past import Past, causal_past
+from lens._why_report import Baseline, ModelCalls, WhyReport
+from lens._why_rerun import BudgetSpent, Progress, Rerunner
+from lens._why_search import SearchResult, search
+from lens._why_stats import Tally, baseline_stable, seeds_needed
+from lens._why_verdicts import conclude, suspects_of
 
-__all__ = [
-    "Baseline",
-    "Suspect",
-    "WhyReport",
-    "outcome_of",
-    "render_why",
-    "why",
-    "why_json",
-]
+__all__ = ["DEFAULT_SEEDS", "Judge", "why"]
 
-Verdict = Literal["confirmed", "inconclusive", "not-confirmed"]
-Progress = Callable[[int, int, str], None]
+DEFAULT_SEEDS = 8
+Judge = Callable[[str], object]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class Suspect:
-    """One candidate on the answer's custody chain, with its re-run verdict when tested."""
-
-    rank: int
-    kind: Literal["injection", "base", "tool"]
-    id: str
-    label: str
-    flavor: str | None
-    score: float
-    seq: int
-    chain: str
-    excerpt: str
-    verdict: Verdict | None = None
-    flips: int = 0
-    runs: int = 0
-    outcomes: tuple[str, ...] = ()
+class _Loaded:
+    events: list[Event]
+    earlier: list[Event]
+    read: int
+    total: int
+    source: Any
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Baseline:
-    """The unchanged agent re-run with each seed: did it reproduce the recorded outcome?"""
+def _load(source: Any, run: str | None, step: str | None) -> _Loaded:
+    if hasattr(source, "rows") and hasattr(source, "resolve_run"):
+        from lens._why_read import read_earlier, read_past
 
-    outcomes: tuple[str, ...]
-    stable: bool
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class WhyReport:
-    """The answer, the mode, the ranked suspects, the baseline and every honesty flag."""
-
-    run_id: str
-    step: str
-    answer: str
-    outcome: str
-    comparator: Literal["label", "exact"]
-    mode: Literal["CAUSAL", "CORRELATIONAL"]
-    suspects: tuple[Suspect, ...]
-    seeds: int = 0
-    baseline: Baseline | None = None
-    flags: tuple[str, ...] = field(default_factory=tuple)
+        got = read_past(source, source.resolve_run(run or "last"), step)
+        start = next((e for e in got.events if isinstance(e, RunStart)), None)
+        earlier = read_earlier(source, start.conversation_id, start.turn) if start else []
+        return _Loaded(events=got.events, earlier=earlier, read=got.read, total=got.total,
+                       source=source)
+    if not isinstance(source, Sequence):
+        raise ConfigError(f"why reads a store (lens.open_store(path)) or a list of events; "
+                          f"got {type(source).__name__}")
+    runs = [e.run_id for e in source if isinstance(e, RunStart)]
+    if not runs:
+        raise ConfigError("the events hold no run (no run.start); record a run first")
+    rid = _resolve(runs, run)
+    mine = [e for e in source if e.run_id == rid]
+    start = next(e for e in mine if isinstance(e, RunStart))
+    earlier = [e for e in source if e.run_id != rid and e.turn < start.turn]
+    return _Loaded(events=mine, earlier=earlier, read=len(mine), total=len(mine), source=source)
 
 
-# ── the outcome of a call ─────────────────────────────────────────────────
+def _resolve(runs: list[str], ref: str | None) -> str:
+    if ref is None or ref == "last":
+        return runs[-1]
+    hits = [r for r in runs if r.startswith(ref)]
+    if ref in runs:
+        return ref
+    if len(hits) == 1:
+        return hits[0]
+    from footprint._errors import did_you_mean
+
+    raise ConfigError(f"run {ref!r} is {'ambiguous' if hits else 'not in the events'}"
+                      f"{did_you_mean(ref, runs)}; pass a full run id or 'last'")
 
 
-def outcome_of(events: Sequence[Any], step: str | None, exact: bool) -> str:
-    """The outcome a run gave at ``step`` (the last model call when ``None``)."""
-    ends = [e for e in events if isinstance(e, LLMEnd)]
-    if step is not None:
-        ends = [e for e in ends if e.step_id == step]
-    if not ends:
-        return f"(no {step or 'model call'})"
-    text = said(ends[-1])
-    return text if exact else label_of(text)
+def _judge(judge: Judge | str | None) -> tuple[Judge | None, str]:
+    if judge is None or callable(judge):
+        return judge, getattr(judge, "__name__", "the judge")
+    from lens._agent_ref import load_target
+
+    fn = load_target(judge)
+    if not callable(fn):
+        raise ConfigError(f"--judge {judge!r} names {type(fn).__name__}, not a function; "
+                          "name a function answer -> label")
+    return fn, judge
 
 
-# ── suspects (correlational) ──────────────────────────────────────────────
+def _restore(loaded: _Loaded, past: Past, agent: Any) -> tuple[Mapping[str, Any] | None, str]:
+    """The conversation before the explained turn (``None`` on turn 0), or why not."""
+    if past.turn == 0:
+        return None, ""
+    try:
+        conversation = importlib.import_module("lens._conversation")
+    except ImportError:
+        return None, "whole-conversation restore is not available in this build"
+    try:
+        restored = conversation.restore_turn(loaded.source, past.run_id, agent)
+    except FootprintError as exc:
+        return None, str(exc)
+    return restored.continue_from, ""
 
 
-def _piece_suspect(p: Piece) -> Suspect:
-    e = p.landed
-    born = f" · BORN seq {p.born.seq}" if p.born is not None else ""
-    return Suspect(
-        rank=0, kind="injection" if e.injection_id else "base",
-        id=e.injection_id or e.source, label=p.label, flavor=str(e.source),
-        score=round(p.score, 4), seq=e.seq,
-        chain=f"LANDED {e.slot} seq {e.seq} · ALLOWED {p.allowed_text()}{born}",
-        excerpt=clip(e.raw_content or e.content_summary, 80))
+def _flags(past: Past, cands: Sequence[Candidate], comparator: Comparator) -> list[str]:
+    flags = list(past.flags)
+    hidden = [c.label for c in cands if c.redacted]
+    if hidden:
+        flags.append(f"redacted: {len(hidden)} candidate(s) kept only a hash of their text "
+                     f"({', '.join(hidden[:3])}); they are not scored and are compared by hash")
+    if is_redacted(past.answer) is not None:
+        flags.append("redacted-answer: the recorded answer is a hash; re-runs are compared by "
+                     "the sha256 of their answer")
+    return flags
 
 
-def _tool_suspect(r: ToolRead) -> Suspect:
-    e = r.end
-    args = json.dumps(dict(r.start.args), sort_keys=True) if r.start is not None else "?"
-    return Suspect(
-        rank=0, kind="tool", id=e.tool_call_id, label=r.label, flavor=None,
-        score=round(r.score, 4), seq=e.seq,
-        chain=f"READ as message · RETURNED by {e.tool_name}({clip(args, 50)}) seq {e.seq}",
-        excerpt=clip(e.result, 80))
+def _baseline(rr: Rerunner, seeds: int) -> tuple[Tally, Baseline]:
+    tally = Tally()
+    outs: list[str] = []
+    for s in range(seeds):
+        got = rr.rerun((), s, live=True, what="baseline (live)")
+        tally = tally.add(got.run)
+        outs.append(rr.comparator.key(got.answer) if got.run != "broke" else f"(broke: {got.note})")
+    return tally, Baseline(runs=tally.runs, same=tally.same, changed=tally.changed,
+                           broke=tally.broke, stable=baseline_stable(tally), outcomes=tuple(outs))
 
 
-def rank_suspects(custody: Custody) -> tuple[Suspect, ...]:
-    """One suspect per injection (its best piece), per base piece and per tool result read."""
-    best: dict[tuple[str, str], Suspect] = {}
-    for s in [*map(_piece_suspect, custody.pieces), *map(_tool_suspect, custody.tools)]:
-        key = (s.kind, s.id)
-        if key not in best or s.score > best[key].score:
-            best[key] = s
-    ordered = sorted(best.values(), key=lambda s: (-s.score, s.seq))
-    return tuple(replace(s, rank=i) for i, s in enumerate(ordered, start=1))
-
-
-# ── counterfactual re-runs (causal) ───────────────────────────────────────
-
-
-class _Runner:
-    """Re-runs the agent (minus some injections) with one seed and reads the outcome."""
-
-    def __init__(self, agent: Any, message: str, step: str | None, exact: bool,
-                 total: int, progress: Progress | None) -> None:
-        self.agent, self.message, self.step, self.exact = agent, message, step, exact
-        self.total, self.done, self.progress = total, 0, progress
-
-    def removable(self, suspect: Suspect) -> str | None:
-        """``None`` when ``agent.without(id)`` works, else why it cannot be removed."""
-        if suspect.kind == "base":
-            return "the agent's own system prompt"
-        if suspect.kind == "tool":
-            return "a tool result (remove the tool or its skill instead)"
-        try:
-            self.agent.without(suspect.id)
-        except ConfigError as exc:
-            return clip(str(exc), 90)
-        return None
-
-    def outcome(self, without: tuple[str, ...], seed: int) -> str:
-        self.done += 1
-        what = f"without {without[0]!r}" if without else "baseline"
-        if self.progress is not None:
-            self.progress(self.done, self.total, f"{what} · seed {seed}")
-        sink = ListSink()
-        try:
-            agent = (self.agent.without(*without, seed=seed, sink=sink) if without
-                     else self.agent.variant(seed=seed, sink=sink))
-            agent.run_sync(self.message)
-        except FootprintError as exc:
-            return f"(failed: {clip(exc, 40)})"
-        return outcome_of(sink.events, self.step, self.exact)
-
-
-def _verdict(flips: int, n: int, stable: bool) -> Verdict:
-    if not stable:
-        return "inconclusive"
-    if 2 * flips > n:
-        return "confirmed"
-    return "inconclusive" if flips else "not-confirmed"
-
-
-def _pick(runner: _Runner, suspects: Sequence[Suspect],
-          top: int) -> tuple[list[Suspect], list[str]]:
-    """The top ``top`` removable suspects, and a flag for each one passed over."""
-    chosen: list[Suspect] = []
-    flags: list[str] = []
-    for s in suspects:
-        if len(chosen) >= top:
-            break
-        why_not = runner.removable(s)
+def _units(rr: Rerunner, cands: Sequence[Candidate]) -> tuple[list[Removal], dict[Removal, str]]:
+    units: list[Removal] = []
+    refused: dict[Removal, str] = {}
+    for c in cands:
+        r = c.removal
+        if r is None or r in units or r in refused:
+            continue
+        why_not = rr.removable(r)
         if why_not is None:
-            chosen.append(s)
+            units.append(r)
         else:
-            flags.append(f"not-removable: {s.label} — {why_not}")
-    return chosen, flags
+            refused[r] = why_not
+    return units, refused
 
 
-def _ablate(runner: _Runner, suspects: tuple[Suspect, ...], seeds: int, top: int,
-            recorded: str) -> tuple[tuple[Suspect, ...], Baseline, list[str]]:
-    chosen, flags = _pick(runner, suspects, top)
-    runner.total = seeds * (1 + len(chosen))
-    outcomes = tuple(runner.outcome((), s) for s in range(seeds))
-    baseline = Baseline(outcomes=outcomes, stable=all(o == recorded for o in outcomes))
-    if not baseline.stable:
-        flags.insert(0, "baseline-unstable")
-    tested: dict[str, Suspect] = {}
-    for s in chosen:
-        got = tuple(runner.outcome((s.id,), seed) for seed in range(seeds))
-        flips = sum(o != recorded for o in got)
-        tested[s.id] = replace(s, verdict=_verdict(flips, seeds, baseline.stable), flips=flips,
-                               runs=seeds, outcomes=got)
-    out = tuple(tested.get(s.id, s) if s.kind == "injection" else s for s in suspects)
-    return out, baseline, flags
+def why(store_or_events: Any, run: str | None = None, *, agent: Any | None = None,
+        step: str | None = None, expect: str | None = None, judge: Judge | str | None = None,
+        budget: int | None = None, label: bool = False, seeds: int | None = None,
+        alpha: float = 0.05, progress: Progress | None = None) -> WhyReport:
+    """Explain the answer at ``step`` (default: the last model call) of run ``run``.
 
-
-def why(events: Sequence[Event], *, agent: Any | None = None, step: str | None = None,
-        seeds: int = 3, top: int = 3, exact: bool = False,
-        progress: Progress | None = None) -> WhyReport:
-    """Explain the answer at ``step`` (default: the last model call) of a recorded run."""
-    custody = answer_custody(events, step)
-    start = next((e for e in events if isinstance(e, RunStart)), None)
-    if custody is None or start is None:
-        raise ConfigError("the run has no model call (or no run.start) to explain; "
-                          "pick a run that answered (see `footprint runs`)")
-    if top < 1:
-        raise ConfigError(f"--top {top} would test nothing; use 1 or more")
-    suspects = rank_suspects(custody)
-    recorded = outcome_of(events, custody.call.step_id, exact)
-    flags = [] if custody.tools_from_request else [
-        "no-request-record: the request text was not kept, so every earlier tool result "
-        "is listed as read"]
+    ``store_or_events`` is a recorder ``Store`` or a list of events; ``run``
+    a run id, a unique prefix or ``'last'``. With ``agent`` (an ``Agent``
+    that made the run) the report is CAUSAL: re-runs test every removable
+    candidate. ``expect``/``judge``/``label`` choose how answers are compared.
+    """
+    if budget is not None and budget < 1:
+        raise ConfigError(f"budget={budget} allows no re-run; pass 1 or more (or none)")
+    if seeds is not None and seeds < 1:
+        raise ConfigError(f"seeds={seeds}; pass 1 or more")
+    if not 0 < alpha < 1:
+        raise ConfigError(f"alpha={alpha}; pass a level between 0 and 1, e.g. 0.05")
+    loaded = _load(store_or_events, run, step)
+    past = causal_past(loaded.events, step)
+    fn, name = _judge(judge)
+    comparator = make_comparator(expect=expect, judge=fn, judge_name=name, label=label)
+    if comparator.mode == "expect" and comparator.recorded_key(past.answer) == "expected":
+        raise ConfigError(f"the recorded answer already matches --expect {expect!r}; nothing "
+                          "to explain — give the answer you wanted instead")
+    cands = candidates(loaded.events, past, loaded.earlier)
     report = WhyReport(
-        run_id=start.run_id, step=custody.call.step_id, answer=custody.answer, outcome=recorded,
-        comparator="exact" if exact else "label", mode="CORRELATIONAL", suspects=suspects)
+        run_id=past.run_id, step=past.explained.step_id, answer=past.answer,
+        outcome=comparator.recorded_key(past.answer), comparator=comparator.describe,
+        comparator_mode=comparator.mode, mode="CORRELATIONAL", conclusion="correlational",
+        conclusion_text="", suspects=(), run_status=past.status, alpha=alpha,
+        flags=tuple(_flags(past, cands, comparator)), events_read=loaded.read,
+        events_total=loaded.total)
     if agent is None:
-        return replace(report, flags=("no-runner", *flags))
-    n = max(2, seeds)
-    runner = _Runner(agent, start.user_message, step, exact, n, progress)
-    tested, baseline, more = _ablate(runner, suspects, n, top, recorded)
-    return replace(report, mode="CAUSAL", suspects=tested, seeds=n, baseline=baseline,
-                   flags=(*more, *flags))
+        return conclude(replace(report, suspects=suspects_of(cands, None, {}, past.answer),
+                                flags=("no-runner", *report.flags)), None)
+    continue_from, why_not = _restore(loaded, past, agent)
+    if past.turn > 0 and continue_from is None:
+        flag = (f"conversation-not-restored: run is turn {past.turn} of a conversation and its "
+                f"earlier turns could not be restored ({why_not}); re-runs would start a new "
+                "conversation, so none were made")
+        return conclude(replace(report, suspects=suspects_of(cands, None, {}, past.answer),
+                                flags=(flag, *report.flags)), None)
+    rr = Rerunner(agent, past, loaded.events, comparator, continue_from=continue_from,
+                  budget=budget, progress=progress)
+    return _causal(report, rr, cands, seeds or DEFAULT_SEEDS, alpha)
 
 
-# ── rendering ──────────────────────────────────────────────────────────────
-
-
-def _stamp(s: Suspect, recorded: str) -> str | None:
-    if s.verdict is None:
-        return None
-    others = sorted({o for o in s.outcomes if o != recorded})
-    to = f" {recorded} → {', '.join(others)}" if others else ""
-    if s.verdict == "confirmed":
-        return (f"CAUSAL {s.flips}/{s.runs} — removing it changed the outcome{to} in "
-                f"{s.flips}/{s.runs} seeded re-runs (confirmed)")
-    if s.verdict == "inconclusive":
-        return f"inconclusive {s.flips}/{s.runs} — outcome changed{to} in some re-runs only " \
-               "or against an unstable baseline"
-    return f"not confirmed 0/{s.runs} — removing it left the outcome {recorded}"
-
-
-def _header(r: WhyReport) -> list[str]:
-    by = "the exact answer" if r.comparator == "exact" else "the answer's label"
-    lines = [f"why · run {r.run_id} · {r.step}",
-             f"answer: {clip(r.answer, 110)}",
-             f"outcome ({by}): {r.outcome}"]
-    if r.mode == "CAUSAL":
-        lines.append(f"mode: CAUSAL — counterfactual re-runs, {r.seeds} seeds each, baseline "
-                     "first; the ranking itself stays correlational (word overlap)")
+def _causal(report: WhyReport, rr: Rerunner, cands: Sequence[Candidate], seeds: int,
+            alpha: float) -> WhyReport:
+    flags = list(report.flags)
+    if not rr.cassette_ok():
+        flags.append("cassette-off: one model name is served by several providers, so every "
+                     "re-run calls the model live")
+    units, refused = _units(rr, cands)
+    per_test = alpha / max(1, len(units))
+    try:
+        base_tally, baseline = _baseline(rr, seeds)
+    except BudgetSpent:
+        base_tally, baseline = Tally(), Baseline(runs=0, same=0, changed=0, broke=0,
+                                                 stable=False)
+    result: SearchResult | None = None
+    if base_tally.same == 0:
+        flags.insert(0, "baseline-unreproduced: the unchanged agent never gave the recorded "
+                        "outcome, so no removal can be compared with it")
     else:
-        lines.append("mode: CORRELATIONAL — suspects ranked by word overlap with the answer: "
-                     "resemblance only, no re-runs were made (pass --agent MODULE:FACTORY "
-                     "to re-run without each suspect)")
-    if r.baseline is not None:
-        b = r.baseline
-        same = sum(o == r.outcome for o in b.outcomes)
-        lines.append(f"baseline: {r.outcome} in {same}/{len(b.outcomes)} seeded re-runs of the "
-                     f"unchanged agent" + ("" if b.stable else " — UNSTABLE, so every verdict "
-                                           "below is inconclusive"))
-    return lines
+        if not baseline.stable:
+            flags.insert(0, f"baseline-unstable: the unchanged agent changed its outcome in "
+                            f"{base_tally.changed}/{base_tally.answered} live re-runs")
+        need = seeds_needed(base_tally.answered, per_test)
+        if need is None or need > seeds:
+            flags.append(f"too-few-seeds: {seeds} seeds cannot reach confidence "
+                         f"{1 - per_test:.4g} per test; use --seeds {need or 'more'} or more")
+        result = search(rr, base_tally, units, seeds=seeds, alpha=per_test)
+    flags += _blind(rr)
+    suspects = suspects_of(cands, result, refused, report.answer)
+    out = replace(report, mode="CAUSAL", suspects=suspects, seeds=seeds, alpha_per_test=per_test,
+                  baseline=baseline, flags=tuple(flags), reruns=rr.runs,
+                  model_calls=ModelCalls(made=rr.made, saved=rr.saved),
+                  untested=tuple(u.describe() for u in (result.untested if result else ())))
+    return conclude(out, result)
 
 
-def render_why(r: WhyReport, top: int = 8) -> list[str]:
-    """The report as text lines: header, suspects with their chains, honesty flags."""
-    lines = _header(r)
-    lines.append("suspects (rank · word overlap with the answer · custody chain):")
-    shown = [s for s in r.suspects if s.rank <= top or s.verdict is not None]
-    for s in shown:
-        lines.append(f"  {s.rank:>2}. {clip(s.label, 34):<34} {s.score:.2f}  {s.chain}")
-        lines.append(f"      “{s.excerpt}”")
-        stamp = _stamp(s, r.outcome)
-        if stamp is not None:
-            lines.append(f"      → {stamp}")
-    if len(r.suspects) > len(shown):
-        lines.append(f"  … {len(r.suspects) - len(shown)} more (lower overlap)")
-    lines.append("flags:" + ("" if r.flags else " none"))
-    lines += [f"  ⚠ {f}" for f in r.flags]
-    return lines
+def _blind(rr: Rerunner) -> list[str]:
+    differ = [(a, b) for a, b in rr.blind if normalise(a) != normalise(b)]
+    if not differ:
+        return []
+    a, b = differ[0]
+    what = ", ".join(changes(a, b)[:3]) or "the wording"
+    return [f"comparator-blind: {rr.comparator.describe} saw no change, but {len(differ)} "
+            f"re-run answer(s) differ from the recording ({what}); compare whole answers "
+            "(drop --label) or give --expect"]
 
-
-def why_json(r: WhyReport) -> str:
-    """The report as JSON."""
-    return json.dumps(asdict(r), ensure_ascii=False, indent=2)
