@@ -1,19 +1,22 @@
-"""Why figures: the correlational tier on a long run, and the causal tier on the planted bugs.
+"""Why figures: the correlational tier on long runs, and the causal tier on the planted bugs.
 
 ``why_10k_events_ms`` (target < 200): median milliseconds of
 ``footprint why RUN --json`` without an agent (correlational), run in process
 exactly as the CLI runs it (open the store, resolve the run, walk, render), on
-a generated run of ~10k events in a store: a support agent with a knowledge
-base of ~9,660 rule-gated facts (each declared, few ever land) that makes 20
-tool calls before answering. ``why_10k_events_total`` is that run's size.
-``why_events_read_pct`` (target <= 10): ``events_read / events_total`` of that
-report, in percent. ``why_reruns_per_culprit``: the median number of re-runs
-``lens.why(..., agent=make_agent())`` makes on the planted examples that have
-a culprit; ``why_planted_confirmed`` counts those whose culprit came out
-confirmed. ``why_false_cause_per_100`` (target <= 0.5, i.e. at most 1 in
-200): innocent pieces confirmed per 100 ``why`` runs on a model that flips
-its answer at random — 100 runs at p = 0.5 and 100 at p = 0.1 (20 + 20 in
-quick mode); every piece of that agent is innocent.
+a generated ~10k-event run in a store: an agent with 18 always-on pieces
+(steering and facts) that makes ~320 tool calls before answering, so its
+answer's causal past spans every iteration. ``why_events_read_pct`` (target
+<= 10): ``events_read / events_total`` of that report, in percent;
+``why_10k_events_total`` is the run's size. The same two figures for a second
+shape, ``why_10k_library_ms`` and ``why_10k_library_read_pct``: an agent with a
+knowledge base of ~9,660 rule-gated facts (each declared, few ever land) and
+20 tool calls. ``why_reruns_per_culprit``: the median number of re-runs
+``lens.why(..., agent=make_agent())`` makes on the planted examples that have a
+culprit; ``why_planted_confirmed`` counts those whose culprit came out
+confirmed. ``why_false_cause_per_100`` (target <= 0.5, i.e. at most 1 in 200):
+innocent pieces confirmed per 100 ``why`` runs on a model that flips its answer
+at random — 100 runs at p = 0.5 and 100 at p = 0.1 (20 + 20 in quick mode);
+every piece of that agent is innocent.
 """
 
 from __future__ import annotations
@@ -49,13 +52,13 @@ if str(TESTS) not in sys.path:
 from planted_support import load  # noqa: E402
 
 LIBRARY = 9_660
-LOOKUPS = 20
+LOOP = 320
 WITH_CULPRIT = ("wrong_fact", "wrong_rag_chunk", "steering_over_fact", "skill_wrong_tool",
                 "lease_instruction", "early_instruction", "twin_tools", "stale_history",
                 "redundant_pair", "crash")
 
 
-# ── the long run (correlational tier) ───────────────────────────────────────
+# ── the long runs (correlational tier) ──────────────────────────────────────
 
 
 def page(n: int) -> str:
@@ -63,32 +66,45 @@ def page(n: int) -> str:
     return json.dumps({"page": n, "orders": [f"A-{n}{i}" for i in range(3)]})
 
 
-def _lookups(request: LLMRequest) -> Reply:
-    done = sum(1 for m in request.messages if m.role == "tool")
-    if done < LOOKUPS:
-        return call("page", n=done)
-    return f"Read {done} pages of orders: none is overdue, so no refund is due."
+def _pager(pages: int) -> Callable[[LLMRequest], Reply]:
+    def model(request: LLMRequest) -> Reply:
+        done = sum(1 for m in request.messages if m.role == "tool")
+        if done < pages:
+            return call("page", n=done)
+        return f"Read {done} pages of orders: none is overdue, so no refund is due."
+
+    return model
 
 
 def _topic(word: str) -> Callable[[InjectionContext], bool]:
     return lambda ctx: word in ctx.user_message
 
 
-def _long_agent(sink: Recorder) -> Agent:
+def _loop_agent(sink: Recorder) -> Agent:
+    pieces = [define_steering(f"rule-{i}", f"House rule {i}: be precise about orders.")
+              for i in range(9)]
+    pieces += [define_fact(f"fact-{i}", f"Shop fact {i}: orders older than {30 + i} days are "
+                           "archived.") for i in range(9)]
+    return Agent(provider=FunctionModel(_pager(LOOP), name="bench-loop"), model="bench",
+                 system_prompt="You are the order desk.", injections=pieces, tools=[page],
+                 sink=sink, clock=StepClock(), max_iterations=LOOP + 2)
+
+
+def _library_agent(sink: Recorder) -> Agent:
     library = [define_fact(f"kb-{i}", f"Knowledge base entry {i}: item {i} ships in {i % 9 + 1} "
                            "days.", active_when=_topic(f"item-{i}")) for i in range(LIBRARY)]
-    return Agent(provider=FunctionModel(_lookups, name="bench-long"), model="bench",
+    return Agent(provider=FunctionModel(_pager(20), name="bench-library"), model="bench",
                  system_prompt="You are the order desk.",
                  injections=[define_steering("voice", "Be brief."),
                              define_fact("refund-rule", "Refund overdue orders only."),
                              *library],
-                 tools=[page], sink=sink, clock=StepClock(), max_iterations=LOOKUPS + 2)
+                 tools=[page], sink=sink, clock=StepClock(), max_iterations=22)
 
 
-def _record_long(store: Path) -> str:
+def _record(store: Path, build: Callable[[Recorder], Agent]) -> str:
     recorder = Recorder(sinks=[ParquetSink(store)])
     try:
-        run_id = _long_agent(recorder).run_sync("Is any of my orders overdue for item-7?").run_id
+        run_id = build(recorder).run_sync("Is any of my orders overdue for item-7?").run_id
     finally:
         recorder.close()
     return run_id
@@ -106,10 +122,11 @@ def _cli_json(store: Path, run_id: str) -> dict[str, Any]:
     return data
 
 
-def long_run_figures(repeats: int) -> dict[str, float]:
+def _timed(build: Callable[[Recorder], Agent], repeats: int) -> tuple[float, int, float]:
+    """Median ms of the CLI call, the run's size and the share of it read (%)."""
     with tempfile.TemporaryDirectory() as tmp:
         store = Path(tmp) / "store"
-        run_id = _record_long(store)
+        run_id = _record(store, build)
         report = _cli_json(store, run_id)  # warm: imports, the store's first open
         times = []
         for _ in range(repeats):
@@ -117,10 +134,20 @@ def long_run_figures(repeats: int) -> dict[str, float]:
             _cli_json(store, run_id)
             times.append((time.perf_counter() - t0) * 1e3)
     total = int(report["events_total"])
+    read = 100.0 * int(report["events_read"]) / total
+    return round(statistics.median(times), 1), total, round(read, 2)
+
+
+def long_run_figures(repeats: int) -> dict[str, float]:
+    loop_ms, loop_total, loop_pct = _timed(_loop_agent, repeats)
+    lib_ms, lib_total, lib_pct = _timed(_library_agent, repeats)
     return {
-        "why_10k_events_ms": round(statistics.median(times), 1),
-        "why_10k_events_total": float(total),
-        "why_events_read_pct": round(100.0 * int(report["events_read"]) / total, 2),
+        "why_10k_events_ms": loop_ms,
+        "why_10k_events_total": float(loop_total),
+        "why_events_read_pct": loop_pct,
+        "why_10k_library_ms": lib_ms,
+        "why_10k_library_total": float(lib_total),
+        "why_10k_library_read_pct": lib_pct,
     }
 
 
@@ -163,15 +190,19 @@ def _explain(name: str, why: Callable[..., Any]) -> Mapping[str, Any]:
 
 
 def _confirms(name: str, report: Mapping[str, Any]) -> bool:
-    culprit = load(name).CULPRIT
-    want = set(culprit) if isinstance(culprit, tuple) else {culprit}
+    """Whether the example's culprit (a stale message, an id or an id set) came out confirmed."""
+    module = load(name)
     for s in report["suspects"]:
-        ids = set(s.get("ids") or ()) or {s.get("id")}
-        if s.get("verdict") == "confirmed" and ids == want:
+        if s.get("verdict") != "confirmed":
+            continue
+        if name == "stale_history":
+            if s.get("kind") == "message" and module.CULPRIT_TEXT in str(s.get("excerpt")):
+                return True
+            continue
+        want = set(module.CULPRIT) if isinstance(module.CULPRIT, tuple) else {module.CULPRIT}
+        if (set(s.get("ids") or ()) or {s.get("id")}) == want:
             return True
-    return name == "stale_history" and any(
-        s.get("verdict") == "confirmed" and s.get("kind") == "message"
-        for s in report["suspects"])
+    return False
 
 
 def planted_figures() -> dict[str, float]:
