@@ -11,6 +11,11 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import os
+import re
+import shlex
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -201,3 +206,26 @@ def test_given_a_planted_run_when_why_prints_text_then_the_report_reads_as_recor
         code, out, err = _cli(store, "why", "last", "--agent", ref(name))
     assert code == 0, err[-400:]
     assert out == snapshot
+
+
+def test_given_the_readme_planted_commands_when_run_in_a_shell_then_why_confirms_the_memo(
+    tmp_path: Path,
+) -> None:
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = text[text.index("### Planted bugs"):]
+    block = re.search(r"```bash\n(.*?)```", section, re.S)
+    assert block is not None
+    env = {**os.environ, "FOOTPRINT_STORE": str(tmp_path / "store"),
+           "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
+    for key in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy"):
+        env[key] = "http://127.0.0.1:9"
+    outputs = []
+    for line in block.group(1).strip().splitlines():
+        argv = shlex.split(line)
+        argv[0] = sys.executable if argv[0] == "python" else argv[0]
+        done = subprocess.run(argv, cwd=ROOT, env=env, capture_output=True, text=True,
+                              timeout=300, check=False)
+        assert done.returncode == 0, f"{line}: {done.stderr[-400:]}"
+        outputs.append(done.stdout)
+    assert outputs[0].startswith("The C40 grinder costs 189 EUR.")
+    assert outputs[-1].startswith("CONFIRMED: removing fact 'supplier-memo' changes the answer")
