@@ -6,24 +6,37 @@ JSON, as the host records it in ``llm.start.request_hash``), in recorded
 order per hash. ``ReplayTools`` is a ``ToolSource`` that serves each plain
 tool call the recorded ``tool.end`` result (its own result, without the
 host's step note), status and effects, matched by tool name and arguments
-in call order. Anything the recording does not hold raises
-:class:`ReplayDivergence`, which names what differs.
+in call order. The decider call of a turn cascade is served its recorded
+pick. Anything the recording does not hold raises :class:`ReplayDivergence`,
+which names what differs (or, given a ``fallback`` provider, goes live).
 """
 
 from __future__ import annotations
 
 import json
+import re
 from collections import defaultdict, deque
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from footprint._errors import RunError
 from footprint.agent import ServedTool
 from footprint.agent._compose import content_hash
+from footprint.agent._turn import DECIDER_SYSTEM, decider_request
 from footprint.agent._wire import json_safe, request_json
-from footprint.events import Event, LLMEnd, LLMStart, ToolEffect, ToolEnd, ToolStart
-from footprint.providers import LLMRequest, LLMResponse, ToolCall, Usage
+from footprint.events import (
+    Event,
+    LLMEnd,
+    LLMStart,
+    RunStart,
+    ToolEffect,
+    ToolEnd,
+    ToolStart,
+    TurnRouted,
+)
+from footprint.graph import DeciderQuery
+from footprint.providers import LLMRequest, LLMResponse, Provider, ToolCall, Usage
 from lens._stream import canonical, clip
 
 __all__ = [
@@ -31,7 +44,9 @@ __all__ = [
     "ReplayDivergence",
     "ReplayModel",
     "ReplayTools",
+    "decider_requests",
     "own_result",
+    "redacted_digest",
     "request_parts_diff",
 ]
 
@@ -76,10 +91,42 @@ def _response(end: LLMEnd) -> LLMResponse:
         model=end.model)
 
 
-class ReplayModel:
-    """A ``Provider`` serving a recorded run's model responses by request hash."""
+def decider_requests(events: Sequence[Event]) -> list[tuple[str, str, str]]:
+    """``(request hash, request JSON, recorded pick)`` of every decider call in ``events``.
 
-    def __init__(self, events: Sequence[Event], *, gate: Gate = _never) -> None:
+    The host does not record the decider's request; it is rebuilt from the
+    turn's ``skill.turn_routed`` (the menu offered) and ``run.start`` (the
+    message), exactly as the host builds it. A decider that failed or
+    answered off the menu is served ``none``, which leaves the menu standing
+    as it did.
+    """
+    out: list[tuple[str, str, str]] = []
+    message = ""
+    for e in events:
+        if isinstance(e, RunStart):
+            message = e.user_message
+        if isinstance(e, TurnRouted) and e.decider is not None:
+            offered = e.offered or ()
+            query = DeciderQuery(
+                user_message=message, offered=offered, stay_offered=e.stay_offered,
+                options=(*offered, *(("stay",) if e.stay_offered else ()), "none"))
+            wire = request_json(decider_request(e.decider.model, query))
+            out.append((content_hash(wire), wire, e.decider.picked or "none"))
+    return out
+
+
+class ReplayModel:
+    """A ``Provider`` serving a recorded run's model responses by request hash.
+
+    The decider call of a turn cascade is served too (its recorded pick).
+    With ``fallback`` (a live ``Provider``) a request the recording does not
+    hold goes to the fallback instead of raising, and so does every later
+    call: a re-run reuses the recording up to the first changed request and
+    asks the model only from there (``served`` and ``called`` count both).
+    """
+
+    def __init__(self, events: Sequence[Event], *, gate: Gate = _never,
+                 fallback: Provider | None = None) -> None:
         ends = {e.step_id: e for e in events if isinstance(e, LLMEnd)}
         self._served: dict[str, deque[LLMResponse]] = defaultdict(deque)
         self._recorded: list[LLMStart] = []
@@ -87,31 +134,65 @@ class ReplayModel:
             if isinstance(e, LLMStart) and e.step_id in ends:
                 self._served[e.request_hash].append(_response(ends[e.step_id]))
                 self._recorded.append(e)
+        self._picks: dict[str, deque[str]] = defaultdict(deque)
+        self._decider_wires: list[str] = []
+        for digest, wire, picked in decider_requests(events):
+            self._picks[digest].append(picked)
+            self._decider_wires.append(wire)
         self._gate = gate
+        self._fallback = fallback
         self.calls = 0
+        self.served = 0
+        self.called = 0
         self.mismatch: tuple[str, tuple[PartDiff, ...]] | None = None
 
     @property
     def name(self) -> str:
         return "replay"
 
+    @property
+    def live(self) -> bool:
+        """Whether calls now go to the fallback (a request differed from the recording)."""
+        return self.called > 0
+
     async def complete(self, request: LLMRequest) -> LLMResponse:
-        self.calls += 1
         wire = request_json(request)
-        queue = self._served.get(content_hash(wire))
-        if not queue:
-            expected = self._recorded[self.calls - 1] if self.calls <= len(self._recorded) \
-                else None
-            parts = request_parts_diff(expected.request_ref if expected else None, wire)
-            self.mismatch = (f"llm#{self.calls}", parts)
-            raise ReplayDivergence(
-                f"model call llm#{self.calls}: the request (hash "
-                f"{content_hash(wire)[:12]}) is not in the recording; differs in "
-                f"{', '.join(p.part for p in parts) or 'an unrecorded part'}")
+        digest = content_hash(wire)
+        if request.system == DECIDER_SYSTEM and not request.tools:
+            return await self._decide(request, wire, digest)
+        self.calls += 1
+        queue = self._served.get(digest)
+        if self.live or not queue:
+            if not self.live:
+                expected = self._recorded[self.calls - 1] \
+                    if self.calls <= len(self._recorded) else None
+                self.mismatch = (f"llm#{self.calls}", request_parts_diff(
+                    expected.request_ref if expected else None, wire))
+            return await self._miss(request, f"model call llm#{self.calls}", digest)
         stop = self._gate()
         if stop is not None:
             raise ReplayDivergence(f"replay stopped before llm#{self.calls}: {stop}")
+        self.served += 1
         return queue.popleft()
+
+    async def _decide(self, request: LLMRequest, wire: str, digest: str) -> LLMResponse:
+        queue = self._picks.get(digest)
+        if self.live or not queue:
+            if not self.live:
+                recorded = self._decider_wires[0] if self._decider_wires else None
+                self.mismatch = ("the decider call", request_parts_diff(recorded, wire))
+            return await self._miss(request, "the decider call", digest)
+        self.served += 1
+        return LLMResponse(content=queue.popleft())
+
+    async def _miss(self, request: LLMRequest, what: str, digest: str) -> LLMResponse:
+        if self._fallback is None:
+            parts = self.mismatch[1] if self.mismatch else ()
+            raise ReplayDivergence(
+                f"{what}: the request (hash {digest[:12]}) is not in the recording; differs in "
+                f"{', '.join(p.part for p in parts) or 'an unrecorded part'}")
+        self.called += 1
+        return await self._fallback.complete(request)
 
 
 # ── the tools ──────────────────────────────────────────────────────────────
@@ -127,25 +208,44 @@ def _effect(e: ToolEffect) -> dict[str, Any]:
     return {k: v for k, v in raw.items() if v is not None}
 
 
-class ReplayTools:
-    """A ``ToolSource`` serving a recorded run's tool results by name and arguments."""
+_MARKER = re.compile(r"\[(?:redacted )?sha256:([0-9a-f]{64})\]")
 
-    def __init__(self, events: Sequence[Event], *, gate: Gate = _never) -> None:
+
+def redacted_digest(value: object) -> str | None:
+    """The sha256 a redaction marker (``[redacted sha256:…]``, ``[sha256:…]``) stands for."""
+    hit = _MARKER.fullmatch(value) if isinstance(value, str) else None
+    return hit.group(1) if hit else None
+
+
+class ReplayTools:
+    """A ``ToolSource`` serving a recorded run's tool results by name and arguments.
+
+    A result the recording kept only as a redaction marker is not served:
+    when the tool is named in ``rerun`` (it is deterministic) the tool runs
+    again and the replay checks its result against the recorded hash;
+    otherwise the call is refused, naming the tool.
+    """
+
+    def __init__(self, events: Sequence[Event], *, gate: Gate = _never,
+                 rerun: Collection[str] = ()) -> None:
         starts = {e.tool_call_id: e for e in events if isinstance(e, ToolStart)}
         effects: dict[str, list[dict[str, Any]]] = defaultdict(list)
         for e in events:
             if isinstance(e, ToolEffect) and e.tool_call_id is not None:
                 effects[e.tool_call_id].append(_effect(e))
-        self._served: dict[str, deque[ServedTool]] = defaultdict(deque)
+        self._served: dict[str, deque[ServedTool | None]] = defaultdict(deque)
         for e in events:
             start = starts.get(e.tool_call_id) if isinstance(e, ToolEnd) else None
             if isinstance(e, ToolEnd) and start is not None:
-                self._served[_call_key(e.tool_name, start.args)].append(ServedTool(
+                served = None if redacted_digest(e.result) is not None else ServedTool(
                     text=own_result(e), status=e.status, error=e.error,
-                    effects=tuple(effects.get(e.tool_call_id, ()))))
+                    effects=tuple(effects.get(e.tool_call_id, ())))
+                self._served[_call_key(e.tool_name, start.args)].append(served)
         self._gate = gate
+        self._rerun = frozenset(rerun)
+        self.reran = 0
 
-    def serve(self, call: ToolCall) -> ServedTool:
+    def serve(self, call: ToolCall) -> ServedTool | None:
         key = _call_key(call.name, call.arguments)
         queue = self._served.get(key)
         if not queue:
@@ -154,7 +254,15 @@ class ReplayTools:
         stop = self._gate()
         if stop is not None:
             raise ReplayDivergence(f"replay stopped before tool {call.name}: {stop}")
-        return queue.popleft()
+        served = queue.popleft()
+        if served is None:
+            if call.name not in self._rerun:
+                raise ReplayDivergence(
+                    f"tool {call.name!r}: its recorded result was redacted and the tool is not "
+                    f"declared deterministic; declare tool({call.name}, deterministic=True) "
+                    "or record with capture level 'full'")
+            self.reran += 1
+        return served
 
 
 # ── what differs in a request ─────────────────────────────────────────────

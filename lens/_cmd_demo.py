@@ -12,6 +12,7 @@ import shutil
 from collections import defaultdict
 from collections.abc import Iterable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from footprint._errors import ConfigError
 from footprint.events import (
@@ -26,7 +27,13 @@ from footprint.events import (
 )
 from lens._cmd_common import clip
 
-__all__ = ["compact_timeline", "run"]
+if TYPE_CHECKING:
+    from recorder import Store
+
+__all__ = ["compact_timeline", "run", "why_lines"]
+
+DESK = "lens._examples.support_desk:make_agent"
+EXPECTED = "DECLINED"
 
 
 
@@ -111,61 +118,34 @@ def _delta(before: list[str], now: list[str]) -> str:
     return " ".join(added + gone) or "unchanged"
 
 
-def why_lines(events: list[Event], top: int = 3) -> list[str]:
-    """The answer's custody chain, its prompt's pieces ranked by overlap (correlational)."""
-    from lens._custody import answer_custody
-
-    custody = answer_custody(events)
-    if custody is None:
-        return ["  (the run made no model call)"]
-    call = custody.call
-    brain = f" · brain: {call.brain_via}" if call.brain_via else ""
-    lines = [f"  ANSWER  written by {call.step_id} · {call.model}{brain} · "
-             f"iteration {call.iteration}",
-             f"  its prompt held {len(custody.pieces)} pieces; by word overlap with the answer "
-             "(correlational — resemblance, not cause):"]
-    for rank, piece in enumerate(custody.pieces[:top], start=1):
-        born = f" · BORN seq {piece.born.seq}" if piece.born is not None else ""
-        lines.append(f"    {rank}. {piece.label:<32} {piece.score:.2f}  "
-                     f"LANDED seq {piece.landed.seq} · ALLOWED {piece.allowed_text()}{born}")
-    return lines
+def _short(verdict: str | None, flips: int, runs: int) -> str:
+    if verdict is None:
+        return "evidence"
+    if verdict == "confirmed":
+        return f"CAUSAL {flips}/{runs}"
+    return f"{verdict} {flips}/{runs}" if runs else verdict
 
 
-def _verdict(answer: str) -> str:
-    return answer.split(":", 1)[0].strip() or answer[:20]
+def why_lines(store: Store, run_id: str, top: int = 5) -> list[str]:
+    """The why report in brief: conclusion, baseline, and the top suspects with verdicts."""
+    from lens._examples.support_desk import make_agent
+    from lens._why import why
 
-
-def counterfactual_lines(events: list[Event], seeds: int = 2, top: int = 3) -> list[str]:
-    """Remove each top-ranked removable piece, re-run with ``seeds`` seeds, compare verdicts.
-
-    The baseline (nothing removed) runs with the same seeds first; if it does
-    not reproduce the recorded verdict, no piece is called a cause.
-    """
-    from lens._custody import answer_custody
-    from lens._examples.support_desk import REMOVABLE, make_agent
-
-    custody = answer_custody(events)
-    if custody is None:
-        return []
-    original = _verdict(custody.answer)
-
-    def verdicts(without: tuple[str, ...]) -> list[str]:
-        return [_verdict(make_agent(seed=s, without=without).answer().answer)
-                for s in range(seeds)]
-
-    baseline = verdicts(())
-    stable = all(v == original for v in baseline)
-    lines = [f"  baseline re-run: {original} in {baseline.count(original)}/{seeds} seeded runs"
-             + ("" if stable else " — unstable, so no verdict below is causal")]
-    suspects = [p.landed.injection_id for p in custody.pieces
-                if p.landed.injection_id in REMOVABLE][:top]
-    for sid in suspects:
-        assert sid is not None
-        got = verdicts((sid,))
-        flips = sum(v != original for v in got)
-        verdict = ("CAUSAL" if stable and 2 * flips > seeds else
-                   "inconclusive" if flips else "not confirmed")
-        lines.append(f"  without {sid!r}: {', '.join(got)} → {verdict} {flips}/{seeds}")
+    r = why(store, run_id, agent=make_agent(), expect=EXPECTED)
+    lines = [f"  compared by: the answer {r.comparator} (what a correct desk answers)",
+             f"  {r.conclusion.upper()}: {r.conclusion_text}"]
+    if r.baseline is not None:
+        lines.append(f"  baseline: the unchanged agent gave the recorded answer in "
+                     f"{r.baseline.same}/{r.baseline.runs} live re-runs")
+    lines.append(f"  {r.reruns} re-runs · {r.model_calls.made} model calls made, "
+                 f"{r.model_calls.saved} served from the recording · "
+                 f"{r.events_read} of {r.events_total} events read")
+    for s in r.suspects[:top]:
+        score = "  -- " if s.score is None else f"{s.score:.2f}"
+        lines.append(f"    {s.rank}. [{s.kind}] {clip(s.label, 44):<44} {score}  "
+                     f"{_short(s.verdict, s.flips, s.runs - s.broke)}")
+    lines.append(f"  (`footprint why {run_id[:13]} --agent {DESK} --expect {EXPECTED}` "
+                 "shows every chain)")
     return lines
 
 
@@ -212,11 +192,9 @@ def run(args: argparse.Namespace) -> int:
     print("decisions:")
     for line in compact_timeline(events):
         print(line)
-    print("\nwhy (the answer's chain of custody, walked from the record):")
-    for line in why_lines(events):
-        print(line)
-    print("\ncounterfactual re-runs (remove one piece, run again; only these may say 'caused'):")
-    for line in counterfactual_lines(events):
+    print("\nwhy (every candidate upstream of the answer, tested by counterfactual re-runs; "
+          "only these may say 'caused'):")
+    for line in why_lines(store, run_id):
         print(line)
     print("\nnext:")
     for line in _next_steps(run_id, args.store):

@@ -1,5 +1,6 @@
 """``footprint replay RUN --agent MODULE:FACTORY``: re-run a recorded run offline.
 
+A follow-up turn is replayed with every earlier turn of its conversation.
 Exit 0 when the replay made every recorded decision again, 1 when it
 diverged (the report names the first divergent decision), 2 on bad input.
 """
@@ -32,16 +33,14 @@ def run(args: argparse.Namespace) -> int:
     from footprint.events import NullSink
     from lens._agent_ref import build_agent, load_target
     from lens._cmd_common import open_from
-    from lens._replay import render_replay, replay
+    from lens._conversation import render_conversation, replay_conversation
 
     try:
         store = open_from(args)
-        run_id = store.resolve_run(args.run)
-        events = store.events(run_id)
         agent = build_agent(load_target(args.agent), NullSink())
-        report = replay(events, agent)
+        result = replay_conversation(store, args.run, agent)
     except FootprintError as exc:
         print(f"footprint replay: {exc}", file=sys.stderr)
         return 2
-    print("\n".join(render_replay(report)))
-    return 0 if report.identical else 1
+    print("\n".join(render_conversation(result)))
+    return 0 if result.identical else 1

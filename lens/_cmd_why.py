@@ -38,7 +38,7 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--budget", type=int, default=None, metavar="N",
                    help="at most N re-runs (default: as many as the search needs)")
     p.add_argument("--seeds", type=int, default=None, metavar="N",
-                   help="live baseline re-runs and most re-runs per test (default 8)")
+                   help="live baseline re-runs and most re-runs per test (default 12)")
     p.add_argument("--alpha", type=float, default=0.05, metavar="A",
                    help="the error level of a causal claim, family-wise (default 0.05)")
     p.add_argument("--json", action="store_true",

@@ -6,7 +6,9 @@ seq, timestamps, trace ids) and measurements (durations) never count, nor do
 texts a hash already stands for (``raw_content`` has ``content_hash``,
 ``request_ref`` has ``request_hash``), so a redacted recording compares
 equal to a full one. ``response_hash`` is left out too: it covers provider
-bookkeeping (a response id) that a recording does not keep.
+bookkeeping (a response id) that a recording does not keep; so are the
+deployment labels ``release`` and ``environment`` (a new release that makes
+the same decisions replays identically).
 """
 
 from __future__ import annotations
@@ -55,6 +57,7 @@ DECLARATION_TYPES = frozenset({"run.configured", "skill.graph_declared", "inject
 
 IGNORED_FIELDS = frozenset({
     "duration_ms", "conversation_id", "request_ref", "raw_content", "response_hash",
+    "release", "environment",
 })
 """Payload fields that never make two decisions differ (see the module docstring)."""
 

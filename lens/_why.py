@@ -33,7 +33,7 @@ from lens._why_verdicts import conclude, suspects_of
 
 __all__ = ["DEFAULT_SEEDS", "Judge", "why"]
 
-DEFAULT_SEEDS = 8
+DEFAULT_SEEDS = 12
 Judge = Callable[[str], object]
 
 
@@ -121,15 +121,21 @@ def _flags(past: Past, cands: Sequence[Candidate], comparator: Comparator) -> li
     return flags
 
 
-def _baseline(rr: Rerunner, seeds: int) -> tuple[Tally, Baseline]:
+def _baseline(rr: Rerunner, seeds: int) -> tuple[Tally, Baseline, str | None]:
     tally = Tally()
     outs: list[str] = []
+    stopped: str | None = None
     for s in range(seeds):
-        got = rr.rerun((), s, live=True, what="baseline (live)")
+        try:
+            got = rr.rerun((), s, live=True, what="baseline (live)")
+        except BudgetSpent as exc:
+            stopped = f"{exc} during the baseline"
+            break
         tally = tally.add(got.run)
         outs.append(rr.comparator.key(got.answer) if got.run != "broke" else f"(broke: {got.note})")
     return tally, Baseline(runs=tally.runs, same=tally.same, changed=tally.changed,
-                           broke=tally.broke, stable=baseline_stable(tally), outcomes=tuple(outs))
+                           broke=tally.broke, stable=baseline_stable(tally),
+                           outcomes=tuple(outs)), stopped
 
 
 def _units(rr: Rerunner, cands: Sequence[Candidate]) -> tuple[list[Removal], dict[Removal, str]]:
@@ -202,13 +208,12 @@ def _causal(report: WhyReport, rr: Rerunner, cands: Sequence[Candidate], seeds: 
                      "re-run calls the model live")
     units, refused = _units(rr, cands)
     per_test = alpha / max(1, len(units))
-    try:
-        base_tally, baseline = _baseline(rr, seeds)
-    except BudgetSpent:
-        base_tally, baseline = Tally(), Baseline(runs=0, same=0, changed=0, broke=0,
-                                                 stable=False)
+    base_tally, baseline, stopped = _baseline(rr, seeds)
     result: SearchResult | None = None
-    if base_tally.same == 0:
+    if stopped is not None:
+        result = SearchResult(findings=(), probes=(), cleared=frozenset(), broke=frozenset(),
+                              untested=tuple(units), stopped=stopped)
+    elif base_tally.same == 0:
         flags.insert(0, "baseline-unreproduced: the unchanged agent never gave the recorded "
                         "outcome, so no removal can be compared with it")
     else:

@@ -19,6 +19,7 @@ warn when the comparator saw no change although the texts differ.
 
 from __future__ import annotations
 
+import difflib
 import hashlib
 import re
 from collections.abc import Callable
@@ -133,25 +134,27 @@ def _tokens(rx: re.Pattern[str], text: str) -> list[str]:
     return [m.group(0) for m in rx.finditer(text)]
 
 
-def _delta(kind: str, old: list[str], new: list[str]) -> list[str]:
-    gone = [t for t in old if t not in new]
-    came = [t for t in new if t not in old]
-    if not gone and not came:
-        return []
-    if len(gone) == len(came):
-        return [f"{a} → {b}" for a, b in zip(gone, came, strict=True)]
-    left = ", ".join(gone) or "∅"
-    right = ", ".join(came) or "∅"
-    return [f"{kind}: {left} → {right}"]
+def _delta(old: list[str], new: list[str]) -> list[str]:
+    """Aligned differences: ``149 → 189`` for a replaced token, ``-40``/``+30`` otherwise."""
+    out: list[str] = []
+    ops = difflib.SequenceMatcher(a=old, b=new, autojunk=False).get_opcodes()
+    for tag, i1, i2, j1, j2 in ops:
+        gone, came = old[i1:i2], new[j1:j2]
+        if tag == "equal":
+            continue
+        paired = min(len(gone), len(came))
+        out += [f"{a} → {b}" for a, b in zip(gone[:paired], came[:paired], strict=True)]
+        out += [f"-{a}" for a in gone[paired:]] + [f"+{b}" for b in came[paired:]]
+    return out
 
 
 def changes(recorded: str, got: str) -> tuple[str, ...]:
     """The numbers and entities that differ between two answers (``149 → 189``)."""
     if is_redacted(recorded) is not None:
         return () if _sha(got) == is_redacted(recorded) else ("answer hash changed",)
-    out = _delta("numbers", _tokens(_NUMBER, recorded), _tokens(_NUMBER, got))
+    out = _delta(_tokens(_NUMBER, recorded), _tokens(_NUMBER, got))
     nums = set(_tokens(_NUMBER, recorded)) | set(_tokens(_NUMBER, got))
     ents = [t for t in _tokens(_ENTITY, recorded) if t not in nums]
     ents_got = [t for t in _tokens(_ENTITY, got) if t not in nums]
-    out += _delta("entities", ents, ents_got)
+    out += _delta(ents, ents_got)
     return tuple(dict.fromkeys(out))

@@ -168,7 +168,8 @@ def render_why(r: WhyReport, top: int = 8) -> list[str]:
         if stamp is not None:
             lines.append(f"      → {stamp}")
     if len(r.suspects) > len(shown):
-        lines.append(f"  … {len(r.suspects) - len(shown)} more (lower overlap, none confirmed)")
+        rest = "" if r.mode == "CORRELATIONAL" else ", none confirmed"
+        lines.append(f"  … {len(r.suspects) - len(shown)} more (lower overlap{rest})")
     if r.untested:
         lines.append("not tested: " + ", ".join(r.untested))
     lines.append("events: " + f"{r.events_read} of {r.events_total} read")

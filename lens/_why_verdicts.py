@@ -98,7 +98,7 @@ def _confirmed_text(r: WhyReport, s: Suspect) -> str:
     what = s.label if s.kind != "set" else " and ".join(s.ids or ())
     together = " together" if s.kind == "set" else ""
     alone = "; each alone is not enough" if s.kind == "set" and s.note else ""
-    to = f" ({', '.join(s.changes[:2])})" if s.changes else ""
+    to = f" ({', '.join(s.changes[:3])})" if s.changes else ""
     conf = f"{100 * (s.confidence or 0):.2f}%"
     b = r.baseline
     base = f"{b.same}/{b.runs}" if b is not None else "0/0"
@@ -126,7 +126,7 @@ def conclude(r: WhyReport, result: SearchResult | None) -> WhyReport:
     """Set the report's conclusion and its one sentence."""
     if r.mode == "CORRELATIONAL":
         reason = next((f for f in r.flags if f.startswith("conversation-not-restored")), None)
-        text = (f"{len(r.suspects)} candidates on the answer's causal past, ranked by "
+        text = (f"{len(r.suspects)} candidates upstream of the answer, ranked by "
                 "resemblance to the answer; none was tested" + (
                     "" if reason else " (pass --agent to re-run without them)"))
         return replace(r, conclusion="correlational", conclusion_text=text)

@@ -106,7 +106,8 @@ VIEWS: tuple[tuple[str, str], ...] = (
                  sum({_num('events', 'output_tokens')}) FILTER (WHERE type = 'llm.end') AS tout,
                  coalesce(arg_min(model, seq) FILTER (WHERE type = 'run.configured'),
                           arg_min(model, seq) FILTER (WHERE type = 'llm.start')) AS model,
-                 arg_max(payload, seq) FILTER (WHERE type = 'run.end') AS end_payload
+                 arg_max(payload, seq) FILTER (WHERE type = 'run.end') AS end_payload,
+                 arg_min(payload, seq) FILTER (WHERE type = 'run.start') AS start_payload
           FROM events GROUP BY run_id),
         d AS (
           SELECT run_id, sum(overflow) AS overflow, sum(processor_drops) AS processor_drops,
@@ -126,6 +127,14 @@ VIEWS: tuple[tuple[str, str], ...] = (
                a.model, a.events, a.last_seq,
                coalesce(d.overflow, 0) AS dropped, coalesce(d.processor_drops, 0) AS filtered,
                coalesce(d.sink_drops, 0) AS mirror_dropped,
+               json_extract_string(a.start_payload, '$.user_id') AS user_id,
+               json_extract_string(a.start_payload, '$.session_id') AS session_id,
+               json_extract_string(a.start_payload, '$.conversation_id') AS conversation_id,
+               coalesce(CAST(json_extract(a.start_payload, '$.tags') AS VARCHAR[]),
+                        CAST([] AS VARCHAR[])) AS tags,
+               json_extract(a.start_payload, '$.metadata') AS metadata,
+               json_extract_string(a.start_payload, '$.release') AS release,
+               json_extract_string(a.start_payload, '$.environment') AS environment,
                a.start_ns
         FROM a LEFT JOIN d USING (run_id)"""),
 )

@@ -167,3 +167,20 @@ def sampling_agent(sink: EventSink | None = None, seed: int = 0, p: float = 0.5,
 
     return _agent(sample, sink=sink, seed=seed, injections=[
         *DECOYS, define_instruction("sale-banner", prompt="Winter sale is running.")])
+
+
+# ── a piece that lands only at the second call ─────────────────────────────
+
+
+def _late(request: LLMRequest) -> Reply:
+    results = [m for m in request.messages if m.role == "tool"]
+    if not results:
+        return ToolCall(id="", name="lookup", arguments={"order": "G-7"})
+    return "The grinder costs " + ("149" if "Winter sale" in request.system else "189") + " EUR."
+
+
+def late_agent(sink: EventSink | None = None, seed: int = 0) -> Agent:
+    """``late-note`` lands from iteration 2 on; the first call is the same without it."""
+    return _agent(_late, sink=sink, seed=seed, tools=[tool(lookup)], injections=[
+        *DECOYS[:2], define_instruction("late-note", prompt="Winter sale is running.",
+                                        active_when=lambda ctx: ctx.iteration >= 2)])

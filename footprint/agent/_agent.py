@@ -14,6 +14,7 @@ from footprint.agent._checkpoint import Conversation, conversation_from, convers
 from footprint.agent._clock import Clock, SystemClock, new_run_id
 from footprint.agent._emitter import RunEmitter
 from footprint.agent._loop import TurnOutcome, run_iterations
+from footprint.agent._runmeta import RunMeta, run_meta
 from footprint.agent._setup import AgentSetup, Posture, ToolLike, build_setup
 from footprint.agent._sources import ToolSource
 from footprint.agent._state import PERSON, Evidence, RunState
@@ -89,6 +90,8 @@ class Agent:
         max_tokens: int | None = None,
         stop: str | Sequence[str] | None = None,
         model_timeout_s: float | None = None,
+        release: str | None = None,
+        environment: str | None = None,
     ) -> None:
         # every option as given (lists frozen), so variant() can rebuild this agent
         self._options: dict[str, Any] = {
@@ -102,6 +105,7 @@ class Agent:
         self.clock: Clock = clock if clock is not None else SystemClock()
         self._rng = random.Random(seed)
         self._conversation: Conversation | None = None
+        self._meta = RunMeta()
 
     # ── variants (counterfactual re-runs, replay) ────────────────────────
 
@@ -138,27 +142,53 @@ class Agent:
     # ── public API ────────────────────────────────────────────────────────
 
     async def run(self, message: str, *,
-                  continue_from: Mapping[str, Any] | None = None) -> RunResult:
-        """Run one turn: a new conversation, or the one ``continue_from`` holds."""
+                  continue_from: Mapping[str, Any] | None = None,
+                  user: str | None = None, session: str | None = None,
+                  tags: Sequence[str] = (),
+                  metadata: Mapping[str, Any] | None = None) -> RunResult:
+        """Run one turn: a new conversation, or the one ``continue_from`` holds.
+
+        ``user``, ``session``, ``tags`` and ``metadata`` label the run: they are
+        recorded on ``run.start``, are columns of the ``runs`` view and
+        attributes of the run's root span.
+        """
+        meta = run_meta(user=user, session=session, tags=tags, metadata=metadata)
         conv = conversation_from(continue_from) if continue_from is not None else None
-        return await self._turn(message, conv or self._new_conversation())
+        return await self._turn(message, conv or self._new_conversation(), meta)
 
     def run_sync(self, message: str, *,
-                 continue_from: Mapping[str, Any] | None = None) -> RunResult:
+                 continue_from: Mapping[str, Any] | None = None,
+                 user: str | None = None, session: str | None = None,
+                 tags: Sequence[str] = (),
+                 metadata: Mapping[str, Any] | None = None) -> RunResult:
         """``run`` for code without an event loop."""
         _no_running_loop("run_sync()", "await agent.run(message)")
-        return asyncio.run(self.run(message, continue_from=continue_from))
+        return asyncio.run(self.run(message, continue_from=continue_from, user=user,
+                                    session=session, tags=tags, metadata=metadata))
 
-    async def follow_up(self, message: str) -> RunResult:
-        """The next turn of this agent's last conversation."""
+    async def follow_up(self, message: str, *, user: str | None = None,
+                        session: str | None = None, tags: Sequence[str] | None = None,
+                        metadata: Mapping[str, Any] | None = None) -> RunResult:
+        """The next turn of this agent's last conversation.
+
+        Labels not given are the previous turn's.
+        """
         if self._conversation is None:
             raise RunError("follow_up() needs an earlier run(); call run(message) first")
-        return await self._turn(message, self._conversation)
+        last = self._meta
+        meta = run_meta(user=user if user is not None else last.user,
+                        session=session if session is not None else last.session,
+                        tags=tags if tags is not None else last.tags,
+                        metadata=metadata if metadata is not None else last.metadata)
+        return await self._turn(message, self._conversation, meta)
 
-    def follow_up_sync(self, message: str) -> RunResult:
+    def follow_up_sync(self, message: str, *, user: str | None = None,
+                       session: str | None = None, tags: Sequence[str] | None = None,
+                       metadata: Mapping[str, Any] | None = None) -> RunResult:
         """``follow_up`` for code without an event loop."""
         _no_running_loop("follow_up_sync()", "await agent.follow_up(message)")
-        return asyncio.run(self.follow_up(message))
+        return asyncio.run(self.follow_up(message, user=user, session=session, tags=tags,
+                                          metadata=metadata))
 
     def checkpoint(self) -> dict[str, Any]:
         """The last conversation as plain JSON (for ``run(..., continue_from=)``)."""
@@ -179,12 +209,16 @@ class Agent:
         cursor = conv.cursor if self.setup.continuity == "conversation" else None
         return RunState(user_message=message, history=history, cursor=cursor)
 
-    async def _turn(self, message: str, conv: Conversation) -> RunResult:
+    async def _turn(self, message: str, conv: Conversation, meta: RunMeta) -> RunResult:
         state = self._start_state(message, conv)
+        self._meta = meta
         em = RunEmitter(self.sink, self.clock, new_run_id(self.clock, self._rng), conv.turns)
         t0 = self.clock.monotonic_ns()
         base = Evidence(declare_run(self.setup, em), "run", "baseline")
-        em.emit(RunStart, "run", user_message=message, conversation_id=conv.conversation_id)
+        em.emit(RunStart, "run", user_message=message, conversation_id=conv.conversation_id,
+                user_id=meta.user, session_id=meta.session, tags=meta.tags,
+                metadata=meta.metadata, release=self.setup.release,
+                environment=self.setup.environment)
         try:
             await route_turn_stage(self.setup, state, em)
             outcome = await run_iterations(self.setup, state, em, base)

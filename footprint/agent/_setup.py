@@ -13,6 +13,7 @@ from types import MappingProxyType
 from typing import Any, Literal, TypeAlias
 
 from footprint._errors import ConfigError, did_you_mean
+from footprint.agent._runmeta import check_deployment
 from footprint.agent._sources import ToolSource
 from footprint.agent._tools import tool as make_tool
 from footprint.graph import (
@@ -66,6 +67,8 @@ class AgentSetup:
     max_tokens: int | None = None
     stop: tuple[str, ...] = ()
     model_timeout_s: float | None = None
+    release: str | None = None
+    environment: str | None = None
     options: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
     tool_source: ToolSource | None = None
     model_source: Provider | None = None
@@ -247,6 +250,8 @@ def build_setup(
     max_tokens: int | None = None,
     stop: str | Sequence[str] | None = None,
     model_timeout_s: float | None = None,
+    release: str | None = None,
+    environment: str | None = None,
 ) -> AgentSetup:
     """Check every build-time rule and fold the agent's declarations."""
     _check_basics(model, max_iterations, posture, graph)
@@ -265,6 +270,7 @@ def build_setup(
     carried = _check_roles(provider, merged)
     limits = generation("Agent", max_tokens=max_tokens, temperature=temperature, stop=stop)
     _check_model_timeout(model_timeout_s)
+    check_deployment(release, environment)
     return AgentSetup(
         name=name, provider=provider, model=model, system_prompt=system_prompt,
         injections=merged, by_id=MappingProxyType({i.id: i for i in merged}),
@@ -275,4 +281,5 @@ def build_setup(
         hidden_skills=tuple(hidden_skills), carried_roles=tuple(carried),
         temperature=limits.temperature, max_tokens=limits.max_tokens, stop=limits.stop,
         model_timeout_s=model_timeout_s, tool_source=tool_source, model_source=model_source,
+        release=release, environment=environment,
     )

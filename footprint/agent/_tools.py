@@ -78,10 +78,13 @@ def tool(
     description: str | None = None,
     schema: Mapping[str, Any] | None = None,
     wants: Mapping[str, str] | None = None,
+    deterministic: bool = False,
 ) -> SkillTool:
     """Wrap a plain function or coroutine as a tool the model can call.
 
     The function is called with the validated arguments as keywords.
+    ``deterministic=True`` declares that equal arguments give an equal
+    result, so a replay re-runs it when its recorded result was redacted.
     """
     tool_name = name or getattr(fn, "__name__", "")
     if not tool_name or not tool_name.replace("_", "a").replace("-", "a").isalnum():
@@ -94,6 +97,9 @@ def tool(
             f"tool {tool_name!r} has no description; give the function a docstring "
             "or pass description="
         )
+    if not isinstance(deterministic, bool):
+        raise ConfigError(f"tool {tool_name!r}: deterministic={deterministic!r} is not a "
+                          "bool; pass True or False")
     input_schema = dict(schema) if schema is not None else schema_from_signature(fn)
 
     def execute(args: Mapping[str, Any]) -> Any:
@@ -103,6 +109,7 @@ def tool(
         schema=SkillToolSchema(name=tool_name, description=text, input_schema=input_schema),
         execute=execute,
         wants=wants,
+        deterministic=deterministic,
     )
 
 

@@ -25,7 +25,9 @@ from footprint.graph import DeciderQuery, TurnRouting, pick_entry, route_turn
 from footprint.injection import Injection, InjectionContext
 from footprint.providers import LLMRequest, Message, Provider
 
-__all__ = ["declare_run", "route_turn_stage"]
+__all__ = ["DECIDER_SYSTEM", "decider_request", "declare_run", "route_turn_stage"]
+
+DECIDER_SYSTEM = "You route a request to one skill. Reply with exactly one option id."
 
 
 def _content_of(inj: Injection) -> str:
@@ -88,15 +90,19 @@ def _emit_routed(em: RunEmitter, r: TurnRouting) -> None:
     )
 
 
-async def _ask(provider: Provider, model: str, query: DeciderQuery) -> str | None:
-    """One constrained pick over the menu; any failure leaves the menu standing."""
+def decider_request(model: str, query: DeciderQuery) -> LLMRequest:
+    """The exact request the decider is sent (a replay rebuilds it to serve the recorded pick)."""
     lines = [f"- {o}" for o in query.options]
-    request = LLMRequest(
-        model=model,
-        system="You route a request to one skill. Reply with exactly one option id.",
+    return LLMRequest(
+        model=model, system=DECIDER_SYSTEM,
         messages=(Message(role="user", content=f"Request: {query.user_message}\n"
                           "Options:\n" + "\n".join(lines)),),
     )
+
+
+async def _ask(provider: Provider, model: str, query: DeciderQuery) -> str | None:
+    """One constrained pick over the menu; any failure leaves the menu standing."""
+    request = decider_request(model, query)
     try:
         reply = (await provider.complete(request)).content.strip().strip("`'\".")
     except Exception:  # a failing decider leaves the menu standing
@@ -128,7 +134,7 @@ async def route_turn_stage(setup: AgentSetup, state: RunState, em: RunEmitter) -
                              options=(*routed.offered,
                                       *(("stay",) if routed.stay_offered else ()), "none"),
                              stay_offered=routed.stay_offered, relevance=routed.relevance)
-        picked = await _ask(decider.provider, model, query)
+        picked = await _ask(setup.model_source or decider.provider, model, query)
         routed = route_turn(graph, ctx, inherited=inherited, posture=setup.posture,
                             decider=lambda _q: picked,
                             decider_name=(decider.provider.name, model))

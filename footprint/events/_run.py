@@ -48,11 +48,22 @@ class RunConfigured(EventBase):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class RunStart(EventBase):
-    """The person's message that starts this run (one turn)."""
+    """The person's message that starts this run (one turn), and the run's labels.
+
+    ``user_id``, ``session_id``, ``tags`` and ``metadata`` are what the caller
+    passed to ``agent.run(...)``; ``release`` and ``environment`` what the agent
+    was built with. All are ``None``/empty when not given.
+    """
 
     type: Literal["run.start"] = "run.start"
     user_message: str
     conversation_id: str | None = None
+    user_id: str | None = None
+    session_id: str | None = None
+    tags: tuple[str, ...] = ()
+    metadata: Mapping[str, JSONValue] = field(default_factory=_no_options)
+    release: str | None = None
+    environment: str | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -94,12 +94,16 @@ class SkillTool:
 
     ``execute`` receives the validated arguments as one mapping and may
     return a value or an awaitable. ``wants`` maps an argument name to the
-    artifact kind it redeems (skill vocabulary, spec §4).
+    artifact kind it redeems (skill vocabulary, spec §4). ``deterministic``
+    says the same arguments always give the same result, so a replay may
+    re-run the tool when its recorded result was redacted (and check the
+    result against the recorded hash).
     """
 
     schema: SkillToolSchema
     execute: Callable[[Mapping[str, Any]], Any | Awaitable[Any]]
     wants: Mapping[str, str] | None = None
+    deterministic: bool = False
 
     @property
     def name(self) -> str:

@@ -29,7 +29,7 @@ from footprint.events import (
     ToolEnd,
     ToolStart,
 )
-from recorder.otel._attributes import DECISION_EVENTS, Attrs, clip
+from recorder.otel._attributes import DECISION_EVENTS, MAX_ITEMS, Attrs, clip, ids
 from recorder.otel._content import (
     Bounded,
     input_messages,
@@ -187,13 +187,12 @@ class RunTrace:
 
     def _started(self, e: RunStart, key: str, done: list[SpanRecord]) -> None:
         assert self.root is not None
-        if e.conversation_id:
-            self.root.attributes["gen_ai.conversation.id"] = clip(e.conversation_id)
+        _labels(self.root.attributes, e)
         if self._content:
             _put_content(self.root.attributes, "gen_ai.input.messages",
                          user_message(e.user_message, self._limit))
         if self._oi is not None:
-            self._oi.run_input(self.root.attributes, e.user_message)
+            self._oi.run_input(self.root.attributes, e)
 
     def _ended(self, e: RunEnd, key: str, done: list[SpanRecord]) -> None:
         assert self.root is not None
@@ -302,6 +301,27 @@ class RunTrace:
             done.append(self._end(span, e.ts))
             self._iteration = None
             self._ended_iteration = e.iteration
+
+
+def _labels(a: Attrs, e: RunStart) -> None:
+    """The run's labels on the root span: a session names the conversation for backends."""
+    conversation = e.session_id or e.conversation_id
+    if conversation:
+        a["gen_ai.conversation.id"] = clip(conversation)
+    if e.session_id and e.conversation_id:
+        a["footprint.conversation.id"] = clip(e.conversation_id)
+    if e.user_id:
+        a["user.id"] = clip(e.user_id)
+    if e.environment:
+        a["deployment.environment.name"] = clip(e.environment)
+        a["deployment.environment"] = clip(e.environment)
+    if e.release:
+        a["service.version"] = clip(e.release)
+    if e.tags:
+        a["footprint.tags"] = ids(e.tags)
+    for name, value in list(e.metadata.items())[:MAX_ITEMS]:
+        a["footprint.metadata." + clip(name, 64)] = (
+            value if isinstance(value, bool | int | float) else clip(str(value)))
 
 
 _Handler: TypeAlias = Callable[[RunTrace, Any, str, list[SpanRecord]], None]

@@ -15,7 +15,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from footprint.events import LLMEnd, LLMStart, ToolStart
+from footprint.events import LLMEnd, LLMStart, RunStart, ToolStart
 from recorder.otel._attributes import Attrs, clip
 from recorder.otel._content import Prompt
 
@@ -43,8 +43,16 @@ class OpenInference:
             a[f"{side}.value"] = clip(text, self._limit)
             a[f"{side}.mime_type"] = mime
 
-    def run_input(self, a: Attrs, text: str) -> None:
-        self._value(a, "input", text)
+    def run_input(self, a: Attrs, e: RunStart) -> None:
+        if e.session_id or e.conversation_id:
+            a["session.id"] = clip(str(e.session_id or e.conversation_id))
+        if e.user_id:
+            a["user.id"] = clip(e.user_id)
+        if e.tags:
+            a["tag.tags"] = tuple(clip(t) for t in e.tags)
+        if e.metadata:
+            a["metadata"] = clip(json.dumps(dict(e.metadata), ensure_ascii=False), self._limit)
+        self._value(a, "input", e.user_message)
 
     def run_output(self, a: Attrs, text: str) -> None:
         self._value(a, "output", text)

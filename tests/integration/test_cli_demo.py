@@ -38,12 +38,14 @@ def test_given_the_demo_when_it_explains_the_answer_then_the_planted_fact_is_the
     tmp_path: Path,
 ) -> None:
     text = _footprint("demo", cwd=tmp_path).stdout
-    why = text[text.index("why (the answer's chain of custody"):]
-    assert "ANSWER  written by llm#6 · desk-senior · brain: escalation" in why
-    assert "1. fact 'legacy-window-fact'" in why
-    assert "baseline re-run: APPROVED in 2/2 seeded runs" in why
-    assert "without 'legacy-window-fact': DECLINED, DECLINED → CAUSAL 2/2" in why
-    assert "without 'refund-policy': APPROVED, APPROVED → not confirmed 0/2" in why
+    why = text[text.index("why (every candidate upstream of the answer"):]
+    assert "compared by: the answer contains 'DECLINED'" in why
+    assert ("CONFIRMED: removing fact 'legacy-window-fact' changes the answer "
+            "(60 → 30, -40, APPROVED → DECLINED)") in why
+    assert "baseline: the unchanged agent gave the recorded answer in 12/12 live re-runs" in why
+    assert "1. [injection] fact 'legacy-window-fact'" in why and "CAUSAL 3/3" in why
+    assert "[injection] fact 'refund-policy'" in why and "not-confirmed" in why
+    assert why.count("CAUSAL") == 1
 
 
 def test_given_a_demo_store_when_the_next_commands_run_then_they_work(tmp_path: Path) -> None:

@@ -1,30 +1,50 @@
-"""`footprint why`: the custody walk ranks suspects; only counterfactual re-runs convict."""
+"""`footprint why`: a search over the whole causal past, and only exact tests convict."""
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import re
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import jsonschema
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
+import why_agents as W
 
-from footprint import Agent, FunctionModel, define_fact
-from footprint.agent import StepClock
+from footprint import Agent
 from footprint.events import EventSink, ListSink
-from footprint.providers import LLMRequest
 from lens import _cmd_why
 from lens._examples.support_desk import PLANTED_FACT, make_agent
-from lens._stream import label_of
 from lens._why import why
+from lens._why_report import WhyReport, render_why, schema, why_dict
 from recorder import ParquetSink, Recorder
 
 DESK = "lens._examples.support_desk:make_agent"
 CAUSAL_WORDS = re.compile(r"\b(caus\w*|confirm\w*|prov\w*|because)\b", re.IGNORECASE)
-DECOYS = ("refund-policy", "shipping-times", "support-hours", "tone", "calm-angry-customer")
+ASK = "How much is the grinder?"
+Factory = Callable[..., Agent]
+
+
+def _recorded(factory: Factory, message: str = ASK, **kw: Any) -> list[Any]:
+    sink = ListSink()
+    with contextlib.suppress(Exception):  # a failed run is still a recording
+        factory(sink=sink, **kw).run_sync(message)
+    return sink.events
+
+
+def _explain(factory: Factory, **kw: Any) -> WhyReport:
+    return why(_recorded(factory), "last", agent=factory(), **kw)
+
+
+def _verdicts(r: WhyReport) -> dict[str, str | None]:
+    return {s.id or "+".join(s.ids or ()): s.verdict for s in r.suspects}
+
+
+def _confirmed(r: WhyReport) -> set[str]:
+    return {k for k, v in _verdicts(r).items() if v == "confirmed"}
 
 
 @pytest.fixture(scope="module")
@@ -38,137 +58,233 @@ def store(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return path
 
 
-def _why(store: Path, *argv: str) -> int:
+def _cli(store: Path, *argv: str) -> int:
     parser = argparse.ArgumentParser()
     _cmd_why.add_parser(parser.add_subparsers(dest="command"))
     return _cmd_why.run(parser.parse_args(["why", "last", "--store", str(store), *argv]))
 
 
-def _report(store: Path, capsys: pytest.CaptureFixture[str], *argv: str) -> dict[str, Any]:
-    assert _why(store, "--json", *argv) == 0
+def _cli_json(store: Path, capsys: pytest.CaptureFixture[str], *argv: str) -> dict[str, Any]:
+    assert _cli(store, "--json", *argv) == 0
     data: dict[str, Any] = json.loads(capsys.readouterr().out)
     return data
 
 
-def _verdicts(report: dict[str, Any]) -> dict[str, str | None]:
-    return {s["id"]: s["verdict"] for s in report["suspects"] if s["kind"] == "injection"}
+# ── the outcome: the whole answer, not its first word ───────────────────────
 
 
-def test_given_a_runner_when_why_re_runs_then_the_planted_fact_alone_is_confirmed(
+def test_given_a_price_change_under_one_first_word_when_explained_then_it_is_confirmed() -> None:
+    report = _explain(W.price_agent)
+    assert report.conclusion == "confirmed" and _confirmed(report) == {"sale-banner"}
+    banner = next(s for s in report.suspects if s.id == "sale-banner")
+    assert banner.changes == ("149 → 189",) and banner.score == 0.0
+    assert "149 → 189" in report.conclusion_text
+
+
+def test_given_label_mode_when_the_price_changes_then_the_report_says_the_comparator_was_blind(
+) -> None:
+    report = _explain(W.price_agent, label=True)
+    assert report.comparator_mode == "label" and not _confirmed(report)
+    blind = [f for f in report.flags if f.startswith("comparator-blind")]
+    assert blind and "149 → 189" in blind[0]
+
+
+def test_given_expect_when_a_removal_gives_the_wanted_answer_then_it_fixes_the_run() -> None:
+    report = _explain(W.price_agent, expect="189 EUR")
+    assert report.outcome == "unexpected" and _confirmed(report) == {"sale-banner"}
+    regex = _explain(W.price_agent, expect="/costs 1[89]9/")
+    assert regex.comparator_mode == "expect" and _confirmed(regex) == {"sale-banner"}
+
+
+def test_given_a_judge_when_explained_then_its_labels_are_the_outcome() -> None:
+    report = _explain(W.price_agent, judge=lambda a: "cheap" if "149" in a else "dear")
+    assert report.outcome == "cheap" and _confirmed(report) == {"sale-banner"}
+
+
+# ── candidates: the whole causal past ─────────────────────────────────────
+
+
+def test_given_an_instruction_active_only_at_the_first_call_when_explained_then_it_is_found(
+) -> None:
+    report = _explain(W.early_agent)
+    assert "legacy-hint" in _confirmed(report)
+    hint = next(s for s in report.suspects if s.id == "legacy-hint")
+    assert hint.chain[0] == "LANDED system-prompt of llm#1" and report.step == "llm#2"
+    assert not _confirmed(report) & {d.id for d in W.DECOYS}
+
+
+def test_given_a_tools_only_injection_when_explained_then_it_is_named_with_its_tool() -> None:
+    report = _explain(W.twin_agent)
+    twin = next(s for s in report.suspects if s.id == "beta-tools")
+    assert "+tools lookup_v2" in twin.label and twin.verdict == "confirmed"
+    assert _confirmed(report) == {"beta-tools"}
+
+
+def test_given_a_redundant_pair_when_explained_then_the_pair_is_confirmed_as_a_set() -> None:
+    report = _explain(W.pair_agent)
+    pair = next(s for s in report.suspects if s.kind == "set")
+    assert pair.ids == ("memo-a", "memo-b") and pair.verdict == "confirmed"
+    assert "each alone is not enough" in pair.note
+    assert _verdicts(report)["memo-a"] == _verdicts(report)["memo-b"] == "not-confirmed"
+    assert "each alone is not enough" in report.conclusion_text
+
+
+# ── statistics: broke is never a flip; noise is never a cause ───────────────
+
+
+@pytest.mark.parametrize("factory,harmless", [(W.crash_agent, "format-guide"),
+                                              (W.loop_agent, "stop-rule")])
+def test_given_a_removal_that_crashes_or_loops_when_explained_then_it_is_broke_not_a_cause(
+    factory: Factory, harmless: str,
+) -> None:
+    report = _explain(factory)
+    assert _verdicts(report)[harmless] == "broke"
+    assert _confirmed(report) == {"sale-banner"}
+
+
+def test_given_a_sampling_model_when_explained_then_nothing_is_confirmed() -> None:
+    report = _explain(W.sampling_agent)
+    assert report.conclusion == "inconclusive" and not _confirmed(report)
+    assert report.baseline is not None and not report.baseline.stable
+    assert any(f.startswith("baseline-unstable") for f in report.flags)
+
+
+def test_given_a_model_flipping_one_in_ten_when_explained_often_then_no_innocent_is_confirmed(
+) -> None:
+    confirmed = 0
+    for i in range(12):
+        events = _recorded(W.sampling_agent, p=0.1, rng_seed=i)
+        report = why(events, "last", agent=W.sampling_agent(p=0.1, rng_seed=100 + i))
+        confirmed += len(_confirmed(report))
+    assert confirmed == 0
+
+
+def test_given_too_few_seeds_when_a_cause_is_tested_then_it_is_inconclusive() -> None:
+    report = _explain(W.price_agent, seeds=2)
+    assert _verdicts(report)["sale-banner"] == "inconclusive"
+    assert any(f.startswith("too-few-seeds") for f in report.flags)
+
+
+# ── the search: budget, nothing found ───────────────────────────────────────
+
+
+def test_given_a_small_budget_when_the_search_stops_then_what_was_not_tested_is_named() -> None:
+    report = _explain(W.price_agent, budget=14)
+    assert report.reruns == 14 and report.conclusion == "cause-not-found"
+    assert report.untested and "budget of 14" in report.conclusion_text
+    assert "not tested:" in "\n".join(render_why(report))
+    early = _explain(W.price_agent, budget=5)
+    assert "during the baseline" in early.conclusion_text
+    assert len(early.untested) == 7
+
+
+def test_given_no_removable_cause_when_explained_then_the_report_says_cause_not_found() -> None:
+    events = _recorded(W.price_agent)
+    report = why(events, "last", agent=W.price_agent().without("sale-banner"))
+    assert report.conclusion == "cause-not-found"
+    assert report.conclusion_text.startswith("cause not found")
+
+
+# ── run shape: failed runs, the explained step ─────────────────────────────
+
+
+def _failing(sink: EventSink | None = None, seed: int = 0) -> Agent:
+    calls: list[int] = []
+
+    def fn(request: Any) -> Any:
+        calls.append(1)
+        if len(calls) > 1:
+            raise RuntimeError("provider down")
+        return W._first_pick(request)
+
+    return W._agent(fn, sink=sink, seed=seed, tools=[W.tool(W.archive), W.tool(W.live)])
+
+
+def test_given_a_failed_run_when_explained_then_it_is_flagged_and_its_last_call_explained(
+) -> None:
+    report = why(_recorded(_failing), "last")
+    assert report.run_status == "failed" and report.step == "llm#1"
+    assert any(f.startswith("run-failed") for f in report.flags)
+
+
+def test_given_an_intermediate_step_when_explained_then_re_runs_compare_at_that_step() -> None:
+    report = _explain(W.early_agent, step="llm#1")
+    assert report.step == "llm#1" and report.answer.startswith("archive(")
+    assert "legacy-hint" in _confirmed(report)
+    assert any(f.startswith("intermediate-step") for f in report.flags)
+
+
+# ── cheap re-runs ──────────────────────────────────────────────────────────
+
+
+def test_given_a_piece_that_lands_late_when_ablated_then_the_cassette_serves_the_first_call(
+) -> None:
+    report = _explain(W.late_agent)
+    assert _confirmed(report) == {"late-note"}
+    assert report.model_calls.saved > 0
+    assert report.model_calls.made > 0
+
+
+# ── the desk, the CLI, the store and the schema ─────────────────────────────
+
+
+def test_given_the_desk_when_the_cli_explains_with_no_flags_then_the_fact_is_confirmed(
     store: Path, capsys: pytest.CaptureFixture[str],
 ) -> None:
-    assert _why(store, "--agent", DESK, "--seeds", "2", "--top", "3") == 0
-    out, err = capsys.readouterr()
-    assert "mode: CAUSAL" in out
-    assert "baseline: APPROVED in 2/2 seeded re-runs of the unchanged agent" in out
-    fact = out[out.index(f"fact '{PLANTED_FACT}'"):]
-    assert fact.splitlines()[2].strip() == (
-        "→ CAUSAL 2/2 — removing it changed the outcome APPROVED → DECLINED in 2/2 seeded "
-        "re-runs (confirmed)")
-    assert "not-removable: skill 'refund'" in out and "is a skill of the graph" in out
-    assert "why: re-run 1/8 · baseline · seed 0" in err
-    assert "why: re-run 8/8 · without" in err
-
-
-def test_given_a_runner_when_reported_as_json_then_decoys_are_not_confirmed(
-    store: Path, capsys: pytest.CaptureFixture[str],
-) -> None:
-    report = _report(store, capsys, "--agent", DESK, "--seeds", "2", "--top", "5")
-    assert report["mode"] == "CAUSAL" and report["outcome"] == "APPROVED"
-    assert report["baseline"] == {"outcomes": ["APPROVED", "APPROVED"], "stable": True}
-    verdicts = _verdicts(report)
-    assert verdicts[PLANTED_FACT] == "confirmed"
-    tested = [d for d in DECOYS if verdicts.get(d) is not None]
-    assert len(tested) == 4
-    assert all(verdicts[d] == "not-confirmed" for d in tested)
+    report = _cli_json(store, capsys, "--agent", DESK)
+    jsonschema.validate(report, schema())
+    assert report["mode"] == "CAUSAL" and report["conclusion"] == "confirmed"
     fact = next(s for s in report["suspects"] if s["id"] == PLANTED_FACT)
-    assert (fact["flips"], fact["runs"], fact["outcomes"]) == (2, 2, ["DECLINED", "DECLINED"])
+    assert fact["verdict"] == "confirmed" and fact["confidence"] > 0.95
+    assert "60 → 30" in " ".join(fact["changes"]) or fact["changes"]
+    assert report["events_read"] <= report["events_total"]
 
 
-def test_given_no_runner_when_why_explains_then_it_is_correlational_with_no_causal_words(
+def test_given_no_runner_when_explained_then_it_is_correlational_with_no_causal_words(
     store: Path, capsys: pytest.CaptureFixture[str],
 ) -> None:
-    assert _why(store) == 0
+    assert _cli(store) == 0
     out = capsys.readouterr().out
     assert "mode: CORRELATIONAL" in out and "⚠ no-runner" in out
     assert CAUSAL_WORDS.search(out) is None, CAUSAL_WORDS.search(out)
     assert f"fact '{PLANTED_FACT}'" in out and "LANDED system-prompt" in out
-    assert "tool check_eligibility" in out and "READ as message" in out
-    report = _report(store, capsys)
+    report = _cli_json(store, capsys)
     assert report["mode"] == "CORRELATIONAL" and report["baseline"] is None
     assert all(s["verdict"] is None for s in report["suspects"])
-    scores = [s["score"] for s in report["suspects"]]
-    assert scores == sorted(scores, reverse=True)
+    kinds = {s["kind"] for s in report["suspects"]}
+    assert {"injection", "tool_result", "cursor_move", "gate"} <= kinds
 
 
-def test_given_an_earlier_step_when_explained_then_its_tool_pick_is_the_outcome(
+def test_given_the_desk_store_when_read_then_fewer_events_are_decoded_than_stored(
+    store: Path,
+) -> None:
+    from recorder import open_store
+
+    with open_store(store) as s:
+        report = why(s, "last")
+    assert 0 < report.events_read < report.events_total
+
+
+def test_given_a_cursor_stay_when_explained_then_it_is_followed_back_to_the_entering_guard(
     store: Path, capsys: pytest.CaptureFixture[str],
 ) -> None:
-    report = _report(store, capsys, "--step", "llm#4", "--agent", DESK, "--seeds", "2",
-                     "--top", "6")
-    assert report["step"] == "llm#4" and report["outcome"] == "issue_refund"
-    assert report["answer"] == 'issue_refund({"amount": 40, "order_id": "A-1047"})'
-    verdicts = _verdicts(report)
-    assert verdicts[PLANTED_FACT] == "confirmed"
-    assert {verdicts[d] for d in DECOYS} == {"not-confirmed"}
+    report = _cli_json(store, capsys)
+    moves = [s for s in report["suspects"] if s["kind"] == "cursor_move"]
+    stay = next(m for m in moves if m["flavor"] == "stay")
+    assert stay["chain"][1].startswith("ENTERED by cursor billing→refund by route")
+    assert any("amount lte 100 (saw 40) ✓" in c for c in stay["chain"])
 
 
 def test_given_an_unknown_step_when_explained_then_it_exits_2_suggesting_a_call(
     store: Path, capsys: pytest.CaptureFixture[str],
 ) -> None:
-    assert _why(store, "--step", "llm#44") == 2
+    assert _cli(store, "--step", "llm#44") == 2
     assert "did you mean 'llm#4'" in capsys.readouterr().err
 
 
-# ── an unstable baseline ──────────────────────────────────────────────────
-
-
-def _answer_for(seed: int) -> FunctionModel:
-    def answer(request: LLMRequest) -> str:
-        return "APPROVED: fine." if seed % 2 == 0 else "DECLINED: not fine."
-    return FunctionModel(answer)
-
-
-class SeedSensitive(Agent):
-    """An agent whose model answers by the seed it was built with (an unstable baseline)."""
-
-    def variant(self, **overrides: Any) -> Agent:
-        options = {**self._options, **overrides}
-        options["provider"] = _answer_for(options["seed"])
-        return SeedSensitive(**options)
-
-
-def make_flaky(sink: EventSink | None = None, seed: int = 0) -> Agent:
-    return SeedSensitive(provider=_answer_for(seed), model="m", clock=StepClock(), seed=seed,
-                         sink=sink, injections=[define_fact("policy", "Refunds: 30 days."),
-                                                define_fact("memo", "Refunds: 60 days.")])
-
-
-def test_given_a_seed_sensitive_model_when_why_re_runs_then_every_verdict_is_inconclusive(
-) -> None:
-    sink = ListSink()
-    make_flaky(sink=sink).run_sync("refund please")
-    report = why(sink.events, agent=make_flaky(), seeds=2, top=2)  # type: ignore[arg-type]
-    assert report.mode == "CAUSAL"
-    assert report.baseline is not None and not report.baseline.stable
-    assert report.baseline.outcomes == ("APPROVED", "DECLINED")
-    assert report.flags[0] == "baseline-unstable"
-    tested = [s for s in report.suspects if s.verdict is not None]
-    assert {s.id for s in tested} == {"policy", "memo"}
-    assert all(s.verdict == "inconclusive" for s in tested)
-
-
-def test_given_seeds_below_two_when_why_re_runs_then_they_are_clamped_to_two() -> None:
-    sink = ListSink()
-    make_agent(sink=sink).answer()
-    report = why(sink.events, agent=make_agent(), seeds=1, top=1)  # type: ignore[arg-type]
-    assert report.seeds == 2 and report.baseline is not None
-    assert len(report.baseline.outcomes) == 2
-
-
-@given(st.sampled_from(["APPROVED", "DECLINED", "issue_refund"]), st.text(max_size=30))
-def test_given_a_word_and_any_tail_when_labelled_then_the_label_is_the_word(
-    word: str, tail: str,
-) -> None:
-    assert label_of(f"{word}: {tail}") == word
-    assert label_of(f"  {word}({tail}") == word
+def test_given_a_report_when_it_breaks_the_schema_then_validation_refuses_it() -> None:
+    report = _explain(W.price_agent)
+    data = why_dict(report)
+    data["suspects"][0]["verdict"] = "caused"
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate(data, schema())

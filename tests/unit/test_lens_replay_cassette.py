@@ -7,7 +7,17 @@ from agent_support import make_agent, of
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
-from footprint import FunctionModel, tool
+from footprint import (
+    ConfigError,
+    FunctionModel,
+    Intent,
+    KeywordScorer,
+    ProviderChoice,
+    ScriptedModel,
+    define_skill,
+    skill_graph,
+    tool,
+)
 from footprint.agent import ServedTool
 from footprint.agent._compose import content_hash
 from footprint.agent._wire import request_json
@@ -162,3 +172,39 @@ def test_given_any_result_and_step_note_when_split_then_the_own_result_comes_bac
     end = ToolEnd(run_id="r", seq=0, ts=0, tool_call_id="c", tool_name="t",
                   result=own + (note or ""), step_note=note)
     assert own_result(end) == own
+
+
+async def test_given_a_fallback_when_a_request_misses_then_it_and_every_later_call_go_live(
+) -> None:
+    req = _request("sys", "hello")
+    live = FunctionModel(lambda r: "live " + r.system)
+    model = ReplayModel(_recorded((req, "first"), (_request("sys", "more"), "second")),  # type: ignore[arg-type]
+                        fallback=live)
+    assert (await model.complete(req)).content == "first"
+    assert (await model.complete(_request("other", "x"))).content == "live other"
+    assert (await model.complete(_request("sys", "more"))).content == "live sys"
+    assert (model.served, model.called, model.live) == (1, 2, True)
+    assert model.mismatch is not None and model.mismatch[0] == "llm#2"
+
+
+def test_given_a_model_source_when_a_cascade_asks_its_decider_then_the_source_answers_it(
+) -> None:
+    graph = (skill_graph(define_skill("refund", "refund a payment", "Refund."),
+                         define_skill("billing", "invoices", "Bill."))
+             .entry("refund", match=Intent("refund money", ("money back",)))
+             .entry("billing", match=Intent("invoice billing", ("my invoice",)))
+             .classify(KeywordScorer()).build(check="off"))
+    decider = ScriptedModel(["refund"], name="decider")
+    source = FunctionModel(lambda r: "billing" if "Options:" in r.messages[0].content else "ok")
+    agent = make_agent(ScriptedModel([], name="mock"), ListSink(), graph=graph,
+                       decider=ProviderChoice(provider=decider, model="small"),
+                       model_source=source)
+    assert agent.run_sync("zzz qqq").cursor == "billing"
+    assert decider.requests == []
+
+
+@given(st.one_of(st.integers(), st.text(max_size=3), st.none()))
+def test_given_a_non_bool_deterministic_when_a_tool_is_made_then_config_error(value: object,
+                                                                               ) -> None:
+    with pytest.raises(ConfigError, match=r"deterministic=.* is not a bool; pass True or False"):
+        tool(_lookup, deterministic=value)  # type: ignore[arg-type]
