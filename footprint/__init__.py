@@ -8,7 +8,7 @@ and its conformance kit) and ``footprint.agent`` (the reference host).
 """
 
 from footprint._errors import ConfigError, FootprintError, RunError
-from footprint.agent import Agent, RunResult, StepClock, SystemClock, tool
+from footprint.agent import Agent, RunResult, StepClock, SystemClock, ToolReturn, tool
 from footprint.events import EventBase, EventSink, ListSink, NullSink
 from footprint.graph import (
     All,
@@ -82,6 +82,7 @@ __all__ = [
     "SkillStep",
     "StepClock",
     "SystemClock",
+    "ToolReturn",
     "call",
     "define_fact",
     "define_injection",

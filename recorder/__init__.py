@@ -3,7 +3,8 @@
 ``Recorder(sinks=[ParquetSink()], processors=[Redactor()])`` is an
 ``EventSink`` for the engine; ``open_store(path).sql(query)`` reads the
 store back through DuckDB; ``verify_run(store, run_id)`` checks a run's
-audit chain (SHA-256 heads, row checks).
+audit chain (SHA-256 heads, row checks). ``VIEWS`` holds the catalog's view
+definitions for DuckDB, ``recorder.spark`` the same views for Spark SQL.
 """
 
 from recorder._catalog import Store, open_store
@@ -31,6 +32,7 @@ from recorder._rows import BLOB_SCHEMA, EVENT_SCHEMA, HOT_FIELDS
 from recorder._sink import DROP, Drop, EmitSink, ExportResult, Processor, Sink, StatsAware
 from recorder._upcast import UPCASTERS, upcast
 from recorder._verify import VerifyResult, verify_run
+from recorder._views import VIEWS
 
 __all__ = [
     "API_KEY_PATTERNS",
@@ -41,6 +43,7 @@ __all__ = [
     "EVENT_SCHEMA",
     "HOT_FIELDS",
     "UPCASTERS",
+    "VIEWS",
     "CaptureLevel",
     "Drop",
     "EmitSink",

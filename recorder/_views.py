@@ -69,7 +69,9 @@ VIEWS: tuple[tuple[str, str], ...] = (
                s.tool_name, s.tool_call_id,
                json_extract(s.payload, '$.args') AS args,
                json_extract_string(e.payload, '$.status') AS status,
+               json_extract_string(e.payload, '$.status_by') AS status_by,
                TRY_CAST(json_extract_string(e.payload, '$.error') AS BOOLEAN) AS error,
+               {_num('e', 'timeout_s', 'DOUBLE')} AS timeout_s,
                {_num('e', 'duration_ms', 'DOUBLE')} AS duration_ms,
                {_text('e', 'result')} AS result
         FROM (SELECT * FROM events WHERE type = 'tool.start') s

@@ -24,7 +24,10 @@ from footprint.graph import EscalationPolicy, ProviderChoice, SkillGraph
 from footprint.injection import Injection
 from footprint.providers import Message, Provider
 
-__all__ = ["Agent", "RunResult"]
+__all__ = ["DEFAULT_TOOL_TIMEOUT_S", "Agent", "RunResult"]
+
+DEFAULT_TOOL_TIMEOUT_S = 120.0
+"""How long one tool call may run when neither the tool nor the agent says otherwise."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -62,6 +65,10 @@ class Agent:
     ``max_tokens``, ``temperature`` and ``stop`` go into every model request
     (they win over a provider's own defaults); ``model_timeout_s`` bounds one
     model call with any provider and ends the run with a ``RunError`` naming it.
+    ``tool_timeout_s`` bounds one tool call (a tool's own ``tool(timeout_s=)``
+    wins; ``None`` waits forever): a call still running then ends with a
+    ``tool.end`` whose status ``failure`` the host assigned (``status_by``)
+    and whose ``timeout_s`` says why, and the run goes on.
     """
 
     def __init__(
@@ -90,6 +97,7 @@ class Agent:
         max_tokens: int | None = None,
         stop: str | Sequence[str] | None = None,
         model_timeout_s: float | None = None,
+        tool_timeout_s: float | None = DEFAULT_TOOL_TIMEOUT_S,
         release: str | None = None,
         environment: str | None = None,
     ) -> None:

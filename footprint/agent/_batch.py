@@ -10,28 +10,22 @@ a teaching error, never as an exception.
 from __future__ import annotations
 
 import asyncio
-import inspect
-from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from footprint.agent._compose import Composition, OfferedTool
 from footprint.agent._emitter import RunEmitter
 from footprint.agent._engine import Frame
+from footprint.agent._invoke import ToolTimedOut, invoke
+from footprint.agent._results import effects_of, read_result
 from footprint.agent._setup import AgentSetup
 from footprint.agent._sources import ServedTool, ToolSource
 from footprint.agent._state import RunState
 from footprint.agent._tools import validate_args
-from footprint.agent._wire import json_safe, to_text
-from footprint.graph import (
-    PickVerdict,
-    ProposeTransition,
-    RequireInstruction,
-    ToolEffect,
-    check_pick,
-)
+from footprint.agent._wire import json_safe
+from footprint.graph import PickVerdict, ToolEffect, check_pick
 from footprint.graph._steps import SkipOutcome, StepAdvance, advance, skip_step
-from footprint.injection import TOOL_STATUSES, ToolStatus
+from footprint.injection import ToolStatus
 from footprint.providers import ToolCall
 from footprint.providers._arguments import ARGUMENTS_ERROR_KEY, raw_arguments_of
 
@@ -47,6 +41,8 @@ class CallOutcome:
     call: ToolCall
     text: str = ""
     status: ToolStatus | None = None
+    status_by: Literal["tool", "host"] | None = None
+    timeout_s: float | None = None
     error: bool = False
     duration_ms: float = 0.0
     effects: list[ToolEffect] = field(default_factory=list)
@@ -62,13 +58,24 @@ class CallOutcome:
         return self.text if self.routed is None else self.routed
 
     @property
+    def declared_status(self) -> ToolStatus | None:
+        """The status the tool itself declared; host-assigned ones never route."""
+        return self.status if self.status_by == "tool" else None
+
+    @property
+    def ran(self) -> bool:
+        """False when the host refused the call before running it (no such tool, bad args)."""
+        return not (self.error and self.status == "invalid")
+
+    @property
     def clean(self) -> bool:
         accepted = self.pick is None or self.pick.accepted
         return accepted and not self.error and self.status not in _UNCLEAN
 
 
 def _teach(out: CallOutcome, text: str, status: ToolStatus = "invalid") -> CallOutcome:
-    out.text, out.status, out.error = text, status, True
+    """A host-assigned outcome: the call was refused, crashed or timed out."""
+    out.text, out.status, out.error, out.status_by = text, status, True, "host"
     return out
 
 
@@ -90,63 +97,41 @@ def _check_call(call: ToolCall, offered: OfferedTool | None,
     return None
 
 
-def _effects_of(raw: Any, call: ToolCall) -> list[ToolEffect]:
-    effects: list[ToolEffect] = []
-    for item in raw if isinstance(raw, list | tuple) else ():
-        if not isinstance(item, Mapping):
-            continue
-        kind = item.get("kind")
-        if kind == "propose-transition":
-            effects.append(ProposeTransition(
-                target_skill_id=str(item.get("target_skill_id", item.get("targetSkillId", ""))),
-                reason=str(item.get("reason", "")), tool_name=call.name, tool_call_id=call.id))
-        elif kind == "require-instruction":
-            effects.append(RequireInstruction(
-                instruction_id=str(item.get("instruction_id", item.get("instructionId", ""))),
-                delivery_lease=str(item.get("delivery_lease",
-                                            item.get("deliveryLease", "next-call"))),
-                tool_name=call.name, tool_call_id=call.id))
-    return effects
-
-
-def _is_envelope(value: Any) -> bool:
-    return isinstance(value, Mapping) and "content" in value and (
-        "status" in value or "effects" in value
-    )
-
-
 def _absorb(out: CallOutcome, value: Any) -> None:
-    """Read a plain value or the ``{content, status, effects}`` envelope."""
-    if not _is_envelope(value):
-        out.text = to_text(value)
+    """Read a tool's value: data whole, or the exact effects envelope (``_results``)."""
+    try:
+        read = read_result(value, out.call)
+    except Exception as exc:  # RecursionError, a broken __str__: reported, never raised
+        _teach(out, f"{out.call.name} returned a result that cannot be read as text: "
+                    f"{type(exc).__name__}: {exc}", "failure")
         return
-    out.text = to_text(value.get("content", ""))
-    status = value.get("status")
-    out.status = status if status in TOOL_STATUSES else None
-    out.effects = _effects_of(value.get("effects"), out.call)
+    out.text, out.status, out.effects = read.text, read.status, read.effects
+    out.status_by = "tool" if read.status is not None else None
 
 
 def _serve(out: CallOutcome, served: ServedTool) -> None:
     """Take a served result (replay) in place of running the tool."""
     out.text, out.status, out.error = served.text, served.status, served.error
-    out.effects = _effects_of(list(served.effects), out.call)
+    out.status_by = "host" if served.error else ("tool" if served.status else None)
+    out.effects = effects_of(list(served.effects), out.call)
 
 
 async def _run_plain(offered: OfferedTool, out: CallOutcome, threaded: bool,
-                     source: ToolSource | None = None) -> None:
+                     source: ToolSource | None, timeout_s: float | None) -> None:
     assert offered.tool is not None
     served = source.serve(out.call) if source is not None else None
     if served is not None:
         _serve(out, served)
         return
-    args = dict(out.call.arguments)
+    limit = offered.tool.timeout_s if offered.tool.timeout_s is not None else timeout_s
     try:
-        if threaded and not inspect.iscoroutinefunction(offered.tool.execute):
-            value = await asyncio.to_thread(offered.tool.execute, args)
-        else:
-            value = offered.tool.execute(args)
-        if inspect.isawaitable(value):
-            value = await value
+        value = await invoke(offered.tool.execute, dict(out.call.arguments),
+                             name=out.call.name, timeout_s=limit, threaded=threaded)
+    except ToolTimedOut as late:
+        _teach(out, f"{out.call.name} failed: it {late}; the run went on without its "
+                    "result. Try again later or another way.", "failure")
+        out.timeout_s = late.timeout_s
+        return
     except Exception as exc:  # a failing tool teaches the model; it never breaks the run
         _teach(out, f"{out.call.name} failed: {type(exc).__name__}: {exc}", "failure")
         return
@@ -202,7 +187,8 @@ async def execute_batch(setup: AgentSetup, state: RunState, frame: Frame, comp: 
         elif offered is not None and offered.descriptor is not None:
             _engine_tool(setup, state, frame, offered, out)
         elif offered is not None:
-            pending.append(_timed(_run_plain(offered, out, threaded, setup.tool_source),
+            pending.append(_timed(_run_plain(offered, out, threaded, setup.tool_source,
+                                             setup.tool_timeout_s),
                                   out, clock))
             continue
         out.duration_ms = (clock.monotonic_ns() - t0) / 1e6

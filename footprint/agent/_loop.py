@@ -61,9 +61,11 @@ async def _tool_round(setup: AgentSetup, state: RunState, em: RunEmitter, frame:
     outs = await execute_batch(setup, state, frame, comp, calls, em)
     record_outcomes(setup, state, em, outs, call.step_id)
     record_effects(setup, state, em, frame, outs)
+    # routing evidence: calls the host refused never ran, and a host-assigned status
+    # (crash, timeout) is not the tool's own word, so it never satisfies on_tool_status
     state.last_batch = tuple(
         ToolResult(tool_name=o.call.name, result=o.route_text, tool_call_id=o.call.id,
-                   status=o.status) for o in outs
+                   status=o.declared_status) for o in outs if o.ran
     )
 
 

@@ -74,7 +74,8 @@ def _one(setup: AgentSetup, state: RunState, em: RunEmitter, out: CallOutcome,
                 tool_call_id=out.call.id)
     end = em.emit(ToolEnd, step, parent_step=parent, tool_call_id=out.call.id,
                   tool_name=out.call.name, result=out.text, status=out.status,
-                  error=out.error, duration_ms=out.duration_ms,
+                  error=out.error, duration_ms=out.duration_ms, status_by=out.status_by,
+                  timeout_s=out.timeout_s,
                   step_note=out.advanced.result_suffix if out.advanced is not None else None)
     proof = Evidence(end.seq, step, "read-skill")
     state.tool_end_seq[out.call.id] = Evidence(end.seq, step, "tool-return")

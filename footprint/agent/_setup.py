@@ -13,6 +13,7 @@ from types import MappingProxyType
 from typing import Any, Literal, TypeAlias
 
 from footprint._errors import ConfigError, did_you_mean
+from footprint._validate import check_positive
 from footprint.agent._runmeta import check_deployment
 from footprint.agent._sources import ToolSource
 from footprint.agent._tools import tool as make_tool
@@ -41,6 +42,8 @@ __all__ = ["AgentSetup", "Posture", "ToolLike", "build_setup"]
 Posture: TypeAlias = Literal["rails", "guard"]
 ToolLike: TypeAlias = SkillTool | Callable[..., Any]
 RESERVED_TOOLS = ("read_skill", "list_skills")
+DEFAULT_CARRIED_ROLES: tuple[str, ...] = ("user", "assistant")
+"""Roles a provider carries inside messages unless it declares ``carried_roles`` (spec §1.5)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -62,11 +65,12 @@ class AgentSetup:
     continuity: Literal["conversation"] | None
     max_iterations: int
     hidden_skills: tuple[str, ...] = ()
-    carried_roles: tuple[str, ...] = ("user", "assistant")
+    carried_roles: tuple[str, ...] = DEFAULT_CARRIED_ROLES
     temperature: float | None = None
     max_tokens: int | None = None
     stop: tuple[str, ...] = ()
     model_timeout_s: float | None = None
+    tool_timeout_s: float | None = None
     release: str | None = None
     environment: str | None = None
     options: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
@@ -114,11 +118,35 @@ def _baseline(tools: Sequence[ToolLike]) -> dict[str, SkillTool]:
     return out
 
 
-def _skill_tools(injections: Sequence[Injection]) -> dict[str, tuple[SkillTool, str]]:
+def _code_of(t: SkillTool) -> object:
+    """What a tool runs: the wrapped function for ``tool(fn)``, else ``execute`` itself."""
+    return getattr(t.execute, "__wrapped__", t.execute)
+
+
+def _skill_tools(injections: Sequence[Injection],
+                 baseline: Mapping[str, SkillTool]) -> dict[str, tuple[SkillTool, str]]:
+    """Every skill tool by name; two different tools under one name are refused.
+
+    The model reads one declaration per name, so a second tool with other code
+    under that name would run in its place. Sharing one function is fine.
+    """
     out: dict[str, tuple[SkillTool, str]] = {}
     for inj in injections:
         for t in inj.inject.tools:
-            out.setdefault(t.name, (t, inj.id))
+            if t.name in RESERVED_TOOLS:
+                raise ConfigError(
+                    f"skill {inj.id!r} carries a tool named {t.name!r}, which the agent "
+                    "registers itself for skills; rename the tool")
+            base = baseline.get(t.name)
+            if base is not None and _code_of(base) is not _code_of(t):
+                raise ConfigError(
+                    f"tool name {t.name!r} is taken twice: by Agent(tools=...) and by skill "
+                    f"{inj.id!r}, with different code; rename one of them")
+            seen = out.setdefault(t.name, (t, inj.id))
+            if _code_of(seen[0]) is not _code_of(t):
+                raise ConfigError(
+                    f"tool name {t.name!r} is taken twice: by skill {seen[1]!r} and by skill "
+                    f"{inj.id!r}, with different code; rename one, or share one tool object")
     return out
 
 
@@ -202,7 +230,7 @@ def _has_cascade(graph: SkillGraph | None, continuity: object) -> bool:
 
 def _check_roles(provider: Provider, injections: Sequence[Injection]) -> tuple[str, ...]:
     """A delivered message whose role the provider cannot carry is refused at build."""
-    carried = tuple(getattr(provider, "carried_roles", ("user", "assistant", "system")))
+    carried = tuple(getattr(provider, "carried_roles", DEFAULT_CARRIED_ROLES))
     for inj in injections:
         for m in inj.inject.messages:
             if m.role not in carried:
@@ -250,6 +278,7 @@ def build_setup(
     max_tokens: int | None = None,
     stop: str | Sequence[str] | None = None,
     model_timeout_s: float | None = None,
+    tool_timeout_s: float | None = None,
     release: str | None = None,
     environment: str | None = None,
 ) -> AgentSetup:
@@ -270,16 +299,18 @@ def build_setup(
     carried = _check_roles(provider, merged)
     limits = generation("Agent", max_tokens=max_tokens, temperature=temperature, stop=stop)
     _check_model_timeout(model_timeout_s)
+    check_positive("Agent(tool_timeout_s=...)", tool_timeout_s, example="tool_timeout_s=60")
     check_deployment(release, environment)
     return AgentSetup(
         name=name, provider=provider, model=model, system_prompt=system_prompt,
         injections=merged, by_id=MappingProxyType({i.id: i for i in merged}),
         baseline_tools=MappingProxyType(baseline),
-        skill_tools=MappingProxyType(_skill_tools(merged)), graph=graph, brains=brains,
+        skill_tools=MappingProxyType(_skill_tools(merged, baseline)), graph=graph, brains=brains,
         brain_for=build_brain_for(brains, provider, model) if brains is not None else None,
         plans=plans, posture=posture, continuity=continuity, max_iterations=max_iterations,
         hidden_skills=tuple(hidden_skills), carried_roles=tuple(carried),
         temperature=limits.temperature, max_tokens=limits.max_tokens, stop=limits.stop,
-        model_timeout_s=model_timeout_s, tool_source=tool_source, model_source=model_source,
+        model_timeout_s=model_timeout_s, tool_timeout_s=tool_timeout_s,
+        tool_source=tool_source, model_source=model_source,
         release=release, environment=environment,
     )

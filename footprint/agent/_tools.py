@@ -14,6 +14,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal, Union, get_args, get_origin
 
 from footprint._errors import ConfigError
+from footprint._validate import brief, check_callable, check_instance, check_positive, check_str
 from footprint.injection import SkillTool, SkillToolSchema
 
 __all__ = ["schema_from_signature", "tool", "validate_args"]
@@ -78,14 +79,25 @@ def tool(
     description: str | None = None,
     schema: Mapping[str, Any] | None = None,
     wants: Mapping[str, str] | None = None,
+    timeout_s: float | None = None,
     deterministic: bool = False,
 ) -> SkillTool:
     """Wrap a plain function or coroutine as a tool the model can call.
 
     The function is called with the validated arguments as keywords.
+    ``timeout_s`` bounds one call: a call still running then ends with a
+    host-assigned ``failure`` (the agent's ``tool_timeout_s`` applies when
+    it is ``None``).
     ``deterministic=True`` declares that equal arguments give an equal
     result, so a replay re-runs it when its recorded result was redacted.
     """
+    check_callable(f"tool({brief(fn)})", fn, fix="pass the function to wrap")
+    check_positive("tool(timeout_s=...)", timeout_s, example="timeout_s=30")
+    if name is not None:
+        check_str("tool(name=...)", name, fix="pass a tool name such as name='lookup'")
+    if schema is not None:
+        check_instance("tool(schema=...)", schema, Mapping,
+                       fix="pass a JSON schema dict such as {'type': 'object'}")
     tool_name = name or getattr(fn, "__name__", "")
     if not tool_name or not tool_name.replace("_", "a").replace("-", "a").isalnum():
         raise ConfigError(
@@ -105,10 +117,17 @@ def tool(
     def execute(args: Mapping[str, Any]) -> Any:
         return fn(**dict(args))
 
+    async def execute_async(args: Mapping[str, Any]) -> Any:
+        return await fn(**dict(args))
+
+    runs: Callable[[Mapping[str, Any]], Any] = (
+        execute_async if inspect.iscoroutinefunction(fn) else execute)
+    runs.__wrapped__ = fn  # type: ignore[attr-defined]  # what it runs (collision check)
     return SkillTool(
         schema=SkillToolSchema(name=tool_name, description=text, input_schema=input_schema),
-        execute=execute,
+        execute=runs,
         wants=wants,
+        timeout_s=timeout_s,
         deterministic=deterministic,
     )
 

@@ -79,6 +79,11 @@ class ToolEnd(EventBase):
     ``result`` is what the model reads; when the host appended a stepped
     skill's note to it, ``step_note`` holds that note, so the tool's own
     result is ``result`` without it (what a replay serves back).
+    ``status_by`` says who assigned ``status``: ``"tool"`` when the tool
+    declared it (only these reach ``on_tool_status`` routes and ``status``
+    guards), ``"host"`` when the host did — ``invalid`` for an unknown tool
+    or unusable arguments, ``failure`` for a raise, an unreadable result or
+    a timeout (then ``timeout_s`` holds the limit that ran out).
     """
 
     type: Literal["tool.end"] = "tool.end"
@@ -89,6 +94,8 @@ class ToolEnd(EventBase):
     error: bool = False
     duration_ms: float = 0.0
     step_note: str | None = None
+    status_by: Literal["tool", "host"] | None = None
+    timeout_s: float | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -15,6 +15,14 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Literal, TypeAlias
 
+from footprint._validate import (
+    check_bool,
+    check_callable,
+    check_instance,
+    check_positive,
+    check_str,
+)
+
 __all__ = [
     "BASELINE_SOURCES",
     "FLAVORS",
@@ -87,6 +95,13 @@ class SkillToolSchema:
     description: str
     input_schema: Mapping[str, Any] = field(default_factory=lambda: _EMPTY)
 
+    def __post_init__(self) -> None:
+        check_str("SkillToolSchema(name=...)", self.name, fix="name the tool")
+        check_str(f"SkillToolSchema({self.name}) description", self.description,
+                  fix="describe what the tool does", empty_ok=True)
+        check_instance(f"SkillToolSchema({self.name}) input_schema", self.input_schema,
+                       Mapping, fix="pass a JSON schema dict such as {'type': 'object'}")
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class SkillTool:
@@ -94,16 +109,30 @@ class SkillTool:
 
     ``execute`` receives the validated arguments as one mapping and may
     return a value or an awaitable. ``wants`` maps an argument name to the
-    artifact kind it redeems (skill vocabulary, spec §4). ``deterministic``
-    says the same arguments always give the same result, so a replay may
-    re-run the tool when its recorded result was redacted (and check the
+    artifact kind it redeems (skill vocabulary, spec §4). ``timeout_s``
+    bounds one call (``None``: the agent's ``tool_timeout_s`` applies).
+    ``deterministic`` says the same arguments always give the same result,
+    so a replay may re-run the tool when its recorded result was redacted (and check the
     result against the recorded hash).
     """
 
     schema: SkillToolSchema
     execute: Callable[[Mapping[str, Any]], Any | Awaitable[Any]]
     wants: Mapping[str, str] | None = None
+    timeout_s: float | None = None
     deterministic: bool = False
+
+    def __post_init__(self) -> None:
+        check_instance("SkillTool(schema=...)", self.schema, SkillToolSchema,
+                       fix="pass SkillToolSchema(name=..., description=...)")
+        where = f"SkillTool({self.schema.name})"
+        check_callable(f"{where} execute", self.execute,
+                       fix="pass a function taking the arguments mapping")
+        if self.wants is not None:
+            check_instance(f"{where} wants", self.wants, Mapping,
+                           fix="map argument names to artifact kinds, e.g. {'ref': 'doc/pdf'}")
+        check_positive(f"{where} timeout_s", self.timeout_s, example="timeout_s=30")
+        check_bool(f"{where} deterministic", self.deterministic)
 
     @property
     def name(self) -> str:

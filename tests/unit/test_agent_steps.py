@@ -6,7 +6,7 @@ from typing import Any, Literal
 
 from agent_support import evaluated, make_agent, of, one, skill, types_of
 
-from footprint.agent import Agent, tool
+from footprint.agent import Agent, ToolReturn, tool
 from footprint.events import (
     ListSink,
     RouteDecided,
@@ -28,7 +28,7 @@ def verify(customer: str) -> Any:
     if customer == "boom":
         raise RuntimeError("identity service down")
     if customer == "nobody":
-        return {"content": "not allowed", "status": "denied"}
+        return ToolReturn(content="not allowed", status="denied")
     return "verified"
 
 

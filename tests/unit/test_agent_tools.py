@@ -9,7 +9,7 @@ from agent_support import make_agent, of, one
 from hypothesis import given
 from hypothesis import strategies as st
 
-from footprint.agent import schema_from_signature, tool, validate_args
+from footprint.agent import ToolReturn, schema_from_signature, tool, validate_args
 from footprint.events import ListSink, RunEnd, ToolEnd, ToolStart
 from footprint.providers import Reply, ScriptedModel, ToolCall, call
 from footprint.providers._arguments import decode_arguments
@@ -118,10 +118,9 @@ def test_given_a_raising_tool_when_called_then_an_error_result_and_the_run_conti
     assert one(sink.events, RunEnd).final_content == "sorry"
 
 
-def partial_lookup(order_id: str) -> dict[str, Any]:
+def partial_lookup(order_id: str) -> ToolReturn:
     """Look an order up; some fields may be missing."""
-    return {"content": {"order_id": order_id, "amount": None}, "status": "partial",
-            "effects": []}
+    return ToolReturn(content={"order_id": order_id, "amount": None}, status="partial")
 
 
 def plain_dict(order_id: str) -> dict[str, Any]:
@@ -129,7 +128,7 @@ def plain_dict(order_id: str) -> dict[str, Any]:
     return {"content": "not an envelope on its own", "order_id": order_id}
 
 
-def test_given_an_envelope_when_returned_then_content_and_status_are_honoured() -> None:
+def test_given_a_tool_return_when_returned_then_content_and_status_are_honoured() -> None:
     sink = ListSink()
     agent = make_agent(ScriptedModel([[call("partial_lookup", order_id="A1"),
                                        call("plain_dict", order_id="B2")], "done"]), sink,
