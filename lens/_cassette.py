@@ -223,11 +223,12 @@ class ReplayTools:
     A result the recording kept only as a redaction marker is not served:
     when the tool is named in ``rerun`` (it is deterministic) the tool runs
     again and the replay checks its result against the recorded hash;
-    otherwise the call is refused, naming the tool.
+    otherwise the call is refused, naming the tool. With ``live=True`` any
+    call the recording cannot serve runs the real tool instead.
     """
 
     def __init__(self, events: Sequence[Event], *, gate: Gate = _never,
-                 rerun: Collection[str] = ()) -> None:
+                 rerun: Collection[str] = (), live: bool = False) -> None:
         starts = {e.tool_call_id: e for e in events if isinstance(e, ToolStart)}
         effects: dict[str, list[dict[str, Any]]] = defaultdict(list)
         for e in events:
@@ -243,11 +244,14 @@ class ReplayTools:
                 self._served[_call_key(e.tool_name, start.args)].append(served)
         self._gate = gate
         self._rerun = frozenset(rerun)
+        self._live = live
         self.reran = 0
 
     def serve(self, call: ToolCall) -> ServedTool | None:
         key = _call_key(call.name, call.arguments)
         queue = self._served.get(key)
+        if not queue and self._live:
+            return None
         if not queue:
             raise ReplayDivergence(
                 f"tool call {clip(key, 90)} has no recorded result left in the recording")
@@ -256,7 +260,7 @@ class ReplayTools:
             raise ReplayDivergence(f"replay stopped before tool {call.name}: {stop}")
         served = queue.popleft()
         if served is None:
-            if call.name not in self._rerun:
+            if call.name not in self._rerun and not self._live:
                 raise ReplayDivergence(
                     f"tool {call.name!r}: its recorded result was redacted and the tool is not "
                     f"declared deterministic; declare tool({call.name}, deterministic=True) "

@@ -25,7 +25,8 @@ def add_parser(sub: Any) -> None:
                    help="the agent to re-run: a module path or file plus ':' and an Agent or "
                         "factory, e.g. lens._examples.support_desk:make_agent")
     p.add_argument("--store", metavar="DIR", default=None,
-                   help="the store directory (default: $FOOTPRINT_STORE or ./.footprint)")
+                   help="the store directory, or a recording folder written by `footprint "
+                        "snapshot` (default: $FOOTPRINT_STORE or ./.footprint)")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -34,9 +35,11 @@ def run(args: argparse.Namespace) -> int:
     from lens._agent_ref import build_agent, load_target
     from lens._cmd_common import open_from
     from lens._conversation import render_conversation, replay_conversation
+    from lens._snapshot import Recording, is_recording
 
     try:
-        store = open_from(args)
+        store: Any = Recording.load(args.store) if args.store and is_recording(args.store) \
+            else open_from(args)
         agent = build_agent(load_target(args.agent), NullSink())
         result = replay_conversation(store, args.run, agent)
     except FootprintError as exc:

@@ -47,6 +47,7 @@ __all__ = [
     "RecordedTurn",
     "RestoredTurn",
     "conversation_of",
+    "events_of",
     "render_conversation",
     "replay_conversation",
     "resolve_run",
@@ -92,7 +93,8 @@ def _starts(source: Any) -> list[tuple[str, int, str | None]]:
                       "(lens.open_store(path)), a snapshot folder or a list of events")
 
 
-def _events(source: Any, run_id: str) -> tuple[Event, ...]:
+def events_of(source: Any, run_id: str) -> tuple[Event, ...]:
+    """The events of one run of ``source`` (a store, a recording or a list of events)."""
     if hasattr(source, "events") and callable(source.events):
         return tuple(source.events(run_id))
     return tuple(_grouped(source).get(run_id, ()))
@@ -116,7 +118,7 @@ def resolve_run(source: Any, ref: str) -> str:
 
 
 def _turn(source: Any, run_id: str) -> RecordedTurn:
-    events = _events(source, run_id)
+    events = events_of(source, run_id)
     start = next((e for e in events if isinstance(e, RunStart)), None)
     if start is None:
         raise ConfigError(f"run {run_id!r} has no run.start event; pick a complete run "
@@ -220,6 +222,7 @@ class ConversationReplay:
     """Every turn replayed up to the first that diverged: one report per turn replayed."""
 
     run_id: str
+    turn: int
     turns: tuple[ReplayReport, ...]
 
     @property
@@ -242,12 +245,12 @@ def replay_conversation(source: Any, run: str, agent: Any) -> ConversationReplay
         reports.append(report)
         if not report.identical or checkpoint is None:
             break
-    return ConversationReplay(run_id=turns[-1].run_id, turns=tuple(reports))
+    return ConversationReplay(run_id=turns[-1].run_id, turn=turns[-1].turn, turns=tuple(reports))
 
 
 def render_conversation(result: ConversationReplay) -> list[str]:
     """The replay as text lines: one line per earlier turn, then the deciding turn's report."""
-    if len(result.turns) == 1:
+    if result.turn == 0:
         return render_replay(result.turns[0])
     lines = [f"turn {r.turn} ({r.run_id}): identical — {r.compared} decisions"
              for r in result.turns if r is not result.last]
@@ -257,4 +260,6 @@ def render_conversation(result: ConversationReplay) -> list[str]:
         return [f"replay of {result.run_id}: identical — {len(result.turns)} turns, {total} "
                 "decisions re-made offline from the recording, none differs", *lines,
                 f"answer: {clip(report.answer_got, 100)}"]
-    return [*lines, *render_replay(report)]
+    head = (f"replay of {result.run_id} (turn {result.turn} of its conversation): DIVERGED "
+            f"at turn {report.turn}")
+    return [head, *lines, *render_replay(report)]

@@ -131,6 +131,9 @@ class RunDiff:
     first: Divergence | None
     config: tuple[str, ...]
 
+    def __str__(self) -> str:
+        return "\n".join(render_diff(self))
+
 
 def _change(iteration: int, aspect: str, xs: Sequence[str], ys: Sequence[str]) -> Change | None:
     if list(xs) == list(ys):

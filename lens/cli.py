@@ -23,6 +23,7 @@ _COMMANDS = {
     "diff": "lens._cmd_diff",
     "why": "lens._cmd_why",
     "graph": "lens._cmd_graph",
+    "snapshot": "lens._cmd_snapshot",
 }
 
 
@@ -62,7 +63,7 @@ def build_parser() -> argparse.ArgumentParser:
     for p in (demo, runs, show, sql, verify):
         _store_option(p)
     importlib.import_module("lens._cmd_export_otlp").add_parser(sub)
-    for name in ("lens", "replay", "diff", "why", "graph"):
+    for name in ("lens", "replay", "diff", "why", "graph", "snapshot"):
         importlib.import_module(f"lens._cmd_{name}").add_parser(sub)
     return parser
 

@@ -12,155 +12,57 @@ this module adds the catalog's views on top, written in Spark SQL::
 
 Spark reads *sealed* data (``events/``, ``blobs/``, ``stats/``); events still
 in a writer's live segment appear once the writer seals them (on close or
-rotation). :data:`SPARK_VIEWS` holds the definitions, in the same order and
-with the same names as :data:`recorder.VIEWS` (DuckDB); a test runs both over
-one store and compares every view's rows. Set the session time zone to UTC
-(``spark.sql.session.timeZone``) for ``started``/``ended`` to read as DuckDB's.
+rotation). :data:`SPARK_VIEWS` holds the definitions, translated from
+:data:`recorder.VIEWS` (DuckDB) by :func:`to_spark`, so the two never drift
+apart; a test runs both over one store and compares every view's rows. Set
+the session time zone to UTC (``spark.sql.session.timeZone``) for
+``started``/``ended`` to read as DuckDB's.
 pyspark is not a dependency of footprint: install it to use this module.
 """
 
 from __future__ import annotations
 
 import os
+import re
 from typing import Any
 
 from recorder._layout import BLOBS, EVENTS, STATS
-from recorder._views import DECISION_TYPES
+from recorder._views import VIEWS
 
-__all__ = ["SPARK_VIEWS", "register_views"]
+__all__ = ["DUCKDB_ONLY", "SPARK_VIEWS", "register_views", "to_spark"]
 
-_ENV = "run_id, seq, ts, type, turn, iteration, step_id, parent_step"
-_HOT = (
-    "skill_id, from_skill, to_skill, moved_by, reason, injection_id, slot, flavor, "
-    "tool_name, tool_call_id, model, content_hash, admitted_by, admitted_via"
+_RULES: tuple[tuple[str, str], ...] = (
+    # a blob reference: the key "$blob" under a payload field
+    (r"""json_extract_string\(([\w.]+), '\$\.(\w+)\."\$blob"'\)""",
+     r"""get_json_object(\1, "$.\2['$blob']")"""),
+    (r"CAST\(json_extract\(([\w.]+), '([^']+)'\) AS VARCHAR\[\]\)",
+     r"from_json(get_json_object(\1, '\2'), 'array<string>')"),
+    (r"CAST\(\[\] AS VARCHAR\[\]\)", "CAST(array() AS array<string>)"),
+    (r"\bjson_extract_string\(", "get_json_object("),
+    (r"\bjson_extract\(", "get_json_object("),
+    (r"\bTRY_CAST\(", "try_cast("),
+    (r"\barg_min\(", "min_by("),
+    (r"\barg_max\(", "max_by("),
+    (r"\bany_value\(", "first("),
+    (r"make_timestamp\(([\w.]+) // 1000\)", r"timestamp_micros(\1 div 1000)"),
+    # a correlated scalar subquery must aggregate in Spark (blobs has one row per hash)
+    (r"\(SELECT b\.text FROM blobs b", "(SELECT first(b.text) FROM blobs b"),
 )
-_DECISIONS = ", ".join(f"'{t}'" for t in DECISION_TYPES)
+"""DuckDB constructs the catalog's views use, and their Spark SQL spelling."""
+
+DUCKDB_ONLY = ("json_extract", "arg_min", "arg_max", "any_value", "make_timestamp", "//",
+               "VARCHAR[]", "TRY_CAST", '"$blob"')
+"""Spellings that must not survive translation (a test checks every view)."""
 
 
-def _str(alias: str, key: str) -> str:
-    return f"get_json_object({alias}.payload, '$.{key}')"
+def to_spark(select: str) -> str:
+    """One DuckDB view definition of the catalog, spelled in Spark SQL."""
+    for pattern, replacement in _RULES:
+        select = re.sub(pattern, replacement, select)
+    return select
 
 
-def _text(alias: str, key: str) -> str:
-    """A payload text field, with blob references resolved through ``blobs``."""
-    return (
-        f"coalesce((SELECT first(b.text) FROM blobs b WHERE b.hash = "
-        f"get_json_object({alias}.payload, \"$.{key}['$blob']\")), "
-        f"get_json_object({alias}.payload, '$.{key}'))"
-    )
-
-
-def _num(alias: str, key: str, sql_type: str = "BIGINT") -> str:
-    return f"try_cast({_str(alias, key)} AS {sql_type})"
-
-
-SPARK_VIEWS: tuple[tuple[str, str], ...] = (
-    ("blobs", "SELECT hash, first(chars) AS chars, first(text) AS text "
-              "FROM _blobs_all GROUP BY hash"),
-    ("events", f"SELECT schema_version, {_ENV}, trace_id, span_id, {_HOT}, payload, "
-               "prev_check, row_check, date FROM _events_all"),
-    ("decisions", f"SELECT {_ENV}, {_HOT}, payload FROM events WHERE type IN ({_DECISIONS})"),
-    ("injections", f"""
-        SELECT e.run_id, e.seq, e.turn, e.iteration, e.step_id, e.injection_id, e.slot,
-               e.flavor, e.content_hash, e.admitted_by, e.admitted_via, e.reason,
-               {_num('e', 'position')} AS position,
-               {_str('e', 'as_role')} AS as_role,
-               {_str('e', 'content_summary')} AS content_summary,
-               {_text('e', 'raw_content')} AS raw_content
-        FROM events e WHERE e.type = 'context.injected'"""),
-    ("llm_calls", f"""
-        WITH s AS (SELECT *, row_number() OVER (PARTITION BY run_id ORDER BY seq) AS k
-                   FROM events WHERE type = 'llm.start'),
-             e AS (SELECT *, row_number() OVER (PARTITION BY run_id ORDER BY seq) AS k
-                   FROM events WHERE type = 'llm.end')
-        SELECT s.run_id, s.turn, s.iteration, s.step_id, s.seq AS start_seq, e.seq AS end_seq,
-               {_str('s', 'provider')} AS provider,
-               coalesce(e.model, s.model) AS model,
-               {_str('s', 'brain_via')} AS brain_via,
-               {_str('s', 'request_hash')} AS request_hash,
-               {_num('e', 'input_tokens')} AS input_tokens,
-               {_num('e', 'output_tokens')} AS output_tokens,
-               {_str('e', 'stop_reason')} AS stop_reason,
-               {_num('e', 'duration_ms', 'DOUBLE')} AS duration_ms,
-               json_array_length(get_json_object(e.payload, '$.tool_calls')) AS tool_call_count,
-               {_text('e', 'content')} AS content
-        FROM s LEFT JOIN e ON e.run_id = s.run_id AND e.k = s.k"""),
-    ("tool_calls", f"""
-        SELECT s.run_id, s.turn, s.iteration, s.step_id, s.seq AS start_seq, e.seq AS end_seq,
-               s.tool_name, s.tool_call_id,
-               {_str('s', 'args')} AS args,
-               {_str('e', 'status')} AS status,
-               {_str('e', 'status_by')} AS status_by,
-               try_cast({_str('e', 'error')} AS BOOLEAN) AS error,
-               {_num('e', 'timeout_s', 'DOUBLE')} AS timeout_s,
-               {_num('e', 'duration_ms', 'DOUBLE')} AS duration_ms,
-               {_text('e', 'result')} AS result
-        FROM (SELECT * FROM events WHERE type = 'tool.start') s
-        LEFT JOIN (SELECT * FROM events WHERE type = 'tool.end') e
-          ON e.run_id = s.run_id AND e.tool_call_id = s.tool_call_id"""),
-    ("rejections", f"""
-        SELECT run_id, seq, turn, iteration, step_id, skill_id AS requested_id,
-               from_skill AS current_skill_id, reason, tool_call_id,
-               {_str('events', 'allowed')} AS allowed,
-               {_str('events', 'posture')} AS posture
-        FROM events WHERE type = 'skill.rejected'"""),
-    ("escalations", f"""
-        SELECT run_id, seq, turn, iteration, step_id,
-               {_num('events', 'after_refusals')} AS after_refusals,
-               {_num('events', 'refusals')} AS refusals,
-               {_str('events', 'from_provider')} AS from_provider,
-               {_str('events', 'from_model')} AS from_model,
-               {_str('events', 'to_provider')} AS to_provider,
-               {_str('events', 'to_model')} AS to_model
-        FROM events WHERE type = 'skill.escalated'"""),
-    ("route_conflicts", f"""
-        SELECT run_id, seq, turn, iteration, step_id, from_skill, to_skill AS winner_target,
-               tool_name AS winner_tool, {_str('events', 'winner')} AS winner,
-               {_str('events', 'losers')} AS losers,
-               {_str('events', 'source')} AS source
-        FROM events WHERE type = 'skill.route_conflict'"""),
-    ("runs", f"""
-        WITH a AS (
-          SELECT run_id, min(ts) AS start_ns, count(*) AS events, max(seq) AS last_seq,
-                 max(turn) + 1 AS turns, max(iteration) AS iterations,
-                 max(ts) FILTER (WHERE type IN ('run.end', 'run.error')) AS end_ns,
-                 bool_or(type = 'run.end') AS ended, bool_or(type = 'run.error') AS failed,
-                 sum({_num('events', 'input_tokens')}) FILTER (WHERE type = 'llm.end') AS tin,
-                 sum({_num('events', 'output_tokens')}) FILTER (WHERE type = 'llm.end') AS tout,
-                 coalesce(min_by(model, seq) FILTER (WHERE type = 'run.configured'),
-                          min_by(model, seq) FILTER (WHERE type = 'llm.start')) AS model,
-                 max_by(payload, seq) FILTER (WHERE type = 'run.end') AS end_payload,
-                 min_by(payload, seq) FILTER (WHERE type = 'run.start') AS start_payload
-          FROM events GROUP BY run_id),
-        d AS (
-          SELECT run_id, sum(overflow) AS overflow, sum(processor_drops) AS processor_drops,
-                 sum(sink_drops) AS sink_drops
-          FROM (SELECT run_id, writer, max(overflow) AS overflow,
-                       max(processor_drops) AS processor_drops, max(sink_drops) AS sink_drops
-                FROM _stats_all GROUP BY run_id, writer) GROUP BY run_id)
-        SELECT a.run_id, timestamp_micros(a.start_ns div 1000) AS started,
-               timestamp_micros(a.end_ns div 1000) AS ended,
-               CASE WHEN a.ended THEN 'complete' WHEN a.failed THEN 'failed'
-                    ELSE 'incomplete' END AS status,
-               a.turns, a.iterations, coalesce(a.tin, 0) + coalesce(a.tout, 0) AS tokens,
-               coalesce(a.tin, 0) AS input_tokens, coalesce(a.tout, 0) AS output_tokens,
-               coalesce((SELECT first(b.text) FROM blobs b WHERE b.hash =
-                   get_json_object(a.end_payload, "$.final_content['$blob']")),
-                   get_json_object(a.end_payload, '$.final_content')) AS answer,
-               a.model, a.events, a.last_seq,
-               coalesce(d.overflow, 0) AS dropped, coalesce(d.processor_drops, 0) AS filtered,
-               coalesce(d.sink_drops, 0) AS mirror_dropped,
-               get_json_object(a.start_payload, '$.user_id') AS user_id,
-               get_json_object(a.start_payload, '$.session_id') AS session_id,
-               get_json_object(a.start_payload, '$.conversation_id') AS conversation_id,
-               coalesce(from_json(get_json_object(a.start_payload, '$.tags'), 'array<string>'),
-                        CAST(array() AS array<string>)) AS tags,
-               get_json_object(a.start_payload, '$.metadata') AS metadata,
-               get_json_object(a.start_payload, '$.release') AS release,
-               get_json_object(a.start_payload, '$.environment') AS environment,
-               a.start_ns
-        FROM a LEFT JOIN d USING (run_id)"""),
-)
+SPARK_VIEWS: tuple[tuple[str, str], ...] = tuple((name, to_spark(sql)) for name, sql in VIEWS)
 """``(name, select)`` in Spark SQL, in the same order and with the same columns as DuckDB's."""
 
 

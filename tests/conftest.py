@@ -6,6 +6,10 @@ import os
 
 from hypothesis import HealthCheck, settings
 
+# The pytest plugin's own tests (tests/plugin) run pytest in a sandbox; pytest
+# accepts pytest_plugins only in this top-level conftest.
+pytest_plugins = ["pytester"]
+
 settings.register_profile(
     "ci",
     max_examples=200,

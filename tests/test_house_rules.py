@@ -83,9 +83,9 @@ def test_given_the_tree_when_ruff_checks_it_then_it_is_clean() -> None:
     assert result.returncode == 0, result.stdout + result.stderr
 
 
-def test_given_the_engine_and_recorder_when_mypy_strict_runs_then_it_is_clean() -> None:
+def test_given_the_engine_recorder_and_lens_when_mypy_strict_runs_then_it_is_clean() -> None:
     result = subprocess.run(
-        [_tool("mypy"), "--strict", "footprint", "recorder"],
+        [_tool("mypy"), "--strict", "footprint", "recorder", "lens"],
         capture_output=True, text=True, cwd=ROOT,
     )
     assert result.returncode == 0, result.stdout + result.stderr

@@ -25,9 +25,8 @@ from footprint.events import (
 )
 from lens._examples.support_desk import make_agent
 from recorder import VIEWS, ParquetSink, Recorder, open_store
-from recorder.spark import SPARK_VIEWS, register_views
+from recorder.spark import DUCKDB_ONLY, SPARK_VIEWS, register_views
 
-pytestmark = pytest.mark.slow
 T0 = 1_767_225_600_000_000_000
 
 
@@ -64,7 +63,7 @@ def store(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def spark() -> Iterator[Any]:
+def spark() -> Iterator[Any]:  # starting Spark takes ~10 s: the tests that use it are slow
     from pyspark.sql import SparkSession
 
     session = (SparkSession.builder.master("local[1]").appName("footprint-parity")
@@ -105,6 +104,15 @@ def test_given_the_two_dialects_when_listed_then_they_define_the_same_views_in_o
     assert [name for name, _ in SPARK_VIEWS] == [name for name, _ in VIEWS]
 
 
+@pytest.mark.parametrize("name", [name for name, _ in SPARK_VIEWS])
+def test_given_a_duckdb_view_when_translated_then_no_duckdb_only_spelling_is_left(
+    name: str,
+) -> None:
+    select = dict(SPARK_VIEWS)[name]
+    assert [token for token in DUCKDB_ONLY if token in select] == []
+
+
+@pytest.mark.slow
 def test_given_one_store_when_read_by_spark_and_duckdb_then_every_view_has_the_same_rows(
     store: Path, spark: Any,
 ) -> None:
@@ -121,6 +129,7 @@ def test_given_one_store_when_read_by_spark_and_duckdb_then_every_view_has_the_s
             assert want, f"view {name} is empty: the store covers it too little"
 
 
+@pytest.mark.slow
 def test_given_labels_when_read_by_spark_then_runs_filter_by_them(
     store: Path, spark: Any,
 ) -> None:
