@@ -8,7 +8,16 @@ and its conformance kit) and ``footprint.agent`` (the reference host).
 """
 
 from footprint._errors import ConfigError, FootprintError, RunError
-from footprint.agent import Agent, RunResult, StepClock, SystemClock, ToolReturn, tool
+from footprint.agent import (
+    Agent,
+    RandomIds,
+    RunResult,
+    SeededIds,
+    StepClock,
+    SystemClock,
+    ToolReturn,
+    tool,
+)
 from footprint.events import EventBase, EventSink, ListSink, NullSink
 from footprint.graph import (
     All,
@@ -73,11 +82,13 @@ __all__ = [
     "OpenAIChat",
     "Provider",
     "ProviderChoice",
+    "RandomIds",
     "Regex",
     "Rule",
     "RunError",
     "RunResult",
     "ScriptedModel",
+    "SeededIds",
     "SkillGraph",
     "SkillStep",
     "StepClock",

@@ -168,7 +168,7 @@ def _record(store_path: str | None) -> tuple[str, str]:
 
     recorder = Recorder(sinks=[ParquetSink(store_path or default_store_path())])
     try:
-        # the wall clock gives every demo run its own time-sortable id
+        # wall-clock times; the ids' random bits come from the OS, so runs never merge
         result = make_agent(sink=recorder, clock=SystemClock()).run_sync(DEFAULT_MESSAGE)
     finally:
         recorder.close()

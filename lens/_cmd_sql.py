@@ -27,12 +27,15 @@ def run(args: argparse.Namespace) -> int:
     import duckdb
 
     from footprint._errors import ConfigError
+    from recorder import SqlRefused
 
     store = open_from(args)
     try:
-        cursor = store.con.execute(args.query)
-        columns = [d[0] for d in cursor.description or ()]
-        rows = cursor.fetchall() if columns else []
+        relation = store.sql(args.query)  # the SQL sandbox: one read-only query
+        columns = list(relation.columns)
+        rows = relation.fetchall()
+    except SqlRefused:
+        raise
     except duckdb.Error as exc:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise ConfigError(

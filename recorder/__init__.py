@@ -29,6 +29,7 @@ from recorder._process import (
 )
 from recorder._recorder import Recorder, RecorderStats
 from recorder._rows import BLOB_SCHEMA, EVENT_SCHEMA, HOT_FIELDS
+from recorder._sandbox import SqlRefused
 from recorder._sink import DROP, Drop, EmitSink, ExportResult, Processor, Sink, StatsAware
 from recorder._upcast import UPCASTERS, upcast
 from recorder._verify import VerifyResult, verify_run
@@ -54,6 +55,7 @@ __all__ = [
     "RecorderStats",
     "Redactor",
     "Sink",
+    "SqlRefused",
     "StatsAware",
     "Store",
     "StoreWarning",

@@ -17,6 +17,7 @@ from recorder._discover import StoreFiles, discover
 from recorder._layout import resolve_store
 from recorder._parquet_sink import STATS_SCHEMA
 from recorder._rows import BLOB_KEY, BLOB_SCHEMA, CHAIN_SCHEMA, ENVELOPE_NAMES, EVENT_SCHEMA
+from recorder._sandbox import Sandbox
 from recorder._upcast import upcast
 from recorder._views import VIEWS
 
@@ -49,48 +50,63 @@ class Store:
         self.root = root
         self.con = duckdb.connect()
         self.files = StoreFiles()
+        self._sandbox: Sandbox | None = None
         self.refresh()
 
     def refresh(self) -> None:
         """Rescan the directory and rebuild the views."""
         self.files = discover(self.root)
-        con, f = self.con, self.files
+        self._define(self.con)
+        if self._sandbox is not None:
+            self._sandbox.close()
+            self._sandbox = None
+
+    def _define(self, con: duckdb.DuckDBPyConnection) -> None:
+        """Create the store's views on ``con`` (the catalog's own, or the sandbox's)."""
+        f = self.files
         live = pa.Table.from_batches(f.live_events, schema=EVENT_SCHEMA)
         con.register("_live_events", live)
-        sealed = self._raw("_sealed_events", f.events, EVENT_SCHEMA.append(_DATE), hive=True)
+        sealed = self._raw(con, "_sealed_events", f.events, EVENT_SCHEMA.append(_DATE), hive=True)
         con.execute(
             f"CREATE OR REPLACE VIEW _events_all AS SELECT * FROM {sealed} UNION ALL BY NAME "
             "SELECT *, CAST(make_timestamp(ts // 1000) AS DATE) AS date FROM _live_events"
         )
         con.register("_live_blobs", pa.Table.from_batches(f.live_blobs, schema=BLOB_SCHEMA))
-        sealed_blobs = self._raw("_sealed_blobs", f.blobs, BLOB_SCHEMA, hive=False)
+        sealed_blobs = self._raw(con, "_sealed_blobs", f.blobs, BLOB_SCHEMA, hive=False)
         con.execute(
             f"CREATE OR REPLACE VIEW _blobs_all AS SELECT * FROM {sealed_blobs} "
             "UNION ALL BY NAME SELECT * FROM _live_blobs"
         )
-        stats = self._raw("_sealed_stats", f.stats, STATS_SCHEMA, hive=False)
+        stats = self._raw(con, "_sealed_stats", f.stats, STATS_SCHEMA, hive=False)
         con.execute(f"CREATE OR REPLACE VIEW _stats_all AS SELECT * FROM {stats}")
         columns = {r[0] for r in con.execute("DESCRIBE _stats_all").fetchall()}
         if "sink_drops" not in columns:  # stats written before mirrors counted their drops
             con.execute("CREATE OR REPLACE VIEW _stats_all AS "
                         f"SELECT *, 0::BIGINT AS sink_drops FROM {stats}")
-        chain = self._raw("_sealed_chain", f.chain, CHAIN_SCHEMA, hive=False)
+        chain = self._raw(con, "_sealed_chain", f.chain, CHAIN_SCHEMA, hive=False)
         con.register("_live_chain", pa.Table.from_batches(f.live_chain, schema=CHAIN_SCHEMA))
         con.execute(f"CREATE OR REPLACE VIEW _chain_all AS SELECT * FROM {chain} "
                     "UNION ALL BY NAME SELECT * FROM _live_chain")
         for name, select in VIEWS:
             con.execute(f"CREATE OR REPLACE VIEW {name} AS {select}")
 
-    def _raw(self, name: str, paths: list[Path], schema: pa.Schema, *, hive: bool) -> str:
+    @staticmethod
+    def _raw(con: duckdb.DuckDBPyConnection, name: str, paths: list[Path], schema: pa.Schema,
+             *, hive: bool) -> str:
         if paths:
             return _parquet(paths, hive=hive)
-        self.con.register(name, schema.empty_table())
+        con.register(name, schema.empty_table())
         return name
 
     # -- querying -------------------------------------------------------------------
     def sql(self, query: str) -> duckdb.DuckDBPyRelation:
-        """A DuckDB relation (``.df()``, ``.pl()``, ``.arrow()``, ``.fetchall()``)."""
-        return self.con.sql(query)
+        """One read-only query over the views, as a DuckDB relation (``.df()``, ``.pl()``,
+        ``.arrow()``, ``.fetchall()``); run in the SQL sandbox (``recorder._sandbox``):
+        anything else is refused with a one-line :class:`SqlRefused`."""
+        if self._sandbox is None:
+            f = self.files
+            self._sandbox = Sandbox(self._define, [*f.events, *f.blobs, *f.stats, *f.chain])
+        return self._sandbox.sql(query)
 
     def rows(self, query: str, params: Iterable[object] = ()) -> list[tuple[Any, ...]]:
         """``query`` with ``?`` parameters, as a list of tuples."""
@@ -147,6 +163,9 @@ class Store:
         return {str(h): str(t) for h, t in found}
 
     def close(self) -> None:
+        if self._sandbox is not None:
+            self._sandbox.close()
+            self._sandbox = None
         self.con.close()
 
     def __enter__(self) -> Store:

@@ -3,8 +3,8 @@
 Run ``python examples/regression/record.py`` (or give an output folder).
 
 Two turns: the angry customer's refund request, then a follow-up asking for
-the decision again. The agent is reproducible (a step clock and a fixed
-seed), so recording again writes the same files. The conversation is
+the decision again. The agent is reproducible (a step clock, a fixed seed
+and seeded run ids), so recording again writes the same files. The conversation is
 recorded into a temporary store, then ``footprint snapshot`` writes the
 folder ``support_desk/`` and ``test_support_desk.py`` next to this file.
 """
@@ -15,7 +15,8 @@ import sys
 import tempfile
 from pathlib import Path
 
-from lens._examples.support_desk import make_agent
+from footprint import SeededIds
+from lens._examples.support_desk import DEFAULT_SEED, make_agent
 from lens.cli import main as footprint
 from recorder import ParquetSink, Recorder
 
@@ -29,7 +30,7 @@ def record(out: Path = HERE) -> int:
     with tempfile.TemporaryDirectory() as tmp:
         recorder = Recorder(sinks=[ParquetSink(Path(tmp) / "store")])
         try:
-            desk = make_agent(sink=recorder)
+            desk = make_agent(sink=recorder, ids=SeededIds(DEFAULT_SEED))
             desk.answer()
             desk.follow_up_sync(FOLLOW_UP)
         finally:

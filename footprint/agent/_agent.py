@@ -4,7 +4,6 @@ and tools, and emits every event of the catalog from exactly one place each."""
 from __future__ import annotations
 
 import asyncio
-import random
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -13,6 +12,7 @@ from footprint._errors import ConfigError, RunError, did_you_mean
 from footprint.agent._checkpoint import Conversation, conversation_from, conversation_to
 from footprint.agent._clock import Clock, SystemClock, new_run_id
 from footprint.agent._emitter import RunEmitter
+from footprint.agent._ids import IdSource, RandomIds
 from footprint.agent._loop import TurnOutcome, run_iterations
 from footprint.agent._runmeta import RunMeta, run_meta
 from footprint.agent._setup import AgentSetup, Posture, ToolLike, build_setup
@@ -52,13 +52,33 @@ def _no_running_loop(what: str, instead: str) -> None:
     raise RunError(f"{what} was called inside a running event loop; use `{instead}` there instead")
 
 
+def _checked_seed(seed: object) -> int:
+    if isinstance(seed, bool) or not isinstance(seed, int):
+        raise ConfigError(f"Agent(seed=) needs an int; got {seed!r}")
+    return seed
+
+
+def _checked_ids(ids: object) -> IdSource:
+    if ids is None:
+        return RandomIds()
+    if not isinstance(ids, IdSource):
+        raise ConfigError(f"Agent(ids=) needs an IdSource with new_id(now_ns) -> str, such as "
+                          f"RandomIds() or SeededIds(7); got {ids!r}")
+    return ids
+
+
 class Agent:
     """An LLM agent whose every decision is an event.
 
     ``await agent.run(message)`` (or ``agent.run_sync``) runs one turn of a
     new conversation; ``follow_up`` continues the last one; ``checkpoint()``
     returns the conversation as plain JSON that ``run(..., continue_from=)``
-    resumes. The clock and the seeded RNG are injectable so runs replay exactly.
+    resumes. The clock is injectable so runs replay exactly; ``seed`` names the
+    re-run (``why`` re-runs an agent with seeds 0..N-1) and is readable as
+    ``agent.seed`` by models and tools that sample. Run and conversation ids come
+    from ``ids`` (default ``RandomIds()``: operating-system randomness, unique
+    across processes and machines, independent of clock and seed);
+    ``SeededIds(n)`` makes them repeat exactly, for golden files only.
     ``tool_source`` and ``model_source`` are the replay seam: when set, plain
     tools and model calls are served by them instead of run (a recorded run
     re-executed offline); the events still name the tools and brains as declared.
@@ -89,6 +109,7 @@ class Agent:
         sink: EventSink | None = None,
         clock: Clock | None = None,
         seed: int = 0,
+        ids: IdSource | None = None,
         name: str = "agent",
         hidden_skills: Sequence[str] = (),
         temperature: float | None = None,
@@ -107,11 +128,12 @@ class Agent:
             for k, v in locals().items() if k != "self"
         }
         self.setup: AgentSetup = build_setup(
-            **{k: v for k, v in self._options.items() if k not in ("sink", "clock", "seed")}
+            **{k: v for k, v in self._options.items() if k not in ("sink", "clock", "seed", "ids")}
         )
         self.sink: EventSink = sink if sink is not None else NullSink()
         self.clock: Clock = clock if clock is not None else SystemClock()
-        self._rng = random.Random(seed)
+        self.seed: int = _checked_seed(seed)
+        self.ids: IdSource = _checked_ids(ids)
         self._conversation: Conversation | None = None
         self._meta = RunMeta()
 
@@ -207,7 +229,7 @@ class Agent:
     # ── one turn ──────────────────────────────────────────────────────────
 
     def _new_conversation(self) -> Conversation:
-        return Conversation(conversation_id=new_run_id(self.clock, self._rng), turns=0,
+        return Conversation(conversation_id=new_run_id(self.clock, self.ids), turns=0,
                             history=[], cursor=None)
 
     def _start_state(self, message: str, conv: Conversation) -> RunState:
@@ -220,7 +242,7 @@ class Agent:
     async def _turn(self, message: str, conv: Conversation, meta: RunMeta) -> RunResult:
         state = self._start_state(message, conv)
         self._meta = meta
-        em = RunEmitter(self.sink, self.clock, new_run_id(self.clock, self._rng), conv.turns)
+        em = RunEmitter(self.sink, self.clock, new_run_id(self.clock, self.ids), conv.turns)
         t0 = self.clock.monotonic_ns()
         base = Evidence(declare_run(self.setup, em), "run", "baseline")
         em.emit(RunStart, "run", user_message=message, conversation_id=conv.conversation_id,

@@ -1,15 +1,15 @@
 """Injectable time and identity, so a run can be replayed exactly.
 
-The host never reads a global clock or RNG: it asks the ``Clock`` it was
-given and draws ids from the seeded ``random.Random`` it was given.
+The host never reads a global clock: it asks the ``Clock`` it was given, and
+draws ids from the ``IdSource`` it was given (see ``_ids``).
 """
 
 from __future__ import annotations
 
-import random
 import time
-import uuid
 from typing import Protocol, runtime_checkable
+
+from footprint.agent._ids import IdSource, RandomIds
 
 __all__ = ["Clock", "StepClock", "SystemClock", "new_run_id"]
 
@@ -54,13 +54,7 @@ class StepClock:
         return self.now_ns()
 
 
-def new_run_id(clock: Clock, rng: random.Random) -> str:
-    """A time-sortable UUIDv7 from the given clock and random source."""
-    ms = clock.now_ns() // 1_000_000
-    rand = rng.getrandbits(74)
-    value = (ms & ((1 << 48) - 1)) << 80
-    value |= 0x7 << 76
-    value |= ((rand >> 62) & 0xFFF) << 64
-    value |= 0b10 << 62
-    value |= rand & ((1 << 62) - 1)
-    return str(uuid.UUID(int=value))
+def new_run_id(clock: Clock, ids: IdSource | None = None) -> str:
+    """A time-sortable UUIDv7 at the clock's time; random bits from ``ids``
+    (default: the operating system's randomness)."""
+    return (ids if ids is not None else RandomIds()).new_id(clock.now_ns())

@@ -45,7 +45,7 @@ from footprint import (
     tool,
 )
 from footprint._errors import did_you_mean
-from footprint.agent import Clock
+from footprint.agent import Clock, IdSource
 from lens._examples._desk_brain import ESCALATION_SKILL, desk_brain
 
 __all__ = [
@@ -235,11 +235,15 @@ def make_agent(
     sink: EventSink | None = None,
     clock: Clock | None = None,
     seed: int = DEFAULT_SEED,
+    ids: IdSource | None = None,
     without: Iterable[str] = (),
     message: str = DEFAULT_MESSAGE,
     max_iterations: int = 8,
 ) -> SupportDesk:
     """The support desk, reproducible by default (``StepClock`` and a fixed seed).
+
+    Run ids stay unique (operating-system randomness) unless ``ids`` says
+    otherwise, so two runs recorded into one store never merge.
 
     ``without`` removes context injections by id (see ``REMOVABLE``);
     ``message`` is what :meth:`SupportDesk.answer` sends.
@@ -250,7 +254,8 @@ def make_agent(
         injections=_kept(without), graph=build_graph(), posture="rails",
         escalation=EscalationPolicy(provider=model, after_refusals=2, model=SENIOR_MODEL),
         max_iterations=max_iterations, sink=sink,
-        clock=clock if clock is not None else StepClock(), seed=seed, name="support-desk",
+        clock=clock if clock is not None else StepClock(), seed=seed, ids=ids,
+        name="support-desk",
     )
     agent.message = message
     return agent

@@ -13,6 +13,7 @@ from textual.widgets import DataTable, Footer, Input, Static
 from lens.tui._base import LensHeader
 from lens.tui._state import LensState
 from lens.tui._summary import clip
+from recorder import SqlRefused
 
 __all__ = ["MAX_ROWS", "SqlResult", "SqlScreen", "run_query"]
 
@@ -39,6 +40,8 @@ def run_query(state: LensState, query: str) -> SqlResult:
             return SqlResult([], [], None)
         columns = list(relation.columns)
         rows = relation.limit(MAX_ROWS + 1).fetchall()
+    except SqlRefused as exc:  # the sandbox's one-line refusal already names the views
+        return SqlResult([], [], str(exc))
     except Exception as exc:  # a UI boundary: every failure is shown, none escapes
         lines = str(exc).strip().splitlines()
         first = lines[0] if lines else type(exc).__name__

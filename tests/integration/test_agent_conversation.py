@@ -9,7 +9,7 @@ import pytest
 from agent_support import evaluated, make_agent, of, one
 
 from footprint._errors import ConfigError, RunError
-from footprint.agent import Agent, StepClock, tool
+from footprint.agent import Agent, SeededIds, StepClock, tool
 from footprint.events import (
     ListSink,
     LLMStart,
@@ -178,28 +178,40 @@ async def test_given_a_running_loop_when_run_sync_is_called_then_run_error() -> 
 # ── replay determinism ──────────────────────────────────────────────────────
 
 
-def _replayable(seed: int) -> tuple[Agent, ListSink]:
+def _replayable(seed: int, ids: SeededIds | None = None) -> tuple[Agent, ListSink]:
     sink = ListSink()
     model = ScriptedModel([[call("read_skill", id="refund"), call("lookup", order_id="A1")],
                            "refund queued", "anything else?"])
     agent = Agent(provider=model, model="m", graph=_graph(), sink=sink, clock=StepClock(),
-                  seed=seed, tools=[], injections=[define_steering("tone", "Be brief.")],
+                  seed=seed, ids=ids, tools=[], injections=[define_steering("tone", "Be brief.")],
                   system_prompt="You are support.", max_iterations=5)
     return agent, sink
 
 
-def test_given_the_same_agent_clock_and_seed_when_run_twice_then_identical_event_streams() -> None:
-    streams = []
-    for _ in range(2):
-        agent, sink = _replayable(seed=7)
-        agent.run_sync("about my invoice")
-        agent.follow_up_sync("no thanks")
-        streams.append([to_record(e) for e in sink.events])
-    assert len(streams[0]) > 50
-    assert streams[0] == streams[1]
-    other, other_sink = _replayable(seed=8)
-    other.run_sync("about my invoice")
-    assert other_sink.events[0].run_id != streams[0][0]["run_id"]
+def _conversation(seed: int, ids: SeededIds | None = None) -> list[dict[str, Any]]:
+    agent, sink = _replayable(seed, ids)
+    agent.run_sync("about my invoice")
+    agent.follow_up_sync("no thanks")
+    return [to_record(e) for e in sink.events]
+
+
+def _without_ids(stream: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [{k: v for k, v in r.items() if k not in ("run_id", "conversation_id")}
+            for r in stream]
+
+
+def test_given_the_same_agent_clock_and_seed_when_run_twice_then_streams_differ_only_in_ids(
+) -> None:
+    first, second = _conversation(seed=7), _conversation(seed=7)
+    assert len(first) > 50
+    assert _without_ids(first) == _without_ids(second)
+    assert {r["run_id"] for r in first}.isdisjoint({r["run_id"] for r in second})
+
+
+def test_given_seeded_ids_when_run_twice_then_identical_event_streams() -> None:
+    first = _conversation(seed=7, ids=SeededIds(7))
+    assert first == _conversation(seed=7, ids=SeededIds(7))
+    assert _conversation(seed=7, ids=SeededIds(8))[0]["run_id"] != first[0]["run_id"]
 
 
 async def test_given_a_running_loop_when_follow_up_sync_is_called_then_run_error() -> None:

@@ -7,8 +7,9 @@ from pathlib import Path
 import pytest
 from tui_support import record_desk
 
+from footprint.agent import SeededIds
 from footprint.events import Event, ListSink
-from lens._examples.support_desk import make_agent
+from lens._examples.support_desk import DEFAULT_SEED, make_agent
 
 
 @pytest.fixture(scope="session")
@@ -22,5 +23,5 @@ def desk_store(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
 def desk_events() -> list[Event]:
     """The same run's events, straight from the engine (no store)."""
     sink = ListSink()
-    make_agent(sink=sink).answer()
+    make_agent(sink=sink, ids=SeededIds(DEFAULT_SEED)).answer()
     return list(sink.events)  # type: ignore[arg-type]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from footprint.agent import SeededIds
 from footprint.events import (
     ContextInjected,
     Event,
@@ -14,7 +15,7 @@ from footprint.events import (
     ToolEnd,
     ToolStart,
 )
-from lens._examples.support_desk import make_agent
+from lens._examples.support_desk import DEFAULT_SEED, make_agent
 from recorder import ParquetSink, Recorder
 
 BIG_RUN = "0190aaaa-0000-7000-8000-000000000100"
@@ -57,10 +58,11 @@ def write_big_run(path: Path, count: int) -> str:
 
 
 def record_desk(path: Path) -> str:
-    """Record the default support-desk conversation into a store at ``path``; its run id."""
+    """Record the default support-desk conversation into a store at ``path``; its run id
+    (seeded, so snapshots show the same id on every run)."""
     recorder = Recorder(sinks=[ParquetSink(path)])
     try:
-        result = make_agent(sink=recorder).answer()
+        result = make_agent(sink=recorder, ids=SeededIds(DEFAULT_SEED)).answer()
     finally:
         recorder.close()
     return result.run_id
