@@ -98,7 +98,7 @@ def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     recorder = Recorder(sinks=[ParquetSink(args[0] if args else default_store_path())])
     try:
-        # a real clock and a fresh seed: each recording is a new run in a shared store
+        # a real clock, so `why last` finds the newest recording; a fresh seed for each one
         agent = make_agent(sink=recorder, clock=SystemClock(), seed=secrets.randbits(32))
         result = converse(agent)
     finally:
