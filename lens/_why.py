@@ -15,16 +15,17 @@ Two tiers of claim, never mixed (spec/explain.md §3.1):
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
 from footprint._errors import ConfigError, FootprintError
 from footprint.events import Event, RunStart
+from lens._conversation import conversation_of, resolve_run, restore_turn
+from lens._stream import clip
 from lens._why_candidates import Candidate, Removal, candidates
 from lens._why_outcome import Comparator, changes, is_redacted, make_comparator, normalise
-from lens._why_past import Past, causal_past
+from lens._why_past import Landing, Past, causal_past
 from lens._why_report import Baseline, ModelCalls, WhyReport
 from lens._why_rerun import BudgetSpent, Progress, Rerunner
 from lens._why_search import SearchResult, search
@@ -44,6 +45,7 @@ class _Loaded:
     read: int
     total: int
     source: Any
+    landings: list[Landing] | None = None
 
 
 def _load(source: Any, run: str | None, step: str | None) -> _Loaded:
@@ -54,32 +56,19 @@ def _load(source: Any, run: str | None, step: str | None) -> _Loaded:
         start = next((e for e in got.events if isinstance(e, RunStart)), None)
         earlier = read_earlier(source, start.conversation_id, start.turn) if start else []
         return _Loaded(events=got.events, earlier=earlier, read=got.read, total=got.total,
-                       source=source)
-    if not isinstance(source, Sequence):
-        raise ConfigError(f"why reads a store (lens.open_store(path)) or a list of events; "
-                          f"got {type(source).__name__}")
-    runs = [e.run_id for e in source if isinstance(e, RunStart)]
-    if not runs:
-        raise ConfigError("the events hold no run (no run.start); record a run first")
-    rid = _resolve(runs, run)
-    mine = [e for e in source if e.run_id == rid]
-    start = next(e for e in mine if isinstance(e, RunStart))
-    earlier = [e for e in source if e.run_id != rid and e.turn < start.turn]
+                       source=source, landings=got.landings)
+    rid = resolve_run(source, run or "last")
+    if hasattr(source, "events") and callable(source.events):  # a recording folder
+        mine = list(source.events(rid))
+        earlier = [e for t in conversation_of(source, rid)[:-1] for e in t.events]
+    elif isinstance(source, Sequence):
+        mine = [e for e in source if e.run_id == rid]
+        start = next(e for e in mine if isinstance(e, RunStart))
+        earlier = [e for e in source if e.run_id != rid and e.turn < start.turn]
+    else:
+        raise ConfigError(f"why reads a store (lens.open_store(path)), a store or recording "
+                          f"folder path, or a list of events; got {type(source).__name__}")
     return _Loaded(events=mine, earlier=earlier, read=len(mine), total=len(mine), source=source)
-
-
-def _resolve(runs: list[str], ref: str | None) -> str:
-    if ref is None or ref == "last":
-        return runs[-1]
-    hits = [r for r in runs if r.startswith(ref)]
-    if ref in runs:
-        return ref
-    if len(hits) == 1:
-        return hits[0]
-    from footprint._errors import did_you_mean
-
-    raise ConfigError(f"run {ref!r} is {'ambiguous' if hits else 'not in the events'}"
-                      f"{did_you_mean(ref, runs)}; pass a full run id or 'last'")
 
 
 def _judge(judge: Judge | str | None) -> tuple[Judge | None, str]:
@@ -99,13 +88,9 @@ def _restore(loaded: _Loaded, past: Past, agent: Any) -> tuple[Mapping[str, Any]
     if past.turn == 0:
         return None, ""
     try:
-        conversation = importlib.import_module("lens._conversation")
-    except ImportError:
-        return None, "whole-conversation restore is not available in this build"
-    try:
-        restored = conversation.restore_turn(loaded.source, past.run_id, agent)
+        restored = restore_turn(loaded.source, past.run_id, agent)
     except FootprintError as exc:
-        return None, str(exc)
+        return None, clip(str(exc), 200)
     return restored.continue_from, ""
 
 
@@ -159,10 +144,14 @@ def why(store_or_events: Any, run: str | None = None, *, agent: Any | None = Non
         alpha: float = 0.05, progress: Progress | None = None) -> WhyReport:
     """Explain the answer at ``step`` (default: the last model call) of run ``run``.
 
-    ``store_or_events`` is a recorder ``Store`` or a list of events; ``run``
-    a run id, a unique prefix or ``'last'``. With ``agent`` (an ``Agent``
-    that made the run) the report is CAUSAL: re-runs test every removable
-    candidate. ``expect``/``judge``/``label`` choose how answers are compared.
+    ``store_or_events`` is a recorder ``Store``, a path to a store or a
+    recording folder, or a list of events; ``run`` a run id, a unique prefix
+    or ``'last'``. With ``agent`` (the ``Agent`` that made the run, a factory
+    or a ``MODULE:FACTORY`` string) the report is CAUSAL: re-runs test every
+    removable candidate. ``expect``/``judge``/``label`` choose how answers
+    are compared; ``budget`` caps re-runs; ``seeds`` (default 12) and
+    ``alpha`` (0.05) set the tests; ``progress(done, total, what)`` hears
+    each re-run.
     """
     if budget is not None and budget < 1:
         raise ConfigError(f"budget={budget} allows no re-run; pass 1 or more (or none)")
@@ -170,14 +159,40 @@ def why(store_or_events: Any, run: str | None = None, *, agent: Any | None = Non
         raise ConfigError(f"seeds={seeds}; pass 1 or more")
     if not 0 < alpha < 1:
         raise ConfigError(f"alpha={alpha}; pass a level between 0 and 1, e.g. 0.05")
-    loaded = _load(store_or_events, run, step)
+    from lens._api import agent_of, opened
+
+    runner = agent_of(agent) if isinstance(agent, str) else agent
+    with opened(store_or_events) as source:
+        return _why(source, run, runner, step, _Options(
+            expect=expect, judge=judge, budget=budget, label=label, seeds=seeds or DEFAULT_SEEDS,
+            alpha=alpha, progress=progress))
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _Options:
+    expect: str | None
+    judge: Judge | str | None
+    budget: int | None
+    label: bool
+    seeds: int
+    alpha: float
+    progress: Progress | None
+
+
+def _why(source: Any, run: str | None, agent: Any | None, step: str | None,
+         o: _Options) -> WhyReport:
+    expect, judge, label, alpha = o.expect, o.judge, o.label, o.alpha
+    loaded = _load(source, run, step)
     past = causal_past(loaded.events, step)
     fn, name = _judge(judge)
     comparator = make_comparator(expect=expect, judge=fn, judge_name=name, label=label)
     if comparator.mode == "expect" and comparator.recorded_key(past.answer) == "expected":
         raise ConfigError(f"the recorded answer already matches --expect {expect!r}; nothing "
                           "to explain — give the answer you wanted instead")
-    cands = candidates(loaded.events, past, loaded.earlier)
+    path = past.path_steps
+    on_path = None if loaded.landings is None else [
+        g for g in loaded.landings if g.step in path]
+    cands = candidates(loaded.events, past, loaded.earlier, on_path)
     report = WhyReport(
         run_id=past.run_id, step=past.explained.step_id, answer=past.answer,
         outcome=comparator.recorded_key(past.answer), comparator=comparator.describe,
@@ -196,8 +211,8 @@ def why(store_or_events: Any, run: str | None = None, *, agent: Any | None = Non
         return conclude(replace(report, suspects=suspects_of(cands, None, {}, past.answer),
                                 flags=(flag, *report.flags)), None)
     rr = Rerunner(agent, past, loaded.events, comparator, continue_from=continue_from,
-                  budget=budget, progress=progress)
-    return _causal(report, rr, cands, seeds or DEFAULT_SEEDS, alpha)
+                  budget=o.budget, progress=o.progress)
+    return _causal(report, rr, cands, o.seeds, alpha)
 
 
 def _causal(report: WhyReport, rr: Rerunner, cands: Sequence[Candidate], seeds: int,

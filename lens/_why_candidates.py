@@ -16,6 +16,7 @@ with the answer: resemblance, never cause.
 
 from __future__ import annotations
 
+import bisect
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -37,7 +38,7 @@ from footprint.events._evidence import CursorMove, GuardRecord
 from lens._custody import overlap
 from lens._stream import clip
 from lens._why_outcome import is_redacted
-from lens._why_past import Past, moves_of, pieces_of
+from lens._why_past import Landing, Past, landings_of, moves_of
 
 __all__ = ["Candidate", "CandidateKind", "Removal", "candidates", "guard_text"]
 
@@ -84,22 +85,24 @@ def _score(text: str, answer: str) -> float | None:
 
 def _span(steps: Sequence[str]) -> str:
     uniq = list(dict.fromkeys(steps))
+    if not uniq:
+        return "no call on the path"
     return uniq[0] if len(uniq) == 1 else f"{uniq[0]}…{uniq[-1]} ({len(uniq)} calls)"
 
 
-def _allowed(e: ContextInjected, by_seq: Mapping[int, Event]) -> str:
-    a = by_seq.get(e.admitted_by) if e.admitted_by is not None else None
+def _allowed(g: Landing, by_seq: Mapping[int, Event]) -> str:
+    a = by_seq.get(g.admitted_by) if g.admitted_by is not None else None
     if a is None:
-        return f"ALLOWED {e.admitted_via}"
+        return f"ALLOWED {g.admitted_via}"
     what: str = a.type
-    if isinstance(a, ContextEvaluated) and a.cursor_move is not None and e.admitted_via == "cursor":
+    if isinstance(a, ContextEvaluated) and a.cursor_move is not None and g.admitted_via == "cursor":
         m = a.cursor_move
         what += f" cursor {m.from_skill or 'start'}→{m.to} by {m.by}"
     elif isinstance(a, ToolEnd):
         what += f" {a.tool_name} #{a.tool_call_id}"
     elif isinstance(a, ToolEffect):
         what += f" {a.kind} from {a.tool_name}"
-    return f"ALLOWED {e.admitted_via} ({what}, seq {a.seq})"
+    return f"ALLOWED {g.admitted_via} ({what}, seq {a.seq})"
 
 
 def _tool_name(e: ContextInjected) -> str:
@@ -107,60 +110,70 @@ def _tool_name(e: ContextInjected) -> str:
     return text.split(":", 1)[0].strip()
 
 
-def _injection(group: list[tuple[ContextInjected, str]], past: Past,
+def _injection(group: list[Landing], past: Past,
                born: Mapping[str, InjectionDeclared]) -> Candidate:
-    first = group[0][0]
+    first, last = group[0].piece, group[-1]
     iid = first.injection_id or first.source
-    slots = sorted({e.slot for e, _ in group})
-    tools = sorted({_tool_name(e) for e, _ in group if e.slot == "tools"})
-    text_pieces = [e for e, _ in group if e.slot != "tools"] or [e for e, _ in group]
-    text = text_pieces[-1].raw_content or text_pieces[-1].content_summary
+    slots = sorted({g.piece.slot for g in group})
+    tools = sorted({_tool_name(g.piece) for g in group if g.piece.slot == "tools"})
+    texts = {g.piece.content_hash: g.piece for g in group if g.piece.slot != "tools"} or {
+        g.piece.content_hash: g.piece for g in group}
+    shown = list(texts.values())[-1]
+    text = shown.raw_content or shown.content_summary
     label = f"{first.source} {iid!r}" if first.injection_id else first.source
     if tools:
         label += f" (+tools {', '.join(tools)})"
-    chain = [f"LANDED {'+'.join(slots)} of {_span([s for _, s in group])}",
-             _allowed(group[-1][0], past.by_seq)]
+    chain = [f"LANDED {'+'.join(slots)} of {_span([g.step for g in group])}",
+             _allowed(last, past.by_seq)]
     b = born.get(first.injection_id or "")
     if b is not None:
         chain.append(f"BORN injection.declared seq {b.seq} ({b.flavor}, {b.trigger_kind})")
     removal = Removal("injection", first.injection_id) if first.injection_id else None
     why_not = None if removal else ("the agent's own system prompt" if first.source == "base"
                                     else f"the agent's own {first.source} piece")
-    score = max((s for e, _ in group if (s := _score(e.raw_content or e.content_summary,
-                                                      past.answer)) is not None), default=None)
+    scores = [_score(p.raw_content or p.content_summary, past.answer) for p in texts.values()]
+    score = max((x for x in scores if x is not None), default=None)
     return Candidate(kind="injection", id=iid, label=label, flavor=first.source,
-                     step_id=group[-1][1], seq=group[-1][0].seq, chain=tuple(chain),
+                     step_id=last.step, seq=last.seq, chain=tuple(chain),
                      excerpt=clip(text, 80), score=score, removal=removal,
                      evidence_only=why_not, redacted=is_redacted(text) is not None)
 
 
-def _injections(events: Sequence[Event], past: Past) -> list[Candidate]:
-    groups: dict[tuple[str, str], list[tuple[ContextInjected, str]]] = {}
-    for e, step in pieces_of(events, past):
+def _injections(events: Sequence[Event], past: Past,
+                landings: Sequence[Landing] | None) -> list[Candidate]:
+    groups: dict[tuple[str, str], list[Landing]] = {}
+    for g in landings if landings is not None else landings_of(events, past):
+        e = g.piece
         key: tuple[str, str] = (e.injection_id or "",
                                 str(e.source) if e.injection_id is None else "")
         if e.injection_id is None and e.slot == "tools":
             key = ("", f"registry:{_tool_name(e)}")
-        groups.setdefault(key, []).append((e, step))
+        groups.setdefault(key, []).append(g)
     born = {e.injection_id: e for e in events if isinstance(e, InjectionDeclared)}
     return [_injection(g, past, born) for g in groups.values()]
 
 
+def _readers(past: Past) -> tuple[list[int], list[str]]:
+    calls = sorted(past.calls, key=lambda c: c.start.seq)
+    return [c.start.seq for c in calls], [c.step_id for c in calls]
+
+
 def _tool_results(events: Sequence[Event], past: Past) -> list[Candidate]:
-    read_by: dict[str, list[str]] = {}
-    for c in past.calls:
-        for r in c.reads:
-            read_by.setdefault(r, []).append(c.step_id)
+    read = set(past.explained.reads)
+    seqs, steps = _readers(past)
     starts = {e.tool_call_id: e for e in events if isinstance(e, ToolStart)}
+    asked = {c.id: c.arguments for e in events if isinstance(e, LLMEnd) for c in e.tool_calls}
     out: list[Candidate] = []
     for e in events:
-        if not isinstance(e, ToolEnd) or e.tool_call_id not in read_by:
+        if not isinstance(e, ToolEnd) or e.tool_call_id not in read:
             continue
         s = starts.get(e.tool_call_id)
-        args = json.dumps(dict(s.args), sort_keys=True) if s is not None else "?"
-        chooser = s.parent_step if s is not None and s.parent_step else "?"
-        chain = (f"READ by {_span(read_by[e.tool_call_id])}",
-                 f"RETURNED by {e.tool_name}({clip(args, 50)}) seq {e.seq}",
+        given = s.args if s is not None else asked.get(e.tool_call_id)
+        args = clip(json.dumps(dict(given), sort_keys=True), 50) if given is not None else "…"
+        chooser = e.parent_step or (s.parent_step if s is not None else None) or "?"
+        readers = steps[bisect.bisect_right(seqs, e.seq):]
+        chain = (f"READ by {_span(readers)}",
+                 f"RETURNED by {e.tool_name}({args}) seq {e.seq}",
                  f"CHOSEN by {chooser} (iteration {e.iteration})")
         out.append(Candidate(
             kind="tool_result", id=e.tool_call_id, label=f"tool {e.tool_name} #{e.tool_call_id}",
@@ -233,7 +246,8 @@ def _moves(events: Sequence[Event], past: Past) -> list[Candidate]:
             kind="cursor_move", id=f"move@{e.seq}", label=_move_line(own, e.seq)[:60],
             flavor=own.by, step_id=e.step_id, seq=e.seq, chain=tuple(chain),
             excerpt=clip(chain[-1], 80), score=None,
-            evidence_only="a routing decision; remove the skill it entered to test it"))
+            removal=Removal("skill", m.to) if m.to else None,
+            evidence_only=None if m.to else "a routing decision that entered no skill"))
     return out
 
 
@@ -279,9 +293,13 @@ def _effect(e: ToolEffect) -> Candidate:
                      evidence_only=why_not)
 
 
-def candidates(events: Sequence[Event], past: Past,
-               earlier: Sequence[Event] = ()) -> tuple[Candidate, ...]:
-    """Every candidate on the causal past, ranked by overlap (unscored ones last)."""
-    found = [*_injections(events, past), *_tool_results(events, past),
+def candidates(events: Sequence[Event], past: Past, earlier: Sequence[Event] = (),
+               landings: Sequence[Landing] | None = None) -> tuple[Candidate, ...]:
+    """Every candidate on the causal past, ranked by overlap (unscored ones last).
+
+    ``landings`` are the pieces on the path when the reader already found
+    them (a store read), else they are found in ``events``.
+    """
+    found = [*_injections(events, past, landings), *_tool_results(events, past),
              *_messages(past, earlier), *_moves(events, past), *_gates(events, past)]
     return tuple(sorted(found, key=lambda c: (c.score is None, -(c.score or 0.0), c.seq)))

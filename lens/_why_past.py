@@ -13,10 +13,11 @@ its last model call is the one explained: a re-run is compared there.
 
 from __future__ import annotations
 
+import bisect
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 from footprint._errors import ConfigError, did_you_mean
 from footprint.events import (
@@ -29,21 +30,33 @@ from footprint.events import (
     RunFailed,
     RunStart,
     ToolEnd,
-    ToolStart,
 )
 from lens._custody import said
 
-__all__ = ["Call", "HistoryMessage", "Past", "RunStatus", "causal_past", "request_messages"]
+__all__ = [
+    "Call",
+    "HistoryMessage",
+    "Landing",
+    "Past",
+    "RunStatus",
+    "causal_past",
+    "landings_of",
+    "moves_of",
+    "request_messages",
+]
 
 RunStatus = Literal["answered", "stopped-early", "failed", "incomplete"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Call:
-    """One model call on the path to the answer, with the tool results its request carried."""
+    """One model call on the path to the answer.
+
+    ``reads`` are the tool results its request carried (filled for the
+    explained call; an earlier call read the prefix of them before it).
+    """
 
     start: LLMStart
-    end: LLMEnd
     reads: tuple[str, ...]
     reads_known: bool
 
@@ -121,14 +134,6 @@ def _status(events: Sequence[Event]) -> tuple[RunStatus, list[str]]:
     return "answered", []
 
 
-def _reads(start: LLMStart, results_before: Sequence[ToolEnd]) -> tuple[tuple[str, ...], bool]:
-    messages = request_messages(start)
-    if messages is None:
-        return tuple(e.tool_call_id for e in results_before), False
-    return tuple(str(m["tool_call_id"]) for m in messages
-                 if m.get("role") == "tool" and "tool_call_id" in m), True
-
-
 def _history(start: LLMStart, user_message: str, turn: int) -> tuple[HistoryMessage, ...]:
     messages = request_messages(start)
     if turn == 0 or not messages:
@@ -143,25 +148,35 @@ def _history(start: LLMStart, user_message: str, turn: int) -> tuple[HistoryMess
                  for i, m in enumerate(messages[:mine]))
 
 
-def _walk(events: Sequence[Event], explained: LLMEnd) -> tuple[Call, ...]:
+def _explained_reads(start: LLMStart, results: Sequence[ToolEnd]) -> tuple[list[str], bool]:
+    messages = request_messages(start)
+    if messages is None:
+        return [e.tool_call_id for e in results if e.seq < start.seq], False
+    return [str(m["tool_call_id"]) for m in messages
+            if m.get("role") == "tool" and "tool_call_id" in m], True
+
+
+def _walk(events: Sequence[Event], explained: LLMStart) -> tuple[Call, ...]:
+    """The explained call and every call that chose a tool whose result it read.
+
+    A run's history only grows, so each earlier call read a prefix of what
+    the explained call read, and the calls that chose those tools are the
+    choosers of the explained call's own reads: only its request is parsed.
+    """
     starts = {e.step_id: e for e in events if isinstance(e, LLMStart)}
-    ends = {e.step_id: e for e in events if isinstance(e, LLMEnd)}
     results = [e for e in events if isinstance(e, ToolEnd)]
-    chooser = {c.id: e.step_id for e in ends.values() for c in e.tool_calls}
+    chooser = {e.tool_call_id: e.parent_step for e in results if e.parent_step}
     for e in events:
-        if isinstance(e, ToolStart) and e.parent_step and e.tool_call_id not in chooser:
-            chooser[e.tool_call_id] = e.parent_step
-    seen: dict[str, Call] = {}
-    todo = [explained.step_id]
-    while todo:
-        step = todo.pop()
-        if step in seen or step not in starts or step not in ends:
-            continue
-        start = starts[step]
-        reads, known = _reads(start, [r for r in results if r.seq < start.seq])
-        seen[step] = Call(start=start, end=ends[step], reads=reads, reads_known=known)
-        todo += [chooser[r] for r in reads if r in chooser]
-    return tuple(sorted(seen.values(), key=lambda c: c.start.seq))
+        if isinstance(e, LLMEnd):
+            for c in e.tool_calls:
+                chooser.setdefault(c.id, e.step_id)
+    reads, known = _explained_reads(explained, results)
+    calls = {explained.step_id: Call(start=explained, reads=tuple(reads), reads_known=known)}
+    for r in reads:
+        step = chooser.get(r)
+        if step is not None and step not in calls and step in starts:
+            calls[step] = Call(start=starts[step], reads=(), reads_known=known)
+    return tuple(sorted(calls.values(), key=lambda c: c.start.seq))
 
 
 def causal_past(events: Sequence[Event], step: str | None = None) -> Past:
@@ -173,7 +188,12 @@ def causal_past(events: Sequence[Event], step: str | None = None) -> Past:
                           "run that answered (see `footprint runs`)")
     explained_end = _explained(ends, step)
     status, flags = _status(events)
-    calls = _walk(events, explained_end)
+    explained_start = next((e for e in events if isinstance(e, LLMStart)
+                            and e.step_id == explained_end.step_id), None)
+    if explained_start is None:
+        raise ConfigError(f"model call {explained_end.step_id} has no llm.start in the "
+                          "recording; pick another --step")
+    calls = _walk(events, explained_start)
     explained = next(c for c in calls if c.step_id == explained_end.step_id)
     if not explained.reads_known:
         flags.append("no-request-record: the request text was not kept, so every earlier "
@@ -190,16 +210,39 @@ def causal_past(events: Sequence[Event], step: str | None = None) -> Past:
         flags=tuple(flags), by_seq={e.seq: e for e in events})
 
 
-def pieces_of(events: Sequence[Event], past: Past) -> list[tuple[ContextInjected, str]]:
+class Landing(NamedTuple):
+    """A piece landing in the prompt of a call on the path.
+
+    ``piece`` carries the text (from a store it is one decoded landing of
+    the same content, standing for all of them); ``seq``, ``admitted_by``
+    and ``admitted_via`` are this landing's own.
+    """
+
+    seq: int
+    step: str
+    piece: ContextInjected
+    admitted_by: int | None
+    admitted_via: str
+
+
+def call_of(seqs: Sequence[int], steps: Sequence[str], seq: int) -> str | None:
+    """The model call whose prompt an event at ``seq`` belongs to (the next call after it)."""
+    i = bisect.bisect_right(seqs, seq)
+    return steps[i] if i < len(steps) else None
+
+
+def landings_of(events: Sequence[Event], past: Past) -> list[Landing]:
     """Every piece that landed in a prompt on the path, with the call it landed in."""
-    starts = sorted((c.start for c in past.calls), key=lambda s: s.seq)
-    all_starts = sorted(e.seq for e in events if isinstance(e, LLMStart))
-    out: list[tuple[ContextInjected, str]] = []
-    for start in starts:
-        before = [s for s in all_starts if s < start.seq]
-        lo = before[-1] if before else -1
-        out += [(e, start.step_id) for e in events
-                if isinstance(e, ContextInjected) and lo < e.seq < start.seq]
+    starts = sorted((e.seq, e.step_id) for e in events if isinstance(e, LLMStart))
+    seqs = [s for s, _ in starts]
+    steps = [st for _, st in starts]
+    path = past.path_steps
+    out: list[Landing] = []
+    for e in events:
+        if isinstance(e, ContextInjected):
+            step = call_of(seqs, steps, e.seq)
+            if step is not None and step in path:
+                out.append(Landing(e.seq, step, e, e.admitted_by, e.admitted_via))
     return out
 
 

@@ -1,12 +1,13 @@
 """Reading only the answer's causal past from a store, with filters DuckDB pushes down.
 
-The run's model calls, tool calls, gates, declarations and ends are read in
-full (few rows). Prompt pieces repeat every iteration: their hot columns
-(seq, iteration, slot, injection id, content hash, admitted_by) are scanned,
-and only one landing per distinct piece — plus every piece of the explained
-call — is decoded; the other landings are the same piece, re-stamped with
-their own envelope. Cursor moves are decoded where they moved (not stays),
-plus those the decoded pieces name as their admitting event.
+The run's model calls and tool results, its gates, declarations and end are
+decoded (a model request's text only for the explained call: the run's
+history only grows, so that request names every result read before it).
+Prompt pieces repeat every iteration: their hot columns (seq, slot,
+injection id, content hash, admitted_by) are scanned, and one landing per
+distinct text — plus each piece of the explained call — is decoded; the
+other landings are counted against it. Cursor moves are decoded where they
+moved (not stays) and where a decoded piece names one as its admitting event.
 
 ``events_read`` counts the rows decoded from their payload; ``events_total``
 the run's rows. :func:`read_past` is the one function to swap for the
@@ -15,37 +16,47 @@ recorder's paged reader when it lands.
 
 from __future__ import annotations
 
-import dataclasses
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from footprint.events import ContextInjected, Event, from_record
+from lens._why_past import Landing, call_of
 from recorder._catalog import Store, _is_ref, _unblob
 from recorder._rows import BLOB_KEY, ENVELOPE_NAMES
 from recorder._upcast import upcast
 
 __all__ = ["PastRead", "read_earlier", "read_past"]
 
-CORE_TYPES = ("run.start", "run.end", "run.error", "llm.start", "llm.end", "tool.start",
-              "tool.end", "tool.effect", "skill.rejected", "skill.escalated",
-              "injection.declared")
+CORE_TYPES = ("run.start", "run.end", "run.error", "llm.start", "llm.end", "tool.end",
+              "tool.effect", "skill.rejected", "skill.escalated", "injection.declared")
+Keep = Callable[[int, str], bool]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class PastRead:
-    """The events the why walk needs, and how many rows were decoded out of how many."""
+    """The events the why walk needs, the pieces on the path, and the rows decoded of all."""
 
     events: list[Event]
+    landings: list[Landing]
     read: int
     total: int
 
 
-def _decode(store: Store, where: str, params: Sequence[object]) -> list[Event]:
+def _all(_seq: int, _key: str) -> bool:
+    return True
+
+
+def _decode(store: Store, where: str, params: Sequence[object], keep: Keep = _all,
+            ) -> list[Event]:
+    """Typed events for the rows matching ``where``; a blob ``keep`` refuses stays ``None``."""
     rows = store.rows(f"SELECT {', '.join(ENVELOPE_NAMES)}, payload FROM _events_all "
                       f"WHERE {where} ORDER BY seq", list(params))
     payloads = [json.loads(r[-1]) for r in rows]
+    for row, p in zip(rows, payloads, strict=True):
+        for key in [k for k, v in p.items() if _is_ref(v) and not keep(row[1], k)]:
+            p[key] = None
     wanted = sorted({v[BLOB_KEY] for p in payloads for v in p.values() if _is_ref(v)})
     texts = {str(h): str(t) for h, t in store.rows(
         "SELECT hash, text FROM blobs WHERE hash IN ?", [wanted])} if wanted else {}
@@ -58,71 +69,65 @@ def _decode(store: Store, where: str, params: Sequence[object]) -> list[Event]:
     return out
 
 
-def _windows(core: Sequence[Event]) -> list[tuple[int, int, str]]:
-    starts = sorted((e.seq, e.step_id) for e in core if e.type == "llm.start")
-    out, lo = [], -1
-    for seq, step in starts:
-        out.append((lo, seq, step))
-        lo = seq
-    return out
+def _hot(store: Store, run_id: str) -> list[tuple[Any, ...]]:
+    """One scan of the run's hot columns (no payload): type, seq, step and piece keys."""
+    return store.rows(
+        "SELECT seq, type, step_id, injection_id, flavor, slot, content_hash, admitted_by, "
+        "admitted_via FROM _events_all WHERE run_id = ? ORDER BY seq", [run_id])
 
 
-def _pieces(store: Store, run_id: str, core: Sequence[Event],
-            explained: str | None) -> tuple[list[Event], int]:
-    rows = store.rows(
-        "SELECT seq, iteration, step_id, injection_id, flavor, slot, content_hash, admitted_by, "
-        "admitted_via FROM _events_all WHERE run_id = ? AND type = 'context.injected' "
-        "ORDER BY seq", [run_id])
-    windows = _windows(core)
-    last_step = explained or (windows[-1][2] if windows else None)
-    keep: set[int] = set()
-    first: dict[tuple[Any, ...], int] = {}
-    group_of: dict[int, tuple[Any, ...]] = {}
-    for seq, _it, _st, iid, flavor, slot, chash, _by, _via in rows:
-        key = (iid, flavor, slot, chash)
-        group_of[seq] = key
-        first.setdefault(key, seq)
-        call = next((s for lo, hi, s in windows if lo < seq < hi), None)
-        if call == last_step:
-            keep.add(seq)
-    keep |= set(first.values())
+def _calls(hot: Sequence[tuple[Any, ...]], step: str | None) -> tuple[list[int], list[str], int]:
+    """Every model call's ``llm.start`` seq and step id, and the explained call's seq."""
+    seqs = [int(r[0]) for r in hot if r[1] == "llm.start"]
+    steps = [str(r[2]) for r in hot if r[1] == "llm.start"]
+    picked = [s for s, st in zip(seqs, steps, strict=True) if st == step]
+    return seqs, steps, (picked[-1] if picked else (seqs[-1] if seqs else -1))
+
+
+def _landings(store: Store, run_id: str, hot: Sequence[tuple[Any, ...]], seqs: list[int],
+              steps: list[str], explained: int) -> tuple[list[Landing], list[Event], int]:
+    rows = [(r[0], *r[3:]) for r in hot if r[1] == "context.injected" and r[0] < explained]
+    explained_step = call_of(seqs, steps, explained - 1)
+    placed = [(r, call_of(seqs, steps, r[0])) for r in rows]
+    keep: dict[tuple[Any, ...], int] = {}
+    for r, step in placed:
+        keep.setdefault((r[1], r[2], r[3], r[4]), r[0])
+        if step == explained_step:
+            keep[(r[1], r[2], r[3], r[4], r[0])] = r[0]
     decoded = {e.seq: e for e in _decode(
-        store, "run_id = ? AND type = 'context.injected' AND seq IN ?", [run_id, sorted(keep)])}
-    reps = {group_of[s]: e for s, e in decoded.items()}
-    out: list[Event] = []
-    for seq, it, st, _iid, _fl, _sl, _ch, by, via in rows:
-        e = decoded.get(seq)
-        if e is None:
-            rep = reps[group_of[seq]]
-            assert isinstance(rep, ContextInjected)
-            e = dataclasses.replace(rep, seq=seq, iteration=it, step_id=st, admitted_by=by,
-                                    admitted_via=via)
-        out.append(e)
-    return out, len(decoded)
+        store, "run_id = ? AND type = 'context.injected' AND seq IN ?",
+        [run_id, sorted(set(keep.values()))]) if isinstance(e, ContextInjected)}
+    rep = {k[:4]: decoded[s] for k, s in keep.items() if len(k) == 4}
+    out = [Landing(r[0], step, decoded.get(r[0]) or rep[(r[1], r[2], r[3], r[4])], r[5], r[6])
+           for r, step in placed if step is not None]
+    return out, list(decoded.values()), len(decoded)
 
 
-def _moves(store: Store, run_id: str, pieces: Sequence[Event]) -> list[Event]:
-    named = sorted({p.admitted_by for p in pieces
-                    if isinstance(p, ContextInjected) and p.admitted_by is not None})
-    return _decode(store, "run_id = ? AND type = 'context.evaluated' AND (seq IN ? OR "
-                   "(moved_by IS NOT NULL AND moved_by NOT IN ('stay', 'none')))",
-                   [run_id, named or [-1]])
+def _admitting(store: Store, run_id: str, landings: Sequence[Landing], known: set[int],
+               explained_iteration: int) -> list[Event]:
+    """The events that admitted the last landing of each piece, and the cursor's moves."""
+    last: dict[tuple[Any, ...], int] = {}
+    for g in landings:
+        if g.admitted_by is not None:
+            last[(g.piece.injection_id, g.piece.source, g.piece.slot)] = g.admitted_by
+    named = sorted(set(last.values()) - known) or [-1]
+    return _decode(store, "run_id = ? AND (seq IN ? OR (type = 'context.evaluated' AND "
+                   "moved_by IS NOT NULL AND moved_by <> 'none' AND (moved_by <> 'stay' OR "
+                   "iteration = ?)))", [run_id, named, explained_iteration])
 
 
 def read_past(store: Store, run_id: str, step: str | None = None) -> PastRead:
     """The rows the why walk of ``run_id`` needs, decoded; the rest counted, not read."""
-    total = int(store.rows("SELECT count(*) FROM _events_all WHERE run_id = ?", [run_id])[0][0])
-    core = _decode(store, "run_id = ? AND type IN ?", [run_id, list(CORE_TYPES)])
-    pieces, decoded = _pieces(store, run_id, core, step)
-    moves = _moves(store, run_id, pieces)
-    stays = _decode(store, "run_id = ? AND type = 'context.evaluated' AND moved_by = 'stay' "
-                    "AND seq = (SELECT max(seq) FROM _events_all WHERE run_id = ? AND "
-                    "type = 'context.evaluated')", [run_id, run_id])
-    known = {e.seq for e in moves}
-    events = sorted([*core, *pieces, *moves, *(s for s in stays if s.seq not in known)],
-                    key=lambda e: e.seq)
-    return PastRead(events=events, read=len(core) + decoded + len(moves) + len(stays),
-                    total=total)
+    hot = _hot(store, run_id)
+    seqs, steps, explained = _calls(hot, step)
+    core = _decode(store, "run_id = ? AND type IN ?", [run_id, list(CORE_TYPES)],
+                   keep=lambda seq, key: key != "request_ref" or seq == explained)
+    landings, pieces, decoded = _landings(store, run_id, hot, seqs, steps, explained)
+    it = next((e.iteration for e in core if e.seq == explained), -1)
+    moves = _admitting(store, run_id, landings, {e.seq for e in core}, it)
+    events = sorted([*core, *pieces, *moves], key=lambda e: e.seq)
+    return PastRead(events=events, landings=landings,
+                    read=len(core) + decoded + len(moves), total=len(hot))
 
 
 def read_earlier(store: Store, conversation_id: str | None, turn: int) -> list[Event]:

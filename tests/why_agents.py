@@ -184,3 +184,44 @@ def late_agent(sink: EventSink | None = None, seed: int = 0) -> Agent:
     return _agent(_late, sink=sink, seed=seed, tools=[tool(lookup)], injections=[
         *DECOYS[:2], define_instruction("late-note", prompt="Winter sale is running.",
                                         active_when=lambda ctx: ctx.iteration >= 2)])
+
+
+# ── stale history from an earlier turn ─────────────────────────────────────
+
+FIRST, FOLLOW = "What did the grinder cost in the winter sale?", "And what does it cost now?"
+
+
+def _recall(request: LLMRequest) -> Reply:
+    if request.messages[-1].content != FOLLOW:
+        return _price(request)
+    said = " ".join(m.content for m in request.messages if m.role == "assistant")
+    return "It costs " + ("149" if "149" in said else "189") + " EUR."
+
+
+def stale_agent(sink: EventSink | None = None, seed: int = 0) -> Agent:
+    """Turn 0 answers 149 (the sale); turn 1 repeats the price its history carries."""
+    return _agent(_recall, sink=sink, seed=seed, injections=[
+        *DECOYS, define_instruction("sale-banner", prompt="Winter sale is running.",
+                                    active_when=lambda ctx: "winter" in ctx.user_message)])
+
+
+# ── a long tool loop (many events, one answer) ─────────────────────────────
+
+
+def page(n: int) -> str:
+    """Read one page."""
+    return f"page {n}: nothing about prices"
+
+
+def long_agent(sink: EventSink | None = None, seed: int = 0, pages: int = 60) -> Agent:
+    """Reads ``pages`` pages one call at a time, then answers from the sale banner."""
+    def fn(request: LLMRequest) -> Reply:
+        done = sum(1 for m in request.messages if m.role == "tool")
+        if done < pages:
+            return ToolCall(id="", name="page", arguments={"n": done})
+        return _price(request)
+
+    facts = [define_fact(f"note-{i}", f"Note {i} on grinders.") for i in range(12)]
+    return _agent(fn, sink=sink, seed=seed, tools=[tool(page)], max_iterations=pages + 2,
+                  injections=[*facts, define_instruction("sale-banner",
+                                                         prompt="Winter sale is running.")])

@@ -45,7 +45,7 @@ def test_given_the_demo_when_it_explains_the_answer_then_the_planted_fact_is_the
     assert "baseline: the unchanged agent gave the recorded answer in 12/12 live re-runs" in why
     assert "1. [injection] fact 'legacy-window-fact'" in why and "CAUSAL 3/3" in why
     assert "[injection] fact 'refund-policy'" in why and "not-confirmed" in why
-    assert why.count("CAUSAL") == 1
+    assert "[cursor_move] cursor billing→refund by route" in why
 
 
 def test_given_a_demo_store_when_the_next_commands_run_then_they_work(tmp_path: Path) -> None:

@@ -69,8 +69,8 @@ def test_given_a_fresh_interpreter_when_help_is_asked_then_the_documented_api_sh
     assert "replay(store: 'StoreLike', run: 'str', agent: 'Any') -> 'ReplayResult'" in done.stdout
     assert "A follow-up turn is replayed with every earlier turn of its conversation." \
         in done.stdout
-    assert sorted(lens.__all__) == ["ReplayResult", "RunDiff", "assert_decisions",
-                                    "assert_replays", "diff", "open_store", "replay"]
+    assert sorted(lens.__all__) == ["ReplayResult", "RunDiff", "WhyReport", "assert_decisions",
+                                    "assert_replays", "diff", "open_store", "replay", "why"]
 
 
 def test_given_an_unknown_name_when_read_from_lens_then_attribute_error() -> None:

@@ -288,3 +288,78 @@ def test_given_a_report_when_it_breaks_the_schema_then_validation_refuses_it() -
     data["suspects"][0]["verdict"] = "caused"
     with pytest.raises(jsonschema.ValidationError):
         jsonschema.validate(data, schema())
+
+
+# ── conversations: re-run as that conversation ───────────────────────────
+
+
+def _conversation() -> list[Any]:
+    sink = ListSink()
+    agent = W.stale_agent(sink=sink)
+    agent.run_sync(W.FIRST)
+    agent.follow_up_sync(W.FOLLOW)
+    return sink.events
+
+
+def test_given_a_follow_up_turn_when_explained_then_the_stale_history_message_is_confirmed(
+) -> None:
+    report = why(_conversation(), "last", agent=W.stale_agent())
+    assert report.baseline is not None and report.baseline.same == report.baseline.runs
+    culprit = next(s for s in report.suspects if s.verdict == "confirmed")
+    assert culprit.kind == "message" and culprit.flavor == "llm#1"
+    assert "earlier turn (run " in culprit.chain[1] and "?" not in culprit.chain[1]
+    assert culprit.changes == ("149 → 189",)
+    assert _confirmed(report) == {culprit.id}
+
+
+def test_given_a_follow_up_without_its_earlier_turns_when_explained_then_nothing_is_re_run(
+) -> None:
+    events = _conversation()
+    last = events[-1].run_id
+    report = why([e for e in events if e.run_id == last], "last", agent=W.stale_agent())
+    assert report.mode == "CORRELATIONAL" and report.reruns == 0
+    assert any(f.startswith("conversation-not-restored") for f in report.flags)
+    assert any(s.kind == "message" for s in report.suspects)
+
+
+def test_given_a_run_recorded_as_hashes_when_explained_then_it_is_flagged_and_not_scored(
+    tmp_path: Path,
+) -> None:
+    from recorder import capture, open_store
+
+    recorder = Recorder(sinks=[ParquetSink(tmp_path / "s")], processors=[capture("hashes")])
+    try:
+        W.price_agent(sink=recorder).run_sync(ASK)
+    finally:
+        recorder.close()
+    with open_store(tmp_path / "s") as s:
+        report = why(s, "last", agent=W.price_agent())
+    assert any(f.startswith("redacted:") for f in report.flags)
+    assert any(f.startswith("redacted-answer") for f in report.flags)
+    assert all(x.score is None for x in report.suspects if x.kind == "injection")
+    assert _confirmed(report) == {"sale-banner"}
+
+
+def test_given_a_store_path_and_an_agent_reference_when_explained_then_both_are_opened(
+    store: Path,
+) -> None:
+    report = why(str(store), "last", agent=DESK, expect="DECLINED")
+    assert report.conclusion == "confirmed" and _confirmed(report) == {PLANTED_FACT}
+
+
+def test_given_a_long_loop_in_a_store_when_explained_then_a_small_share_is_decoded(
+    tmp_path: Path,
+) -> None:
+    from recorder import open_store
+
+    recorder = Recorder(sinks=[ParquetSink(tmp_path / "s")])
+    try:
+        W.long_agent(sink=recorder, pages=60).run_sync(ASK)
+    finally:
+        recorder.close()
+    with open_store(tmp_path / "s") as s:
+        report = why(s, "last")
+    in_memory = why(_recorded(W.long_agent, pages=60), "last")
+    assert report.events_total > 1500 and report.events_read < report.events_total / 5
+    assert [x.id for x in report.suspects] == [x.id for x in in_memory.suspects]
+    assert [x.chain for x in report.suspects] == [x.chain for x in in_memory.suspects]
