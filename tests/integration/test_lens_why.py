@@ -344,7 +344,12 @@ def test_given_a_store_path_and_an_agent_reference_when_explained_then_both_are_
     store: Path,
 ) -> None:
     report = why(str(store), "last", agent=DESK, expect="DECLINED")
-    assert report.conclusion == "confirmed" and _confirmed(report) == {PLANTED_FACT}
+    assert report.conclusion == "confirmed" and report.suspects[0].id == PLANTED_FACT
+    innocent = {"refund-policy", "shipping-times", "support-hours", "tone",
+                "calm-angry-customer"}
+    assert not _confirmed(report) & innocent
+    moves = [s for s in report.suspects if s.kind == "cursor_move" and s.verdict == "confirmed"]
+    assert {m.removal for m in moves} == {"skill 'billing' hidden", "skill 'refund' hidden"}
 
 
 def test_given_a_long_loop_in_a_store_when_explained_then_a_small_share_is_decoded(
