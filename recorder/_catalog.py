@@ -16,6 +16,7 @@ from footprint.events import Event, from_record
 from recorder._discover import StoreFiles, discover
 from recorder._layout import resolve_store
 from recorder._parquet_sink import STATS_SCHEMA
+from recorder._remote import is_remote, mirror
 from recorder._rows import BLOB_KEY, BLOB_SCHEMA, CHAIN_SCHEMA, ENVELOPE_NAMES, EVENT_SCHEMA
 from recorder._sandbox import Sandbox
 from recorder._upcast import upcast
@@ -27,7 +28,15 @@ _DATE = pa.field("date", pa.date32())
 
 
 def open_store(path: str | os.PathLike[str] | None = None) -> Store:
-    """Open the store at ``path`` (default ``$FOOTPRINT_STORE`` or ``./.footprint``)."""
+    """Open the store at ``path`` (default ``$FOOTPRINT_STORE`` or ``./.footprint``).
+
+    ``path`` may be an object-storage URI (``s3://bucket/prefix``): its sealed
+    files are mirrored into a local cache first (see ``recorder._remote``).
+    """
+    location = os.fspath(path) if path is not None else os.environ.get("FOOTPRINT_STORE")
+    if is_remote(location):
+        assert location is not None
+        return Store(mirror(location))
     root = resolve_store(path)
     if not root.is_dir():
         raise ConfigError(

@@ -13,6 +13,7 @@ from footprint._errors import ConfigError
 from footprint.events import TERMINAL_TYPES, EventBase
 from recorder._layout import STATS, new_writer_id, resolve_store
 from recorder._link import RunHeads
+from recorder._remote import Uploader, is_remote, staging_root
 from recorder._rows import EVENT_SCHEMA, RowBuilder, RunTail
 from recorder._segment import Segment, write_atomically
 from recorder._sink import ExportResult
@@ -45,6 +46,9 @@ class ParquetSink:
     reaches ``seal_rows``, when every run in it has ended, and at shutdown.
     ``durable=True`` adds fsyncs for power loss. File names carry the UTC
     time, the pid and a random suffix: writers never touch each other's files.
+    ``path`` may be an object-storage URI (``s3://bucket/prefix``): live
+    segments then stay in a local staging store and each sealed file is
+    uploaded (see ``recorder._remote``).
     """
 
     def __init__(
@@ -60,9 +64,16 @@ class ParquetSink:
                 f"ParquetSink(seal_rows={seal_rows!r}, blob_min_chars={blob_min_chars!r}): "
                 "both must be positive integers; use the defaults (250000, 256)"
             )
-        self.root = resolve_store(path)
-        self.root.mkdir(parents=True, exist_ok=True)
         self.writer_id = new_writer_id()
+        location = os.fspath(path) if path is not None else os.environ.get("FOOTPRINT_STORE")
+        self._upload: Uploader | None = None
+        if is_remote(location):
+            assert location is not None
+            self.root = staging_root(location)
+            self._upload = Uploader(location, self.root, self.writer_id)
+        else:
+            self.root = resolve_store(path)
+        self.root.mkdir(parents=True, exist_ok=True)
         self.seal_rows = seal_rows
         self.durable = durable
         self._builder = RowBuilder(blob_min_chars=blob_min_chars)
@@ -103,8 +114,11 @@ class ParquetSink:
         if self._segment is not None and self.durable:
             self._files.submit(self._segment.sync)
         self._write_stats()
+        failures = self._upload.failures if self._upload is not None else 0
+        if self._upload is not None:
+            self._files.submit(self._upload.sync)
         self._files.drain()
-        return True
+        return self._upload is None or self._upload.failures == failures
 
     def shutdown(self) -> None:
         if self._closed:
@@ -112,6 +126,8 @@ class ParquetSink:
         self._closed = True
         self._seal()
         self._write_stats()
+        if self._upload is not None:
+            self._files.submit(self._upload.sync)
         self._files.close()
 
     # -- StatsAware ------------------------------------------------------------
@@ -161,6 +177,8 @@ class ParquetSink:
         if self._segment is not None:
             self._files.submit(functools.partial(self._segment.seal, durable=self.durable))
             self._segment, self._segment_rows = None, 0
+            if self._upload is not None:
+                self._files.submit(self._upload.sync)
 
     def _write_stats(self) -> None:
         if not self._drops_dirty:

@@ -2,16 +2,64 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any, TypeVar
+
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.screen import Screen
 from textual.widgets import Footer, Static
+from textual.worker import NoActiveWorker, Worker, WorkerState, get_current_worker
 
+from lens.tui._reader import ReaderClosed
 from lens.tui._state import LensState
 from lens.tui._summary import clip
 
-__all__ = ["LensHeader", "RunScreen", "header_text"]
+__all__ = ["LensHeader", "Loader", "RunScreen", "header_text", "worker_cancelled"]
+
+T = TypeVar("T")
+
+
+def worker_cancelled() -> bool:
+    """Inside a worker: has it been cancelled (screen left, newer request, app closing)?"""
+    try:
+        return get_current_worker().is_cancelled
+    except NoActiveWorker:
+        return False
+
+
+class Loader(Screen[None]):
+    """A screen that reads the store on thread workers and draws the result on the UI thread.
+
+    Nothing is focused until the screen's list has loaded (a loading widget cannot take focus).
+    """
+
+    AUTO_FOCUS = ""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._done: dict[Worker[Any], Callable[[Any], None]] = {}
+
+    def load(self, group: str, work: Callable[[], T], done: Callable[[T], None]) -> Worker[T]:
+        """Run ``work`` on a thread; ``done(result)`` on the UI thread (a newer load of the same
+        ``group`` makes an older one's result go unused)."""
+        worker: Worker[T] = self.run_worker(work, name=group, group=group, thread=True,
+                                            exclusive=True, exit_on_error=False)
+        self._done[worker] = done
+        return worker
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        worker = event.worker
+        if event.state not in (WorkerState.SUCCESS, WorkerState.ERROR, WorkerState.CANCELLED):
+            return
+        done = self._done.pop(worker, None)
+        if done is None or not self.is_attached:
+            return
+        if event.state == WorkerState.SUCCESS and not worker.is_cancelled:
+            done(worker.result)
+        elif event.state == WorkerState.ERROR and not isinstance(worker.error, ReaderClosed):
+            self.notify(f"could not read the store: {worker.error}", severity="error")
 
 
 def header_text(state: LensState, where: str, *, follow: bool = False) -> Text:
@@ -21,7 +69,7 @@ def header_text(state: LensState, where: str, *, follow: bool = False) -> Text:
     text.append(f" {where} ", style="bold")
     head = state.head
     if where == "runs" or head is None:
-        text.append(f"· store {state.store_name} · {len(state.store.run_ids())} runs")
+        text.append(f"· store {state.store_name} · {state.run_count} runs")
     else:
         colour = {"complete": "green", "failed": "red"}.get(head.status, "yellow")
         text.append(f"· run {head.run_id} · {head.model} · ")
@@ -49,7 +97,7 @@ class LensHeader(Static):
         self.update(header_text(self.state, self.where, follow=self.follow))
 
 
-class RunScreen(Screen[None]):
+class RunScreen(Loader):
     """A screen about the selected run: header, body, footer; ``escape`` goes back a level."""
 
     NAME = "run"

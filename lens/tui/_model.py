@@ -32,7 +32,8 @@ from footprint.events import (
 )
 from lens.tui._summary import summarize
 
-__all__ = ["SLOTS", "SLOT_TITLES", "Block", "Iteration", "RunView", "build_run"]
+__all__ = ["SLOTS", "SLOT_TITLES", "Block", "Iteration", "RunView", "build_iteration", "build_run",
+           "origins_index", "request_messages"]
 
 SLOTS: tuple[str, ...] = ("system-prompt", "messages", "tools")
 SLOT_TITLES: Mapping[str, str] = {"system-prompt": "System", "messages": "Messages",
@@ -165,7 +166,7 @@ def message_block(index: int, message: Mapping[str, Any], origins: Origins,
                  text=_message_text(message), flavor=flavor, details=tuple(details))
 
 
-def _request_messages(call: LLMStart | None) -> list[Mapping[str, Any]] | None:
+def request_messages(call: LLMStart | None) -> list[Mapping[str, Any]] | None:
     if call is None or not call.request_ref:
         return None
     try:
@@ -183,7 +184,7 @@ def _blocks(iteration_events: Sequence[Event], call: LLMStart | None,
     for e in iteration_events:
         if isinstance(e, ContextInjected) and (limit is None or e.seq < limit):
             out.setdefault(e.slot, []).append(injected_block(e, by_seq))
-    messages = _request_messages(call)
+    messages = request_messages(call)
     if messages is not None:
         out["messages"] += [message_block(i, m, origins, limit) for i, m in enumerate(messages)]
     elif call is not None:
@@ -208,6 +209,14 @@ def _iteration(number: int, mine: Sequence[Event], origins: Origins,
         refusals=sum(isinstance(e, SkillRejected) for e in mine),
         blocks=_blocks(mine, call, origins, by_seq),
     )
+
+
+def build_iteration(number: int, events: Sequence[Event], lookups: Sequence[Event]) -> Iteration:
+    """Iteration ``number`` from its own events, plus ``lookups``: the events its blocks name
+    (admitting events, and where its request's messages came from), from anywhere in the run."""
+    known = sorted({e.seq: e for e in (*lookups, *events)}.values(), key=lambda e: e.seq)
+    by_seq = {e.seq: e for e in known}
+    return _iteration(number, events, origins_index(known), by_seq)
 
 
 def _status(events: Sequence[Event]) -> str:

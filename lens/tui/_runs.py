@@ -6,10 +6,9 @@ from typing import Any
 
 from textual.app import ComposeResult
 from textual.message import Message
-from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
 
-from lens.tui._base import LensHeader
+from lens.tui._base import LensHeader, Loader
 from lens.tui._state import RUN_COLUMNS, LensState
 from lens.tui._summary import clip
 
@@ -25,7 +24,7 @@ def _cell(column: str, value: Any) -> str:
     return clip(value, 30) if column == "answer" else str(value)
 
 
-class RunsScreen(Screen[None]):
+class RunsScreen(Loader):
     """A small table (``DataTable`` is fine here: one row per run)."""
 
     DEFAULT_CSS = "RunsScreen DataTable { height: 1fr; } RunsScreen #hint { color: $text-muted; }"
@@ -52,12 +51,18 @@ class RunsScreen(Screen[None]):
     def on_mount(self) -> None:
         table = self.query_one(DataTable)
         table.add_columns(*RUN_COLUMNS)
-        self.reload()
         table.focus()
 
+    def on_screen_resume(self) -> None:
+        self.call_after_refresh(self.reload)
+
     def reload(self) -> None:
-        """Re-read the runs (``--follow``), keeping the cursor on the same run."""
-        rows = self.state.runs()
+        """Re-read the runs on a worker (when shown, and each ``--follow`` tick), keeping the
+        cursor on the same run; while a run's screen covers this one, nothing is read."""
+        if self.is_current:
+            self.load("runs", self.state.runs, self._fill)
+
+    def _fill(self, rows: list[tuple[Any, ...]]) -> None:
         if rows == self._shown:
             return
         self._shown = rows

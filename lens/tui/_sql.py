@@ -1,23 +1,31 @@
-"""The SQL console: a query over the store's views; errors shown inline, never raised."""
+"""The SQL console: a query over the store's views; errors shown inline, never raised.
+
+The query runs on a worker (the screen stays live while it does), and its
+rows show in a line-virtualized list: up to ``MAX_ROWS`` of them, each line
+formatted only when it is painted.
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
+from rich.segment import Segment
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Input, Static
+from textual.widgets import Footer, Input, Static
 
-from lens.tui._base import LensHeader
+from lens.tui._base import LensHeader, Loader
+from lens.tui._lines import VirtualList
 from lens.tui._state import LensState
 from lens.tui._summary import clip
 from recorder import SqlRefused
 
-__all__ = ["MAX_ROWS", "SqlResult", "SqlScreen", "run_query"]
+__all__ = ["MAX_ROWS", "SqlLines", "SqlResult", "SqlScreen", "run_query"]
 
-MAX_ROWS = 500
+MAX_ROWS = 20_000
+_SAMPLE = 200
+_CELL = 60
 VIEWS = ("events, runs, decisions, injections, llm_calls, tool_calls, rejections, "
          "escalations, route_conflicts, blobs")
 
@@ -49,13 +57,48 @@ def run_query(state: LensState, query: str) -> SqlResult:
     return SqlResult(columns, rows[:MAX_ROWS], None, more=len(rows) > MAX_ROWS)
 
 
-class SqlScreen(Screen[None]):
-    """``enter`` runs the query; ``escape`` goes back."""
+class SqlLines(VirtualList):
+    """The result rows, one line each, cells padded to the widths of the first rows."""
+
+    DEFAULT_CSS = "SqlLines { height: 1fr; }"
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.result = SqlResult([], [], None)
+        self.widths: list[int] = []
+
+    def show(self, result: SqlResult) -> None:
+        self.result = result
+        sample = [result.columns, *(_cells(r) for r in result.rows[:_SAMPLE])]
+        self.widths = [max((len(row[i]) for row in sample), default=0)
+                       for i in range(len(result.columns))]
+        self.width = max(1, sum(w + 2 for w in self.widths))
+        self.set_count(len(result.rows))
+
+    def header(self) -> str:
+        return _line(self.result.columns, self.widths)
+
+    def item_segments(self, index: int, part: int) -> list[Segment] | None:
+        return [Segment(_line(_cells(self.result.rows[index]), self.widths))]
+
+
+def _cells(row: tuple[Any, ...] | list[str]) -> list[str]:
+    return [clip(v, _CELL) if v is not None else "NULL" for v in row]
+
+
+def _line(cells: list[str], widths: list[int]) -> str:
+    return "  ".join(c.ljust(w) for c, w in zip(cells, widths, strict=False))
+
+
+class SqlScreen(Loader):
+    """``enter`` runs the query on a worker (keys act meanwhile); ``escape`` goes back."""
 
     DEFAULT_CSS = """
     SqlScreen #status { height: auto; padding: 0 1; }
-    SqlScreen DataTable { height: 1fr; }
+    SqlScreen #columns { height: 1; text-style: bold; background: $panel; }
+    SqlScreen SqlLines { height: 1fr; }
     """
+    AUTO_FOCUS = "Input"
     BINDINGS = [Binding("escape", "back", "Back")]  # noqa: RUF012
 
     def __init__(self, state: LensState, *, follow: bool = False) -> None:
@@ -67,25 +110,30 @@ class SqlScreen(Screen[None]):
         yield Input(placeholder="SQL over the store's views, e.g. SELECT * FROM runs — "
                                 "enter runs it", id="query")
         yield Static(Text(f"views: {VIEWS}", style="dim"), id="status")
-        yield DataTable(id="result", zebra_stripes=True)
+        yield Static(id="columns")
+        yield SqlLines(id="result")
         yield Footer()
 
-    def on_mount(self) -> None:
-        self.query_one(Input).focus()
-
     def on_input_submitted(self, event: Input.Submitted) -> None:
-        result = run_query(self.state, event.value)
+        lines = self.query_one(SqlLines)
+        lines.loading = True
+        self.query_one("#status", Static).update(Text("running…", style="dim italic"))
+        state, query = self.state, event.value
+        self.load("query", lambda: run_query(state, query), self._shown)
+
+    def _shown(self, result: SqlResult) -> None:
+        lines = self.query_one(SqlLines)
+        lines.loading = False
         status = self.query_one("#status", Static)
-        table: DataTable[str] = self.query_one(DataTable)
-        table.clear(columns=True)
         if result.error is not None:
+            lines.show(SqlResult([], [], None))
+            self.query_one("#columns", Static).update("")
             status.update(Text(f"error: {result.error}", style="bold red"))
             return
-        table.add_columns(*result.columns)
-        for row in result.rows:
-            table.add_row(*(clip(v, 60) if v is not None else "NULL" for v in row))
-        more = f" (first {MAX_ROWS} shown)" if result.more else ""
-        status.update(Text(f"{len(result.rows)} rows{more}", style="green"))
+        lines.show(result)
+        self.query_one("#columns", Static).update(lines.header())
+        more = f" (first {MAX_ROWS:,} shown)" if result.more else ""
+        status.update(Text(f"{len(result.rows):,} rows{more}", style="green"))
 
     def action_back(self) -> None:
         self.app.pop_screen()

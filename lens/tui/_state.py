@@ -1,7 +1,8 @@
-"""What the lens holds: the open store, the selected run, and lazily built views of it.
+"""What the lens holds: the open store, its gate, and the selected run's head.
 
-No Textual here: screens read this object, and ``--follow`` calls
-:meth:`LensState.poll` once a second.
+No Textual here. Opening the store and resolving RUN happen before the screen
+is taken (a bad store or run fails there, in one line); everything larger is
+read by the screens on workers, through :meth:`LensState.reader`.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from footprint._errors import ConfigError
-from lens.tui._model import RunView, build_run
+from lens.tui._reader import RunReader, StoreGate
 
 __all__ = ["RUN_COLUMNS", "LensState", "RunHead"]
 
@@ -20,6 +21,13 @@ RUN_COLUMNS = ("started", "run id", "status", "iters", "tokens", "model", "event
 _RUNS_SQL = (
     "SELECT strftime(started, '%Y-%m-%d %H:%M:%S'), run_id, status, iterations, tokens, "
     "model, events, answer FROM runs ORDER BY start_ns, run_id"
+)
+
+_HEAD_SQL = (
+    "SELECT count(*), max(seq), bool_or(type = 'run.end'), bool_or(type = 'run.error'), "
+    "coalesce(arg_min(model, seq) FILTER (WHERE type = 'run.configured'), "
+    "arg_min(model, seq) FILTER (WHERE type = 'llm.start')), "
+    "max(seq) FILTER (WHERE type = 'run.end') FROM _events_all WHERE run_id = ?"
 )
 
 
@@ -36,7 +44,7 @@ class RunHead:
 
 
 class LensState:
-    """The store and the selected run; the run's typed events load only when needed."""
+    """The store, its gate, and the selected run (whose events the screens read by the page)."""
 
     def __init__(self, store_path: str | os.PathLike[str] | None, run: str | None = None) -> None:
         from recorder import StoreWarning, open_store
@@ -45,51 +53,68 @@ class LensState:
             warnings.simplefilter("always", StoreWarning)
             self.store = open_store(store_path)
         self.warnings = [str(w.message) for w in caught]
+        self.gate = StoreGate(self.store)
         self.run_id: str | None = None
         self.head: RunHead | None = None
-        self._view: RunView | None = None
+        self.run_count = self._run_count()
         if run is not None:
-            self.select(self.store.resolve_run(run))
+            self.select(run if self._has(run) else self.store.resolve_run(run))
 
     @property
     def store_name(self) -> str:
         return self.store.root.name or str(self.store.root)
 
+    def _run_count(self) -> int:
+        found = self.gate.rows("SELECT count(DISTINCT run_id) FROM _events_all")
+        return int(found[0][0]) if found else 0
+
+    def reader(self) -> RunReader:
+        """Paged reads of the selected run."""
+        if self.run_id is None:
+            raise ConfigError("no run is selected; press enter on a run in the runs table")
+        return RunReader(self.gate, self.run_id)
+
     def runs(self) -> list[tuple[Any, ...]]:
         """One row per run, in ``RUN_COLUMNS`` order, oldest first."""
-        return self.store.rows(_RUNS_SQL)
+        return self.gate.rows(_RUNS_SQL)
 
     def select(self, run_id: str) -> None:
-        """Make ``run_id`` the selected run (its events load on first use)."""
+        """Make ``run_id`` the selected run."""
         head = self._head(run_id)
         if head is None:
             raise ConfigError(f"no run {run_id!r} in the store; pick one from the runs table")
-        self.run_id, self.head, self._view = run_id, head, None
+        self.run_id, self.head = run_id, head
+
+    def _has(self, run_id: str) -> bool:
+        return bool(self.gate.rows("SELECT 1 FROM _events_all WHERE run_id = ? LIMIT 1", [run_id]))
 
     def _head(self, run_id: str) -> RunHead | None:
-        found = self.store.rows(
-            "SELECT status, model, answer, events, last_seq FROM runs WHERE run_id = ?", [run_id])
-        if not found:
+        """The header's facts from the small columns; the answer from the one ``run.end`` row."""
+        found = self.gate.rows(_HEAD_SQL, [run_id])
+        if not found or not found[0][0]:
             return None
-        status, model, answer, events, last_seq = found[0]
-        return RunHead(run_id=run_id, status=str(status), model=str(model or "?"),
+        events, last_seq, ended, failed, model, end_seq = found[0]
+        status = "complete" if ended else "failed" if failed else "incomplete"
+        answer = None
+        if end_seq is not None:
+            end = RunReader(self.gate, run_id).events_at([end_seq])
+            answer = getattr(end[0], "final_content", None) if end else None
+        return RunHead(run_id=run_id, status=status, model=str(model or "?"),
                        answer=answer, events=int(events), last_seq=int(last_seq))
-
-    def view(self) -> RunView:
-        """The selected run's timeline view, built once per change of the run."""
-        if self.run_id is None:
-            raise ConfigError("no run is selected; press enter on a run in the runs table")
-        if self._view is None:
-            self._view = build_run(self.run_id, self.store.events(self.run_id))
-        return self._view
 
     def poll(self) -> bool:
         """Re-read the store; ``True`` when the selected run gained events or changed status."""
-        self.store.refresh()
+        with self.gate.held() as store:
+            store.refresh()
+        self.run_count = self._run_count()
         if self.run_id is None or self.head is None:
             return False
         head = self._head(self.run_id)
         if head is None or head == self.head:
             return False
-        self.head, self._view = head, None
+        self.head = head
         return True
+
+    def close(self) -> None:
+        """The lens is closing: reads waiting for the store give up, a running one stops."""
+        self.gate.close()

@@ -1,7 +1,17 @@
-"""The timeline: iteration strip · what the model saw (System · Messages · Tools) · inspector."""
+"""The timeline: iteration strip · what the model saw (System · Messages · Tools) · inspector.
+
+The strip is line-virtualized over the run's outline (one grouped query); its
+lines are fetched 64 iterations at a time for what is on screen. The selected
+iteration's events are read on a worker when it is selected, and its
+neighbours right after, so stepping through a million-event run stays instant.
+"""
 
 from __future__ import annotations
 
+from collections import OrderedDict
+
+from rich.segment import Segment
+from rich.style import Style
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -10,30 +20,50 @@ from textual.widgets import OptionList, Static, TabbedContent, TabPane
 from textual.widgets.option_list import Option
 
 from lens.tui._base import RunScreen
-from lens.tui._model import SLOT_TITLES, SLOTS, Block, Iteration, RunView
+from lens.tui._lines import VirtualList
+from lens.tui._model import SLOT_TITLES, SLOTS, Block, Iteration
+from lens.tui._reader import IterationHead, Outline, RunReader
 
-__all__ = ["TimelineScreen", "block_prompt", "strip_prompt"]
+__all__ = ["IterationStrip", "TimelineScreen", "block_prompt", "strip_segments"]
 
 FLAVOR_COLOURS = {
     "base": "grey70", "skill": "magenta", "steering": "cyan", "fact": "yellow",
     "instructions": "green", "registry": "grey62", "memory": "blue", "rag": "blue",
     "user": "bright_white", "assistant": "bright_yellow", "tool-result": "bright_blue",
 }
+_PAGE = 64
+_KEEP = 64
+_BOLD, _TOOLS, _DIM = Style(bold=True), Style(color="bright_blue"), Style(dim=True)
+_WARN = Style(color="red", bold=True)
 
 
-def strip_prompt(it: Iteration) -> Text:
+def strip_segments(head: IterationHead, part: int) -> list[Segment]:
     """Two lines per iteration: the cursor move, then tools, refusals and tokens."""
-    text = Text()
-    text.append(f"#{it.number:<3}", style="bold")
-    move = it.move
-    text.append(f"{move.from_skill or '∅'} → {move.to or '∅'} ({move.by})" if move is not None
+    if part == 0:
+        move = (f"{head.from_skill or '∅'} → {head.to_skill or '∅'} ({head.by})" if head.moved
                 else "no cursor move")
-    text.append("\n    ")
-    text.append(", ".join(it.tools) or "no tools", style="bright_blue")
-    if it.refusals:
-        text.append(f" ⚠ {it.refusals} refused", style="bold red")
-    text.append(f" · {it.tokens} tok", style="dim")
-    return text
+        return [Segment(f"#{head.number:<3}", _BOLD), Segment(move)]
+    out = [Segment("    "), Segment(", ".join(head.tools) or "no tools", _TOOLS)]
+    if head.refusals:
+        out.append(Segment(f" ⚠{head.refusals} refused", _WARN))
+    return [*out, Segment(f" · {head.tokens} tok", _DIM)]
+
+
+class IterationStrip(VirtualList):
+    """One two-line item per iteration of the outline; heads arrive by the page."""
+
+    DEFAULT_CSS = "IterationStrip { height: 1fr; }"
+    item_height = 2
+    width = 0
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.outline = Outline((), (), ())
+        self.heads: dict[int, IterationHead] = {}
+
+    def item_segments(self, index: int, part: int) -> list[Segment] | None:
+        head = self.heads.get(self.outline.numbers[index])
+        return None if head is None else strip_segments(head, part)
 
 
 def block_prompt(block: Block) -> Text:
@@ -81,7 +111,7 @@ class TimelineScreen(RunScreen):
 
     NAME = "timeline"
     DEFAULT_CSS = """
-    TimelineScreen #strip { width: 34; height: 1fr; }
+    TimelineScreen #strip { width: 40; height: 1fr; border-right: solid $panel; }
     TimelineScreen #centre { width: 1fr; }
     TimelineScreen #seen-title { height: auto; padding: 0 1; }
     TimelineScreen #inspector-box { width: 38; border-left: solid $panel; padding: 0 1; }
@@ -102,7 +132,7 @@ class TimelineScreen(RunScreen):
 
     def body(self) -> ComposeResult:
         with Horizontal():
-            yield OptionList(id="strip")
+            yield IterationStrip(id="strip")
             with Vertical(id="centre"):
                 yield Static(id="seen-title")
                 with TabbedContent(id="seen"):
@@ -113,44 +143,125 @@ class TimelineScreen(RunScreen):
                 yield Static(id="inspector")
 
     def on_mount(self) -> None:
-        self.index, self._count = -1, 0
-        self._fill_strip(self.state.view())
-        self.select(0)
-        self.query_one("#strip", OptionList).focus()
+        self.index = -1
+        self.shown: Iteration | None = None
+        self.details: OrderedDict[int, Iteration] = OrderedDict()
+        self.reader: RunReader = self.state.reader()
+        strip = self.query_one(IterationStrip)
+        strip.on_missing = self._want_heads
+        strip.focus()
+        self._read_outline(live=False)
 
     @property
-    def run_view(self) -> RunView:
-        return self.state.view()
+    def outline(self) -> Outline:
+        return self.query_one(IterationStrip).outline
 
-    def _fill_strip(self, view: RunView) -> None:
-        self._count = len(view.iterations)
-        strip = self.query_one("#strip", OptionList)
-        strip.set_options(_divided([Option(strip_prompt(it), id=f"it-{it.number}")
-                                    for it in view.iterations]))
+    def _read_outline(self, *, live: bool) -> None:
+        strip = self.query_one(IterationStrip)
+        if not live:
+            strip.loading = True
+            self.query_one("#seen-title", Static).update(
+                Text(f"reading the outline of {self.state.head.events if self.state.head else 0:,}"
+                     " events…", style="dim italic"))
+        self.load("outline", self.reader.outline, lambda o: self._outline_read(o, live))
 
-    def select(self, index: int) -> None:
+    def _outline_read(self, outline: Outline, live: bool) -> None:
+        strip = self.query_one(IterationStrip)
+        stay = live and 0 <= self.index < len(strip.outline) - 1
+        strip.outline, strip.heads = outline, {}
+        strip.loading = False
+        if self.focused is None:
+            strip.focus()
+        strip.set_count(len(outline), home=not live)
+        self.details.clear()
+        self.select(self.index if stay else (-1 if live else 0), force=True)
+
+    def _want_heads(self, first: int, last: int) -> None:
+        numbers = self.outline.numbers
+        lo = numbers[max(0, first - _PAGE // 4)]
+        hi = numbers[min(len(numbers) - 1, max(last, first + _PAGE))]
+        reader, strip = self.reader, self.query_one(IterationStrip)
+
+        def done(heads: dict[int, IterationHead]) -> None:
+            strip.heads.update(heads)
+            for n in range(lo, hi + 1):  # an iteration with no events of its own still paints
+                strip.heads.setdefault(n, IterationHead(number=n))
+            strip.refresh()
+
+        self.load("heads", lambda: reader.heads(lo, hi), done)
+
+    # ── the selected iteration ───────────────────────────────────────────────
+    def select(self, index: int, *, force: bool = False) -> None:
         """Show iteration ``index`` (0-based; negative counts from the end)."""
-        its = self.run_view.iterations
-        if not its:
+        outline = self.outline
+        if not len(outline):
             self.query_one("#seen-title", Static).update("(the run has no iterations yet)")
             return
-        index = index % len(its) if index < 0 else min(index, len(its) - 1)
+        index = index % len(outline) if index < 0 else min(index, len(outline) - 1)
+        if index == self.index and not force:
+            return
         self.index = index
-        strip = self.query_one("#strip", OptionList)
-        if strip.highlighted != index:
-            strip.highlighted = index
-        it = its[index]
+        strip = self.query_one(IterationStrip)
+        if strip.cursor != index:
+            strip.cursor = index
+        cached = self.details.get(outline.numbers[index])
+        if cached is not None:
+            self._show(cached)
+        else:
+            self.query_one("#seen-title", Static).update(Text(
+                f"What the model saw — iteration {outline.numbers[index]} · loading…",
+                style="dim italic"))
+            self._fetch(index)
+
+    def _detail(self, outline: Outline, index: int) -> Iteration:
+        """Iteration ``index``, from the cache or the store (on a worker thread)."""
+        number = outline.numbers[index]
+        found = self.details.get(number)
+        if found is None:
+            found = self.reader.iteration(number, outline.first_seq[index], outline.last_seq[index])
+        return found
+
+    def _fetch(self, index: int) -> None:
+        def done(it: Iteration) -> None:
+            self._keep(it)
+            if self.index == index:
+                self._show(it)
+
+        outline = self.outline
+        self.load("iteration", lambda: self._detail(outline, index), done)
+
+    def _prefetch(self, index: int) -> None:
+        """Read the neighbours of ``index`` ahead of the next key press."""
+        around = [i for i in (index + 1, index - 1) if 0 <= i < len(self.outline)
+                  and self.outline.numbers[i] not in self.details]
+        if around:
+            outline = self.outline
+            self.load("prefetch", lambda: [self._detail(outline, i) for i in around],
+                      self._keep_all)
+
+    def _keep_all(self, its: list[Iteration]) -> None:
+        for it in its:
+            self._keep(it)
+
+    def _keep(self, it: Iteration) -> None:
+        self.details[it.number] = it
+        self.details.move_to_end(it.number)
+        while len(self.details) > _KEEP:
+            self.details.popitem(last=False)
+
+    def _show(self, it: Iteration) -> None:
+        self.shown = it
         self.query_one("#seen-title", Static).update(_seen_title(it))
         for slot in SLOTS:
             blocks = self.query_one(f"#blocks-{slot}", OptionList)
             blocks.set_options(_divided([Option(block_prompt(b)) for b in it.slot(slot)]))
             blocks.highlighted = 0 if it.slot(slot) else None
         self._inspect()
+        if self.index >= 0 and self.details.get(self.outline.numbers[self.index]) is it:
+            self._prefetch(self.index)
 
     def current_blocks(self) -> tuple[Block, ...]:
-        if self.index < 0:
-            return ()
-        return self.run_view.iterations[self.index].slot(self.active_slot)
+        return () if self.shown is None else self.shown.slot(self.active_slot)
 
     @property
     def active_slot(self) -> str:
@@ -163,12 +274,12 @@ class TimelineScreen(RunScreen):
         block = blocks[chosen] if chosen is not None and chosen < len(blocks) else None
         self.query_one("#inspector", Static).update(inspector_text(block))
 
+    def on_virtual_list_moved(self, event: VirtualList.Moved) -> None:
+        if event.index != self.index and event.index == event.lines.cursor and len(self.outline):
+            self.select(event.index)
+
     def on_option_list_option_highlighted(self, event: OptionList.OptionHighlighted) -> None:
-        if event.option_list.id == "strip":
-            if event.option_index != self.index:
-                self.select(event.option_index)
-        else:
-            self._inspect()
+        self._inspect()
 
     def on_tabbed_content_tab_activated(self, event: TabbedContent.TabActivated) -> None:
         self._inspect()
@@ -184,6 +295,4 @@ class TimelineScreen(RunScreen):
 
     def reload(self) -> None:
         super().reload()
-        live = self.index < 0 or self.index == self._count - 1
-        self._fill_strip(self.state.view())
-        self.select(-1 if live else self.index)
+        self._read_outline(live=True)

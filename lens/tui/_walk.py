@@ -26,9 +26,23 @@ from footprint.events import (
 )
 from lens.tui._summary import condition_text, move_text, value_text
 
-__all__ = ["Line", "skill_lines"]
+__all__ = ["WALK_HEAD", "WALK_SQL", "Line", "entry_lines", "graph_lines", "skill_lines",
+           "totals_line"]
 
 Line = tuple[str, str]
+
+WALK_SQL = (
+    "type IN ('skill.rejected', 'skill.escalated', 'skill.route_conflict', "
+    "'skill.reroute_superseded', 'skill.turn_routed', 'skill.step_advanced', "
+    "'skill.step_skipped', 'skill.steps_unfinished') "
+    "OR (type = 'context.evaluated' AND moved_by IS NOT NULL)"
+)
+"""The events of the walk, as an SQL condition over the store's hot columns."""
+
+
+def graph_lines(e: SkillGraphDeclared) -> list[Line]:
+    """The declared graph: a head, then each skill, then each edge with its guard."""
+    return _graph(e)
 
 
 def _graph(e: SkillGraphDeclared) -> list[Line]:
@@ -105,24 +119,31 @@ def _other(e: Event) -> Line | None:
     return None
 
 
+def entry_lines(e: Event) -> list[Line]:
+    """One event of the walk: its line, then its evidence (guards, conditions, conflicts)."""
+    if isinstance(e, ContextEvaluated):
+        return _move(e, e.cursor_move) if e.cursor_move is not None else []
+    if isinstance(e, SkillRejected):
+        return [_refusal(e)]
+    line = _other(e)
+    return [line] if line is not None else []
+
+
+WALK_HEAD: Line = ("head", "cursor walk (per iteration: from → to, by, evidence)")
+
+
+def totals_line(refusals: int, escalations: int) -> Line:
+    return ("head", f"{refusals} refusal(s), {escalations} escalation(s)")
+
+
 def skill_lines(events: Sequence[Event]) -> list[Line]:
     """The graph, then the walk in seq order, then counts of refusals and escalations."""
     lines: list[Line] = []
     for e in events:
         if isinstance(e, SkillGraphDeclared):
             lines += _graph(e)
-    lines.append(("head", "cursor walk (per iteration: from → to, by, evidence)"))
-    refusals = escalations = 0
+    lines.append(WALK_HEAD)
     for e in events:
-        if isinstance(e, ContextEvaluated) and e.cursor_move is not None:
-            lines += _move(e, e.cursor_move)
-        elif isinstance(e, SkillRejected):
-            refusals += 1
-            lines.append(_refusal(e))
-        else:
-            line = _other(e)
-            escalations += isinstance(e, SkillEscalated)
-            if line is not None:
-                lines.append(line)
-    lines.append(("head", f"{refusals} refusal(s), {escalations} escalation(s)"))
-    return lines
+        lines += entry_lines(e)
+    return [*lines, totals_line(sum(isinstance(e, SkillRejected) for e in events),
+                                sum(isinstance(e, SkillEscalated) for e in events))]

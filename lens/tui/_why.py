@@ -14,11 +14,50 @@ from textual.containers import VerticalScroll
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
+from footprint.events import ContextInjected, Event, LLMEnd, LLMStart
 from lens._custody import Custody, Piece, answer_custody
 from lens.tui._base import RunScreen
+from lens.tui._model import request_messages
+from lens.tui._reader import RunReader
 from lens.tui._summary import clip
 
-__all__ = ["WhyScreen", "causal_note", "chain_text", "piece_detail", "piece_prompt"]
+__all__ = ["WhyScreen", "causal_note", "chain_text", "piece_detail", "piece_prompt",
+           "read_custody"]
+
+
+def _tool_events(reader: RunReader, start: LLMStart) -> list[Event]:
+    """The tool calls whose results the answering request carried (its turn's, if not kept)."""
+    messages = request_messages(start)
+    if messages is None:
+        return reader.events_where("type IN ('tool.start', 'tool.end') AND turn = ? AND seq < ?",
+                                   [start.turn, start.seq])
+    ids = [str(m["tool_call_id"]) for m in messages
+           if m.get("role") == "tool" and m.get("tool_call_id")]
+    if not ids:
+        return []
+    return reader.events_where("type IN ('tool.start', 'tool.end') AND tool_call_id IN ?", [ids])
+
+
+def read_custody(reader: RunReader) -> Custody | None:
+    """The answer's chain of custody, reading only the events on it (not the whole run)."""
+    last = reader.events_where(
+        "seq = (SELECT max(seq) FROM _events_all WHERE run_id = ? AND type = 'llm.end')",
+        [reader.run_id])
+    end = next((e for e in last if isinstance(e, LLMEnd)), None)
+    if end is None:
+        return None
+    events = reader.events_where("iteration = ? OR type = 'injection.declared'",
+                                 [end.iteration])
+    start = next((e for e in events if isinstance(e, LLMStart) and e.step_id == end.step_id),
+                 None)
+    if start is None:
+        return None
+    mine = {e.seq for e in events}
+    admitting = [e.admitted_by for e in events if isinstance(e, ContextInjected)
+                 and e.admitted_by is not None and e.admitted_by not in mine]
+    events += reader.events_at(admitting) + _tool_events(reader, start)
+    unique = sorted({e.seq: e for e in events}.values(), key=lambda e: e.seq)
+    return answer_custody(unique, end.step_id)
 
 
 def chain_text(custody: Custody | None) -> Text:
@@ -88,19 +127,34 @@ class WhyScreen(RunScreen):
         yield Static(id="causal")
 
     def on_mount(self) -> None:
-        self._draw()
+        self.custody: Custody | None = None
+        self.reader = self.state.reader()
         self.query_one("#pieces", OptionList).focus()
+        assert self.state.run_id is not None
+        self.query_one("#causal", Static).update(causal_note(self.state.run_id))
+        self._draw()
 
     def _draw(self) -> None:
-        self.custody = answer_custody(self.state.view().events)
+        pieces = self.query_one("#pieces", OptionList)
+        if self.custody is None:
+            pieces.loading = True
+            self.query_one("#chain", Static).update(
+                Text("reading the answer's chain of custody…", style="dim italic"))
+        reader = self.reader
+        self.load("custody", lambda: read_custody(reader), self._drawn)
+
+    def _drawn(self, custody: Custody | None) -> None:
+        self.custody = custody
+        listing = self.query_one("#pieces", OptionList)
+        listing.loading = False
+        if self.focused is None:
+            listing.focus()
         pieces = self.custody.pieces if self.custody is not None else ()
         self.query_one("#chain", Static).update(chain_text(self.custody))
         listing = self.query_one("#pieces", OptionList)
         listing.set_options([Option(piece_prompt(i, p)) for i, p in enumerate(pieces, start=1)])
         listing.highlighted = 0 if pieces else None
         self._detail(0)
-        assert self.state.run_id is not None
-        self.query_one("#causal", Static).update(causal_note(self.state.run_id))
 
     def _detail(self, index: int | None) -> None:
         pieces = self.custody.pieces if self.custody is not None else ()

@@ -15,8 +15,9 @@ from typing import Literal
 from textual.app import App
 from textual.binding import Binding
 
-from lens.tui._base import RunScreen
+from lens.tui._base import RunScreen, worker_cancelled
 from lens.tui._decisions import DecisionsScreen
+from lens.tui._reader import ReaderClosed
 from lens.tui._runs import RunsScreen
 from lens.tui._skills import SkillsScreen
 from lens.tui._sql import SqlScreen
@@ -45,6 +46,7 @@ class LensApp(App[int]):
         Binding("colon", "sql", "SQL", key_display=":"),
         Binding("r", "runs", "Runs"),
         Binding("q", "quit", "Quit"),
+        Binding("ctrl+c", "quit", "Quit", show=False, priority=True),
     ]
 
     def __init__(
@@ -57,13 +59,16 @@ class LensApp(App[int]):
     ) -> None:
         super().__init__()
         self.state = LensState(store_path, run)
+        self.state.gate.abandon = worker_cancelled
         self.follow = follow
         self._start: View = view
         self._cached: dict[str, RunScreen] = {}
+        self._polling = False
         self.runs_screen = RunsScreen(self.state, follow=follow)
 
     async def on_mount(self) -> None:
-        await self.push_screen(self.runs_screen)
+        if self.state.run_id is None:  # opened on a run: the runs list is built when asked for
+            await self.push_screen(self.runs_screen)
         for message in self.state.warnings:
             self.notify(message, title="store warning", severity="warning")
         if self.state.run_id is not None:
@@ -90,6 +95,8 @@ class LensApp(App[int]):
     async def _back_to_runs(self) -> None:
         while len(self.screen_stack) > 1 and self.screen is not self.runs_screen:
             await self.pop_screen()
+        if self.screen is not self.runs_screen:
+            await self.push_screen(self.runs_screen)
 
     async def action_runs(self) -> None:
         await self._back_to_runs()
@@ -104,8 +111,15 @@ class LensApp(App[int]):
             self.notify(f"no screen {name!r}; try one of {', '.join(_RUN_SCREENS)}",
                         severity="error")
             return
-        await self._back_to_runs()
-        await self.push_screen(self._screen(name))
+        screen = self._screen(name)
+        if screen is self.screen:
+            return
+        if isinstance(self.screen, RunScreen):  # one run screen at a time, over the runs
+            await self.switch_screen(screen)
+            return
+        while len(self.screen_stack) > 1 and self.screen is not self.runs_screen:
+            await self.pop_screen()
+        await self.push_screen(screen)
 
     async def action_sql(self) -> None:
         if isinstance(self.screen, SqlScreen):
@@ -118,14 +132,37 @@ class LensApp(App[int]):
             self._forget(list(self._cached))
         await self.action_show("timeline")
 
+    async def action_quit(self) -> None:
+        """Quit now: reads still waiting for the store give up, a running query stops."""
+        self.state.close()
+        self.exit()
+
+    def on_unmount(self) -> None:
+        self.state.close()
+
     # ── --follow ────────────────────────────────────────────────────────────
     def poll(self) -> None:
-        """Re-read the store; redraw the runs list, and the run's screens if it grew."""
+        """Re-read the store on a worker; then redraw what changed."""
+        if self._polling:
+            return
+        self._polling = True
+        self.run_worker(self._poll, group="poll", thread=True, exit_on_error=False)
+
+    def _poll(self) -> None:
         try:
             changed = self.state.poll()
-        except Exception as exc:  # a half-written file must not take the lens down
-            self.notify(f"could not re-read the store: {exc}", severity="warning")
+        except ReaderClosed:
             return
+        except Exception as exc:  # a half-written file must not take the lens down
+            self.call_from_thread(self.notify, f"could not re-read the store: {exc}",
+                                  severity="warning")
+            changed = False
+        finally:
+            self._polling = False
+        if not self.state.gate.closed:
+            self.call_from_thread(self._redraw, changed)
+
+    def _redraw(self, changed: bool) -> None:
         self.runs_screen.reload()
         if not changed:
             return

@@ -1,75 +1,236 @@
-"""Lens TUI figures over one long run (100k events; 20k in quick mode).
+"""Lens TUI figures on one long realistic run: 1,000,000 events (100,000 in quick mode).
 
-``tui_rows_load_ms``: the decisions view's one SQL fetch of hot columns;
-``tui_decisions_first_paint_ms``: from ``run_test`` entry to the decisions
-screen painted (headless, includes opening the store);
-``tui_filter_ms``: one type-prefix filter over every row;
-``tui_render_line_us``: one visible line formatted into a Strip;
-``tui_timeline_build_ms``: typed events read back and shaped for the timeline.
+The run is the support desk's loop repeated turn after turn (~24 events per
+iteration, ~41k iterations at a million), written once through
+``ParquetSink`` and cached in the temp directory. Every figure is measured
+headless (``run_test``, 120×40) in a fresh subprocess, so imports and memory
+are those of a real ``footprint lens``:
+
+``tui_first_paint_1m_ms``: from building ``LensApp(store, run)`` (opening the
+store included) to the timeline painted with its strip and iteration 1.
+``tui_decisions_first_paint_1m_ms``: the same for ``view="decisions"``: the
+index read and the first screen of rows painted. ``tui_key_1m_ms``: median
+over next iteration, previous iteration, a page down in the decisions and
+opening the decisions, each from the key press until the new content is
+painted (keys ~0.15 s apart, as a person presses them; per-kind medians are
+reported too, and ``tui_iteration_cold_1m_ms`` for an iteration read cold,
+with no read-ahead). ``tui_filter_key_1m_ms``: median per keystroke typing
+``skill.rej`` into the decisions filter, until the filtered rows are painted.
+``tui_skills_open_1m_ms``: ``s`` until the walk's first screen is painted.
+The ``_cpu_`` variants are the process's CPU time over the same span (all
+threads, DuckDB's included): on a shared, loaded machine they show what the
+lens itself spends, where wall time also counts waiting for a core.
+``tui_quit_during_load_1m_ms``: ``q`` pressed while the decisions index is
+being read, until the app has exited. ``tui_peak_rss_1m_mb``: the
+subprocess's peak resident memory after all of the above.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
+import os
+import resource
+import shutil
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE.parent / "tui"))
-
-from tui_support import write_big_run  # noqa: E402
-
-from lens.tui import LensApp  # noqa: E402
-from lens.tui._eventlist import EventLines  # noqa: E402
-from lens.tui._model import build_run  # noqa: E402
-from lens.tui._rows import EventRows  # noqa: E402
-from recorder import open_store  # noqa: E402
+ROOT = HERE.parent.parent
+STORE_VERSION = "v1"
 
 
-async def _first_paint(path: Path, run_id: str) -> tuple[float, float]:
+def _store(count: int) -> tuple[Path, str]:
+    """The cached store of one ``count``-event run (built once per machine)."""
+    sys.path.insert(0, str(HERE.parent / "tui"))
+    from tui_support import BIG_RUN, write_long_run
+
+    path = Path(tempfile.gettempdir()) / f"footprint-bench-tui-{count}-{STORE_VERSION}"
+    if (path / ".complete").exists():
+        return path / "store", BIG_RUN
+    shutil.rmtree(path, ignore_errors=True)
     started = time.perf_counter()
-    app = LensApp(path, run=run_id, view="decisions")
-    async with app.run_test(size=(120, 40)) as pilot:
-        await pilot.pause()
-        painted = time.perf_counter() - started
-        lines = app.screen.query_one(EventLines)
-        begin = time.perf_counter()
-        for y in range(200):
-            lines.render_line(y % 30)
-        per_line = (time.perf_counter() - begin) / 200
-    return painted, per_line
+    write_long_run(path / "store", count)
+    (path / ".complete").write_text("ok")
+    print(f"[bench_tui] wrote {count:,} events in {time.perf_counter() - started:.1f}s "
+          f"to {path}", file=sys.stderr)
+    return path / "store", BIG_RUN
 
 
 def figures(quick: bool) -> dict[str, float]:
-    count = 20_000 if quick else 100_000
-    with tempfile.TemporaryDirectory() as tmp:
-        path = Path(tmp) / "store"
-        run_id = write_big_run(path, count)
-        with open_store(path) as store:
-            loads = []
-            for _ in range(3):
-                t = time.perf_counter()
-                rows = EventRows.load(store, run_id)
-                loads.append(time.perf_counter() - t)
-            t = time.perf_counter()
-            rows.filter("skill. tool.end")
-            filtered = time.perf_counter() - t
-            t = time.perf_counter()
-            build_run(run_id, store.events(run_id))
-            timeline = time.perf_counter() - t
-        painted, per_line = asyncio.run(_first_paint(path, run_id))
-    return {
-        "tui_events": float(count),
-        "tui_rows_load_ms": round(statistics.median(loads) * 1e3, 1),
-        "tui_filter_ms": round(filtered * 1e3, 1),
-        "tui_decisions_first_paint_ms": round(painted * 1e3, 1),
-        "tui_render_line_us": round(per_line * 1e6, 1),
-        "tui_timeline_build_ms": round(timeline * 1e3, 1),
-    }
+    count = 100_000 if quick else 1_000_000
+    path, run_id = _store(count)
+    out = subprocess.run([sys.executable, __file__, "--child", str(path), run_id],
+                         capture_output=True, text=True, timeout=900, cwd=ROOT, check=False)
+    if out.returncode != 0:
+        raise RuntimeError(f"the TUI benchmark child failed:\n{out.stderr[-3000:]}")
+    found: dict[str, float] = json.loads(out.stdout.strip().splitlines()[-1])
+    size = "100k" if quick else "1m"
+    return {"tui_events": float(count),
+            **{k.replace("_N_", f"_{size}_"): v for k, v in found.items()}}
+
+
+# ── the child: one fresh process, every figure ─────────────────────────────
+
+
+async def _until(check: Callable[[], bool], pilot: Any, limit: float = 120.0) -> float:
+    """Poll ``check`` on the event loop; then let the screen repaint; the time it took."""
+    started = time.perf_counter()
+    while not check():
+        if time.perf_counter() - started > limit:
+            raise TimeoutError("the lens did not get there in time")
+        await asyncio.sleep(0.002)
+    await pilot.pause()
+    return time.perf_counter() - started
+
+
+def _ms(seconds: float) -> float:
+    return round(seconds * 1e3, 1)
+
+
+def _rows_painted(screen: Any) -> bool:
+    from lens.tui._eventlist import EventLines
+
+    lines = screen.query_one(EventLines)
+    if lines.loading or lines.count != len(lines.rows):
+        return False
+    first, last = lines.visible_range()
+    return all(lines.rows.parts(i) is not None for i in range(first, min(last, lines.count)))
+
+
+def _strip_painted(screen: Any, index: int) -> bool:
+    from lens.tui._timeline import IterationStrip
+
+    strip = screen.query_one(IterationStrip)
+    if strip.loading or not strip.count:
+        return False
+    shown = screen.shown
+    first, last = strip.visible_range()
+    heads = all(strip.outline.numbers[i] in strip.heads for i in range(first, last))
+    return heads and shown is not None and shown.number == strip.outline.numbers[index]
+
+
+async def _timeline(path: str, run_id: str, res: dict[str, float]) -> None:
+    from lens.tui import LensApp
+    from lens.tui._decisions import DecisionsScreen
+    from lens.tui._timeline import TimelineScreen
+
+    started, cpu = time.perf_counter(), time.process_time()
+    app = LensApp(path, run=run_id)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await _until(lambda: isinstance(app.screen, TimelineScreen)
+                     and _strip_painted(app.screen, 0), pilot)
+        res["tui_first_paint_N_ms"] = _ms(time.perf_counter() - started)
+        res["tui_first_paint_cpu_N_ms"] = _ms(time.process_time() - cpu)
+        screen = app.screen
+        keys: dict[str, list[float]] = {"next": [], "prev": [], "scroll": [], "open": []}
+        for kind, key, step in [("next", "right", 1)] * 12 + [("prev", "left", -1)] * 12:
+            await asyncio.sleep(0.15)
+            target = screen.index + step
+            await pilot.press(key)
+            keys[kind].append(await _until(lambda t=target: _strip_painted(screen, t), pilot))
+        await pilot.press("G")
+        cold = await _until(lambda: _strip_painted(screen, len(screen.outline) - 1), pilot)
+        res["tui_iteration_cold_N_ms"] = _ms(cold)
+        for _ in range(3):
+            await asyncio.sleep(0.15)
+            t0 = time.perf_counter()
+            await pilot.press("d")
+            await _until(lambda: isinstance(app.screen, DecisionsScreen)
+                         and _rows_painted(app.screen), pilot)
+            keys["open"].append(time.perf_counter() - t0)
+            for _ in range(4):
+                await asyncio.sleep(0.15)
+                await pilot.press("pagedown")
+                keys["scroll"].append(await _until(lambda: _rows_painted(app.screen), pilot))
+            await pilot.press("t")
+            await _until(lambda: isinstance(app.screen, TimelineScreen), pilot)
+        every = [t for ts in keys.values() for t in ts]
+        res["tui_key_N_ms"] = _ms(statistics.median(every))
+        for kind, ts in keys.items():
+            res[f"tui_key_{kind}_N_ms"] = _ms(statistics.median(ts))
+        await _skills(app, pilot, res)
+
+
+async def _skills(app: Any, pilot: Any, res: dict[str, float]) -> None:
+    from lens.tui._skills import SkillLines, SkillsScreen
+
+    def painted() -> bool:
+        if not isinstance(app.screen, SkillsScreen):
+            return False
+        lines = app.screen.query_one(SkillLines)
+        first, last = lines.visible_range()
+        return not lines.loading and lines.count > 0 and all(
+            lines.lines_at(i) is not None for i in range(first, last))
+
+    await asyncio.sleep(0.15)
+    t0 = time.perf_counter()
+    await pilot.press("s")
+    await _until(painted, pilot)
+    res["tui_skills_open_N_ms"] = _ms(time.perf_counter() - t0)
+
+
+async def _decisions(path: str, run_id: str, res: dict[str, float]) -> None:
+    from textual.widgets import Input
+
+    from lens.tui import LensApp
+    from lens.tui._decisions import DecisionsScreen
+
+    started, cpu = time.perf_counter(), time.process_time()
+    app = LensApp(path, run=run_id, view="decisions")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await _until(lambda: isinstance(app.screen, DecisionsScreen)
+                     and _rows_painted(app.screen), pilot)
+        res["tui_decisions_first_paint_N_ms"] = _ms(time.perf_counter() - started)
+        res["tui_decisions_first_paint_cpu_N_ms"] = _ms(time.process_time() - cpu)
+        screen = app.screen
+        await pilot.press("slash")
+        typed: list[float] = []
+        typed_cpu: list[float] = []
+        box = screen.query_one(Input)
+        for key in "skill.rej":
+            await asyncio.sleep(0.15)
+            want = box.value + key
+            t0, c0 = time.perf_counter(), time.process_time()
+            await pilot.press(key)
+            await _until(lambda w=want: box.value == w and screen.rows.prefixes == (w,)
+                         and _rows_painted(screen), pilot)
+            typed.append(time.perf_counter() - t0)
+            typed_cpu.append(time.process_time() - c0)
+        res["tui_filter_key_N_ms"] = _ms(statistics.median(typed))
+        res["tui_filter_key_cpu_N_ms"] = _ms(statistics.median(typed_cpu))
+
+
+async def _quit(path: str, run_id: str, res: dict[str, float]) -> None:
+    from lens.tui import LensApp
+
+    app = LensApp(path, run=run_id, view="decisions")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.pause()
+        t0 = time.perf_counter()
+        await pilot.press("q")
+    res["tui_quit_during_load_N_ms"] = _ms(time.perf_counter() - t0)
+
+
+def _child(path: str, run_id: str) -> None:
+    res: dict[str, float] = {}
+    asyncio.run(_timeline(path, run_id, res))
+    asyncio.run(_decisions(path, run_id, res))
+    asyncio.run(_quit(path, run_id, res))
+    res["tui_peak_rss_N_mb"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
+    print(json.dumps(res))
 
 
 if __name__ == "__main__":
-    print(figures(quick=False))
+    if len(sys.argv) == 4 and sys.argv[1] == "--child":
+        sys.path.insert(0, str(ROOT))
+        os.environ.setdefault("TEXTUAL_ANIMATIONS", "none")
+        _child(sys.argv[2], sys.argv[3])
+    else:
+        print(figures(quick="--quick" in sys.argv))

@@ -8,6 +8,7 @@ nothing was written or read outside it. The TUI console goes through the same
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import subprocess
 import sys
@@ -175,10 +176,17 @@ def test_given_new_files_when_the_store_refreshes_then_the_sandbox_sees_them(
 async def test_given_the_tui_console_when_drop_view_is_entered_then_refused_and_queries_still_work(
     store: Path,
 ) -> None:
-    from textual.widgets import DataTable, Input, Static
+    from textual.widgets import Input, Static
 
     from lens.tui import LensApp
-    from lens.tui._sql import SqlScreen
+    from lens.tui._sql import SqlLines, SqlScreen
+
+    async def settled() -> None:  # the console runs each query on a worker
+        for _ in range(500):
+            await pilot.pause()
+            if all(w.is_finished for w in app.workers):
+                return
+            await asyncio.sleep(0.01)
 
     app = LensApp(store)
     async with app.run_test(size=(120, 40)) as pilot:
@@ -189,10 +197,12 @@ async def test_given_the_tui_console_when_drop_view_is_entered_then_refused_and_
                        "SELECT * FROM read_csv('/etc/passwd')"):
             query.value = escape
             await pilot.press("enter")
+            await settled()
             status = str(app.screen.query_one("#status", Static).render())
             assert status.startswith("error: refused: ") and "\n" not in status
         query.value = "SELECT count(*) AS n FROM events"
         await pilot.press("enter")
-        table = app.screen.query_one(DataTable)
-        assert table.row_count == 1 and int(table.get_row_at(0)[0]) > 50
+        await settled()
+        table = app.screen.query_one(SqlLines)
+        assert table.count == 1 and int(table.result.rows[0][0]) > 50
     assert not Path("/tmp/fp-escape.csv").exists()

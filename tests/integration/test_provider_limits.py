@@ -335,3 +335,16 @@ def test_given_a_bad_limit_when_built_then_a_one_line_config_error_names_the_fix
     message = str(caught.value)
     assert needle in message
     assert "\n" not in message and "pass e.g." in message
+
+
+def test_given_a_server_that_never_stops_generating_when_an_agent_runs_then_the_run_ends_on_time(
+    serve: Callable[..., RawServer],
+) -> None:
+    server = serve(stream_forever)
+    agent = Agent(provider=OpenAIChat("m-1", base_url=server.root, deadline=2.0, max_retries=3),
+                  model="m-1", max_tokens=64)
+    started = time.monotonic()
+    with pytest.raises(RunError, match=r"passed its deadline of 2\.0s"):
+        agent.run_sync("Tell me a very long story")
+    assert 1.0 <= time.monotonic() - started <= 3.0
+    assert server.bodies[0]["max_tokens"] == 64

@@ -6,11 +6,12 @@ from collections.abc import Callable
 from pathlib import Path
 
 from textual.pilot import Pilot
-from textual.widgets import DataTable, OptionList
+from textual.widgets import DataTable
+from tui_support import settle
 
 from footprint.events import Event
 from lens.tui import LensApp
-from lens.tui._timeline import TimelineScreen
+from lens.tui._timeline import IterationStrip, TimelineScreen
 from recorder import ParquetSink, Recorder
 
 
@@ -34,20 +35,23 @@ async def test_given_a_run_being_written_when_following_then_the_timeline_and_ru
         assert recorder.flush()
         app = LensApp(tmp_path, run=run_id, follow=True)
         async with app.run_test(size=(120, 40)) as pilot:
+            await settle(pilot)
             screen = app.screen
             assert isinstance(screen, TimelineScreen)
             assert app.state.head is not None and app.state.head.status == "incomplete"
-            assert len(screen.run_view.iterations) == 2
+            assert len(screen.outline) == 2
             await pilot.press("G")
             for event in desk_events[cut:]:
                 recorder.emit(event)
             assert recorder.flush()
-            grown = await _until(pilot, lambda: len(screen.run_view.iterations) == 6)
+            grown = await _until(pilot, lambda: len(screen.outline) == 6)
             assert grown, "the timeline did not pick up the rest of the run"
             assert app.state.head.status == "complete"
-            assert screen.query_one("#strip", OptionList).option_count == 6
+            await settle(pilot)
+            assert screen.query_one(IterationStrip).count == 6
             assert screen.index == 5, "following the last iteration stays live"
             await pilot.press("escape")
+            await settle(pilot)
             table = app.screen.query_one(DataTable)
             assert table.get_row_at(0)[2] == "complete"
     finally:

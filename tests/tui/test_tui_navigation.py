@@ -7,14 +7,15 @@ from pathlib import Path
 import pytest
 from rich.text import Text
 from textual.widgets import DataTable, Input, OptionList, Static, TabbedContent
+from tui_support import settle
 
 from footprint._errors import ConfigError
 from lens.tui import LensApp
 from lens.tui._decisions import DecisionsScreen
 from lens.tui._eventlist import EventLines
 from lens.tui._runs import RunsScreen
-from lens.tui._skills import SkillsScreen
-from lens.tui._sql import SqlScreen
+from lens.tui._skills import SkillLines, SkillsScreen
+from lens.tui._sql import SqlLines, SqlScreen
 from lens.tui._timeline import TimelineScreen
 from lens.tui._why import WhyScreen
 
@@ -32,13 +33,14 @@ async def test_given_the_runs_table_when_enter_is_pressed_then_the_timeline_of_t
     path, run_id = desk_store
     app = LensApp(path)
     async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
         assert isinstance(app.screen, RunsScreen)
         table = app.screen.query_one(DataTable)
         assert table.row_count == 1 and table.get_row_at(0)[1] == run_id[:13] + "…"
         assert table.coordinate_to_cell_key((0, 0)).row_key.value == run_id
         assert table.get_row_at(0)[2] == "complete"
         await pilot.press("enter")
-        await pilot.pause()
+        await settle(pilot)
         assert isinstance(app.screen, TimelineScreen)
         header = text_of(app.screen.query_one("LensHeader", Static))
         assert run_id in header and "desk-standard" in header and "complete" in header
@@ -50,6 +52,7 @@ async def test_given_the_timeline_when_iteration_keys_are_pressed_then_the_selec
 ) -> None:
     app = LensApp(desk_store[0], run="last")
     async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
         screen = app.screen
         assert isinstance(screen, TimelineScreen) and screen.index == 0
         await pilot.press("left")
@@ -59,11 +62,12 @@ async def test_given_the_timeline_when_iteration_keys_are_pressed_then_the_selec
         await pilot.press("left_square_bracket")
         assert screen.index == 1
         await pilot.press("G")
-        assert screen.index == len(screen.run_view.iterations) - 1 == 5
+        assert screen.index == len(screen.outline) - 1 == 5
         await pilot.press("right")
         assert screen.index == 5
         await pilot.press("g")
         assert screen.index == 0
+        await settle(pilot)
         title = text_of(screen.query_one("#seen-title", Static))
         assert "iteration 1" in title and "llm#1" in title
 
@@ -73,9 +77,11 @@ async def test_given_a_block_when_highlighted_then_the_inspector_names_hash_reas
 ) -> None:
     app = LensApp(desk_store[0], run="last")
     async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
         screen = app.screen
         assert isinstance(screen, TimelineScreen)
         await pilot.press("right", "right")  # iteration 3: billing → refund by route
+        await settle(pilot)
         blocks = screen.query_one("#blocks-system-prompt", OptionList)
         blocks.highlighted = 1  # the refund skill, moved in by the route
         await pilot.pause()
@@ -96,18 +102,19 @@ async def test_given_the_decisions_screen_when_a_prefix_is_typed_then_only_those
     app = LensApp(desk_store[0], run="last")
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("d")
+        await settle(pilot)
         screen = app.screen
         assert isinstance(screen, DecisionsScreen)
         lines = screen.query_one(EventLines)
         total = lines.rows.total
         assert len(lines.rows) == total > 100
         await pilot.press("slash", *"skill.rej", "enter")
-        await pilot.pause()
+        await settle(pilot)
         assert len(lines.rows) == 2
         assert "skill.rejected" in lines.render_line(0).text
         assert text_of(screen.query_one("#count", Static)).strip().startswith(f"2 of {total}")
         await pilot.press("down")
-        await pilot.pause()
+        await settle(pilot)
         payload = text_of(screen.query_one("#payload", Static))
         assert "skill.rejected payload" in payload and '"posture"' in payload
         screen.query_one(Input).value = ""
@@ -121,10 +128,19 @@ async def test_given_a_run_when_s_and_w_are_pressed_then_skills_and_why_show_the
     app = LensApp(desk_store[0], run="last")
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("s")
+        await settle(pilot)
         assert isinstance(app.screen, SkillsScreen)
-        walk = text_of(app.screen.query_one("#walk", Static))
-        assert "billing → refund by route" in walk and "allowed: refund, triage" in walk
+        walk = app.screen.query_one(SkillLines)
+        shown = [walk.render_line(y).text for y in range(walk.count)]
+        assert any("billing → refund by route" in line for line in shown)
+        assert any("allowed: refund, triage" in line for line in shown)
+        move = next(i for i, line in enumerate(shown) if "billing → refund by route" in line)
+        walk.go(move)
+        await settle(pilot)
+        evidence = text_of(app.screen.query_one("#evidence", Static))
+        assert "guard billing → refund on lookup_order: passed" in evidence
         await pilot.press("w")
+        await settle(pilot)
         assert isinstance(app.screen, WhyScreen)
         assert "CORRELATIONAL" in text_of(app.screen.query_one("#chain", Static))
         assert "legacy-window-fact" in text_of(app.screen.query_one("#piece", Static))
@@ -146,13 +162,18 @@ async def test_given_the_sql_console_when_good_then_bad_queries_run_then_rows_th
         query = app.screen.query_one(Input)
         query.value = "SELECT iteration, injection_id FROM injections WHERE admitted_via = 'rule'"
         await pilot.press("enter")
-        table = app.screen.query_one(DataTable)
-        assert table.row_count == 8 and "8 rows" in text_of(app.screen.query_one("#status"))
+        await settle(pilot)
+        table = app.screen.query_one(SqlLines)
+        assert table.count == 8 and "8 rows" in text_of(app.screen.query_one("#status"))
+        assert text_of(app.screen.query_one("#columns", Static)).split() == [
+            "iteration", "injection_id"]
+        assert table.render_line(0).text.split()[1] in {"calm-angry-customer", "skill-steps-hint"}
         query.value = "SELECT nope FROM nowhere"
         await pilot.press("enter")
+        await settle(pilot)
         status = text_of(app.screen.query_one("#status", Static))
         assert status.startswith("error:") and "nowhere" in status
-        assert table.row_count == 0 and app.is_running
+        assert table.count == 0 and app.is_running
         await pilot.press("escape")
         assert isinstance(app.screen, RunsScreen)
 

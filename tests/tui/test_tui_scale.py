@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from textual.scroll_view import ScrollView
 from textual.widgets import Static
-from tui_support import write_big_run
+from tui_support import settle, write_big_run
 
 from lens.tui import LensApp
 from lens.tui._decisions import DecisionsScreen
@@ -36,7 +36,7 @@ async def test_given_100k_events_when_decisions_open_then_first_lines_paint_via_
     path, run_id = big_store
     app = LensApp(path, run=run_id, view="decisions")
     async with app.run_test(size=(120, 40)) as pilot:
-        await pilot.pause()
+        await settle(pilot)
         screen = app.screen
         assert isinstance(screen, DecisionsScreen)
         lines = screen.query_one(EventLines)
@@ -48,13 +48,14 @@ async def test_given_100k_events_when_decisions_open_then_first_lines_paint_via_
         height = lines.size.height
         assert asked and max(asked) < height, "only on-screen lines are rendered"
         assert len(asked) < 20 * height, "rendering did not touch the 100k rows"
+        assert len(lines.rows._cache) < 1_000, "only the rows near the screen were fetched"
         await pilot.press("end")
-        await pilot.pause()
+        await settle(pilot)
         bottom = lines.scrollable_content_region.height - 1
         assert lines.cursor == COUNT - 1 and "run.end" in original(lines, bottom).text
         count = screen.query_one("#count", Static)
         assert f"{COUNT:,} of {COUNT:,} events" in str(count.content)
         await pilot.press("slash", *"skill.", "enter")
-        await pilot.pause()
+        await settle(pilot)
         assert len(lines.rows) == sum(1 for s in range(1, COUNT - 1) if s % 5 == 4)
         assert "skill.rejected" in original(lines, 0).text

@@ -5,15 +5,28 @@ Update after an intended change with ``pytest tests/tui --snapshot-update``.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
+from typing import Any
 
-from tui_support import record_desk
+from textual.pilot import Pilot
+from tui_support import record_desk, settle
 
 from lens.tui import LensApp
 
 SIZE = (120, 40)
 Snap = Callable[..., bool]
+
+
+def keys(*pressed: str) -> Callable[[Pilot[Any]], Awaitable[None]]:
+    """Before the snapshot: let the lens read, press ``pressed``, let it read again."""
+
+    async def run_before(pilot: Pilot[Any]) -> None:
+        await settle(pilot)
+        await pilot.press(*pressed)
+        await settle(pilot)
+
+    return run_before
 
 
 def test_given_two_recordings_when_run_ids_are_compared_then_they_match(
@@ -28,31 +41,33 @@ def test_given_two_recordings_when_run_ids_are_compared_then_they_match(
 def test_given_the_desk_store_when_the_runs_screen_shows_then_it_matches(
     snap_compare: Snap, desk_store: tuple[Path, str],
 ) -> None:
-    assert snap_compare(LensApp(desk_store[0]), terminal_size=SIZE)
+    assert snap_compare(LensApp(desk_store[0]), run_before=keys(), terminal_size=SIZE)
 
 
 def test_given_iteration_3_when_the_timeline_shows_then_it_matches(
     snap_compare: Snap, desk_store: tuple[Path, str],
 ) -> None:
     app = LensApp(desk_store[0], run="last")
-    assert snap_compare(app, press=["right", "right"], terminal_size=SIZE)
+    assert snap_compare(app, run_before=keys("right", "right"), terminal_size=SIZE)
 
 
 def test_given_a_skill_filter_when_the_decisions_show_then_it_matches(
     snap_compare: Snap, desk_store: tuple[Path, str],
 ) -> None:
     app = LensApp(desk_store[0], run="last", view="decisions")
-    assert snap_compare(app, press=["slash", *"skill.", "enter", "down", "down"],
+    assert snap_compare(app, run_before=keys("slash", *"skill.", "enter", "down", "down"),
                         terminal_size=SIZE)
 
 
 def test_given_the_run_when_the_skills_screen_shows_then_it_matches(
     snap_compare: Snap, desk_store: tuple[Path, str],
 ) -> None:
-    assert snap_compare(LensApp(desk_store[0], run="last", view="skills"), terminal_size=SIZE)
+    assert snap_compare(LensApp(desk_store[0], run="last", view="skills"),
+                        run_before=keys(*["down"] * 14), terminal_size=SIZE)
 
 
 def test_given_the_answer_when_the_why_screen_shows_then_it_matches(
     snap_compare: Snap, desk_store: tuple[Path, str],
 ) -> None:
-    assert snap_compare(LensApp(desk_store[0], run="last", view="why"), terminal_size=SIZE)
+    assert snap_compare(LensApp(desk_store[0], run="last", view="why"), run_before=keys(),
+                        terminal_size=SIZE)

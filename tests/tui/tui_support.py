@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
+import asyncio
+import time
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
+
+from textual.pilot import Pilot
 
 from footprint.agent import SeededIds
 from footprint.events import (
@@ -66,3 +72,103 @@ def record_desk(path: Path) -> str:
     finally:
         recorder.close()
     return result.run_id
+
+
+# ── a long, realistic run: the desk's loop repeated, one turn per repetition ────────────
+
+
+def _desk_template() -> tuple[list[Event], list[Event], Event]:
+    """The desk run split into its prelude (iteration 0), its loop, and its ``run.end``."""
+    from footprint.events import ListSink
+
+    sink = ListSink()
+    make_agent(sink=sink).answer()
+    events: list[Event] = list(sink.events)  # type: ignore[arg-type]
+    prelude = [e for e in events if e.iteration == 0 and e.type != "run.end"]
+    loop = [e for e in events if e.iteration > 0 and e.type != "run.end"]
+    return prelude, loop, events[-1]
+
+
+def _renamed(e: Event, rep: int) -> dict[str, object]:
+    """The call ids of repetition ``rep``: each turn's tool calls are its own."""
+    import dataclasses
+
+    from footprint.providers import ToolCall
+
+    def rename(text: str) -> str:
+        return text.replace("call_", f"call_{rep}_")
+
+    out: dict[str, object] = {}
+    for name in ("tool_call_id",):
+        value = getattr(e, name, None)
+        if isinstance(value, str):
+            out[name] = rename(value)
+    if isinstance(e, ToolStart | ToolEnd):
+        out["step_id"] = rename(e.step_id or "")
+    calls = getattr(e, "tool_calls", None)
+    if calls:
+        out["tool_calls"] = tuple(ToolCall(id=rename(c.id), name=c.name, arguments=c.arguments)
+                                  for c in calls)
+    ref = getattr(e, "request_ref", None)
+    if isinstance(ref, str):
+        out["request_ref"] = rename(ref)
+    del dataclasses
+    return out
+
+
+def long_run_events(count: int) -> Iterator[Event]:
+    """About ``count`` events of one run: the desk's loop repeated as turns 0, 1, 2, …"""
+    import dataclasses
+
+    prelude, loop, end = _desk_template()
+    per_rep, base_seq = len(loop), len(prelude)
+    reps = max(1, (count - base_seq - 1) // per_rep)
+    iterations = max(e.iteration for e in loop)
+    run_id, ts0 = BIG_RUN, 1_767_225_600_000_000_000
+    seq = 0
+    for e in prelude:
+        yield dataclasses.replace(e, run_id=run_id, seq=seq, ts=ts0 + seq)  # type: ignore[misc]
+        seq += 1
+    for rep in range(reps):
+        for e in loop:
+            yield dataclasses.replace(  # type: ignore[misc]
+                e, run_id=run_id, seq=seq, ts=ts0 + seq * 1000, turn=rep,
+                iteration=rep * iterations + e.iteration, **_renamed(e, rep))
+            seq += 1
+    yield dataclasses.replace(end, run_id=run_id, seq=seq, ts=ts0 + seq * 1000,  # type: ignore[misc]
+                              turn=reps - 1, iteration=reps * iterations,
+                              iteration_count=reps * iterations)
+
+
+def write_long_run(path: Path, count: int, *, chunk: int = 20_000) -> str:
+    """A store at ``path`` holding one realistic run of about ``count`` events; its run id."""
+    sink = ParquetSink(path)
+    batch: list[Event] = []
+    try:
+        for e in long_run_events(count):
+            batch.append(e)
+            if len(batch) >= chunk:
+                sink.export(batch)  # type: ignore[arg-type]
+                batch = []
+        if batch:
+            sink.export(batch)  # type: ignore[arg-type]
+        sink.force_flush(600.0)
+    finally:
+        sink.shutdown()
+    return BIG_RUN
+
+
+async def settle(pilot: Pilot[Any], seconds: float = 20.0, quiet_s: float = 0.2) -> None:
+    """Wait until the lens has read what it asked for (no worker busy for ``quiet_s``, which
+    outlasts its short timers) and repainted."""
+    app = pilot.app
+    started = last_busy = time.monotonic()
+    while time.monotonic() - started < seconds:
+        await pilot.pause()
+        if any(not w.is_finished for w in app.workers):
+            last_busy = time.monotonic()
+        elif time.monotonic() - last_busy >= quiet_s:
+            await pilot.pause()
+            return
+        await asyncio.sleep(0.01)
+    raise AssertionError(f"the lens was still reading after {seconds} s")

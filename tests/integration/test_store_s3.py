@@ -1,0 +1,91 @@
+"""The store on object storage, against a local S3-compatible server (moto's server
+mode on 127.0.0.1): two writer processes record into one bucket, then
+``footprint runs`` and ``footprint sql`` read it back through the mirror."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from lens.cli import main
+
+pytestmark = pytest.mark.slow
+
+WRITER = """
+import sys
+from lens._examples.support_desk import make_agent
+from recorder import ParquetSink, Recorder
+with Recorder(sinks=[ParquetSink(sys.argv[1])]) as rec:
+    make_agent(sink=rec).run_sync("Refund order A1001, please", user=sys.argv[2])
+"""
+
+
+@pytest.fixture
+def bucket(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+    from moto.server import ThreadedMotoServer
+    from pyarrow import fs as pafs
+
+    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
+    server.start()
+    host, port = server.get_host_and_port()
+    for name, value in (("AWS_ACCESS_KEY_ID", "test"), ("AWS_SECRET_ACCESS_KEY", "test"),
+                        ("FOOTPRINT_CACHE", str(tmp_path / "cache"))):
+        monkeypatch.setenv(name, value)
+    pafs.S3FileSystem(endpoint_override=f"{host}:{port}", scheme="http", region="us-east-1",
+                      allow_bucket_creation=True).create_dir("traces")
+    # moto keeps one in-memory S3 per process: each test writes under its own prefix
+    yield (f"s3://traces/{tmp_path.name}?endpoint_override={host}:{port}&scheme=http"
+           "&region=us-east-1")
+    server.stop()
+
+
+def _cli(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str]:
+    code = main(list(args))
+    return code, capsys.readouterr().out
+
+
+def test_given_two_processes_writing_one_bucket_when_read_then_both_runs_are_there(
+    bucket: str, capsys: pytest.CaptureFixture[str],
+) -> None:
+    writers = [subprocess.run([sys.executable, "-c", WRITER, bucket, user],
+                              env=dict(os.environ), capture_output=True, text=True, timeout=120)
+               for user in ("u-a", "u-b")]
+    assert [w.returncode for w in writers] == [0, 0], [w.stderr[-500:] for w in writers]
+    staging = Path(os.environ["FOOTPRINT_CACHE"]) / "staging"
+    assert not [p for p in staging.rglob("*.parquet") if "/live/" not in p.as_posix()]
+    code, out = _cli(capsys, "runs", "--store", bucket)
+    assert code == 0 and out.count("complete") >= 2
+    code, out = _cli(capsys, "sql", "SELECT user_id, status FROM runs ORDER BY user_id",
+                     "--format", "json", "--store", bucket)
+    assert code == 0
+    assert json.loads(out) == [{"user_id": "u-a", "status": "complete"},
+                               {"user_id": "u-b", "status": "complete"}]
+
+
+def test_given_a_bucket_when_a_new_run_lands_then_the_next_read_sees_it(
+    bucket: str, capsys: pytest.CaptureFixture[str],
+) -> None:
+    from lens._examples.support_desk import make_agent
+    from recorder import ParquetSink, Recorder, open_store
+
+    for user in ("first", "second"):
+        with Recorder(sinks=[ParquetSink(bucket)]) as rec:
+            make_agent(sink=rec).run_sync("Where is my parcel?", user=user)
+        with open_store(bucket) as store:
+            users = [r[0] for r in store.rows("SELECT user_id FROM runs ORDER BY user_id")]
+        assert user in users
+    assert users == ["first", "second"]
+
+
+def test_given_an_empty_prefix_when_opened_then_one_line_names_the_fix(
+    bucket: str, capsys: pytest.CaptureFixture[str],
+) -> None:
+    code = main(["runs", "--store", bucket.replace("traces/", "traces/nothing-here-")])
+    err = capsys.readouterr().err
+    assert code == 2 and "no footprint store at" in err and err.count("\n") == 1
