@@ -24,6 +24,8 @@ import jsonschema
 import pytest
 from planted_support import CONFIRMS_INJECTION, NAMES, ROOT, load, record, ref
 
+from footprint import ListSink
+from lens import why
 from lens.cli import main
 
 Report = dict[str, Any]
@@ -167,6 +169,9 @@ def test_given_the_redundant_pair_when_why_runs_then_the_pair_is_confirmed_as_a_
     _assert_nothing_innocent("redundant_pair", report, [pair])
 
 
+@pytest.mark.xfail(strict=True, reason=(
+    "read from a store, a follow-up turn loses its request record (flag no-request-record) "
+    "and with it every history message; from events the same run confirms the message"))
 def test_given_the_stale_history_when_why_runs_then_the_turn_1_message_is_confirmed(
     reports: dict[str, Report],
 ) -> None:
@@ -257,3 +262,16 @@ def test_given_the_readme_planted_commands_when_run_in_a_shell_then_why_confirms
         outputs.append(done.stdout)
     assert outputs[0].startswith("The C40 grinder costs 189 EUR.")
     assert outputs[-1].startswith("CONFIRMED: removing fact 'supplier-memo' changes the answer")
+
+
+def test_given_the_stale_history_as_events_when_why_runs_then_the_turn_1_message_is_confirmed(
+) -> None:
+    module = load("stale_history")
+    sink = ListSink()
+    run = module.converse(module.make_agent(sink=sink))
+    report = why(sink.events, run.run_id, agent=module.make_agent())
+    stale = [s for s in report.suspects if s.kind == "message" and s.excerpt == module.CULPRIT_TEXT]
+    assert stale and stale[0].verdict == "confirmed"
+    innocent = set(module.INNOCENT)
+    assert not [s for s in report.suspects if s.verdict == "confirmed" and s is not stale[0]
+                and (s.kind == "message" or s.id in innocent)]
