@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 from types import ModuleType
 
+from footprint import SeededIds
 from recorder import ParquetSink, Recorder
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -38,11 +39,12 @@ def load(name: str) -> ModuleType:
 
 
 def record(name: str, store: Path) -> str:
-    """Record the example's conversation into ``store``; the last answer."""
+    """Record the example's conversation into ``store`` (seeded run ids); the last answer."""
     module = load(name)
     recorder = Recorder(sinks=[ParquetSink(store)])
     try:
-        answer: str = module.converse(module.make_agent(sink=recorder)).answer
+        agent = module.make_agent(sink=recorder).variant(ids=SeededIds(7))
+        answer: str = module.converse(agent).answer
     finally:
         recorder.close()
     return answer

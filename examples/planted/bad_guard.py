@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import json
 import re
+import secrets
 import sys
 
 from footprint import (
@@ -33,12 +34,14 @@ from footprint import (
     RunResult,
     SkillGraph,
     StepClock,
+    SystemClock,
     define_fact,
     define_skill,
     define_steering,
     skill_graph,
     tool,
 )
+from footprint.agent import Clock
 from footprint.providers import LLMRequest, Reply, call
 
 __all__ = ["CULPRIT_GUARD", "INNOCENT", "MESSAGE", "PLANTED_LIMIT", "build_graph", "converse",
@@ -110,7 +113,7 @@ def model(request: LLMRequest) -> Reply:
 
 
 def make_agent(*, sink: EventSink | None = None, seed: int = 0,
-               limit: int = PLANTED_LIMIT) -> Agent:
+               clock: Clock | None = None, limit: int = PLANTED_LIMIT) -> Agent:
     """The refund desk on its skill graph; ``limit=100`` is the fixed guard."""
     return Agent(
         provider=FunctionModel(model, name="planted-refunds"), model="refunds-small",
@@ -122,7 +125,8 @@ def make_agent(*, sink: EventSink | None = None, seed: int = 0,
                         "supervisor's review before it is issued."),
         ],
         graph=build_graph(limit), posture="rails",
-        sink=sink, clock=StepClock(), seed=seed, name="planted-bad-guard")
+        sink=sink, clock=clock if clock is not None else StepClock(), seed=seed,
+        name="planted-bad-guard")
 
 
 def converse(agent: Agent) -> RunResult:
@@ -137,7 +141,9 @@ def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     recorder = Recorder(sinks=[ParquetSink(args[0] if args else default_store_path())])
     try:
-        result = converse(make_agent(sink=recorder))
+        # a real clock, so `why last` finds the newest recording; a fresh seed for each one
+        agent = make_agent(sink=recorder, clock=SystemClock(), seed=secrets.randbits(32))
+        result = converse(agent)
     finally:
         recorder.close()
     print(result.answer)

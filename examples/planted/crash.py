@@ -23,6 +23,7 @@ Record a run, then explain it::
 from __future__ import annotations
 
 import re
+import secrets
 import sys
 
 from footprint import (
@@ -31,9 +32,11 @@ from footprint import (
     FunctionModel,
     RunResult,
     StepClock,
+    SystemClock,
     define_fact,
     define_steering,
 )
+from footprint.agent import Clock
 from footprint.providers import LLMRequest, Reply
 
 __all__ = ["BROKE", "CULPRIT", "INNOCENT", "MESSAGE", "converse", "main", "make_agent",
@@ -65,7 +68,8 @@ def model(request: LLMRequest) -> Reply:
                                     else "over", limit=max(limits))
 
 
-def make_agent(*, sink: EventSink | None = None, seed: int = 0) -> Agent:
+def make_agent(*, sink: EventSink | None = None, seed: int = 0,
+               clock: Clock | None = None) -> Agent:
     """The card desk with the stale limit and the format the parser needs."""
     return Agent(
         provider=FunctionModel(model, name="planted-cards"), model="cards-small",
@@ -78,7 +82,8 @@ def make_agent(*, sink: EventSink | None = None, seed: int = 0) -> Agent:
             define_fact("card-limit", "Card limit: 5000 EUR per month."),
             define_fact(CULPRIT, "Temporary limit raise: 10000 EUR until further notice."),
         ],
-        sink=sink, clock=StepClock(), seed=seed, name="planted-crash")
+        sink=sink, clock=clock if clock is not None else StepClock(), seed=seed,
+        name="planted-crash")
 
 
 def converse(agent: Agent) -> RunResult:
@@ -93,7 +98,9 @@ def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     recorder = Recorder(sinks=[ParquetSink(args[0] if args else default_store_path())])
     try:
-        result = converse(make_agent(sink=recorder))
+        # a real clock, so `why last` finds the newest recording; a fresh seed for each one
+        agent = make_agent(sink=recorder, clock=SystemClock(), seed=secrets.randbits(32))
+        result = converse(agent)
     finally:
         recorder.close()
     print(result.answer)

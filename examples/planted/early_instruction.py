@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import json
 import re
+import secrets
 import sys
 
 from footprint import (
@@ -32,10 +33,12 @@ from footprint import (
     InjectionContext,
     RunResult,
     StepClock,
+    SystemClock,
     define_fact,
     define_instruction,
     define_steering,
 )
+from footprint.agent import Clock
 from footprint.providers import LLMRequest, Reply, call
 
 __all__ = ["CULPRIT", "INNOCENT", "MESSAGE", "converse", "main", "make_agent", "model"]
@@ -84,7 +87,8 @@ def _nothing_run_yet(ctx: InjectionContext) -> bool:
     return not ctx.tool_results
 
 
-def make_agent(*, sink: EventSink | None = None, seed: int = 0) -> Agent:
+def make_agent(*, sink: EventSink | None = None, seed: int = 0,
+               clock: Clock | None = None) -> Agent:
     """The stock desk with the planted first-step instruction."""
     return Agent(
         provider=FunctionModel(model, name="planted-stock"), model="stock-small",
@@ -97,7 +101,8 @@ def make_agent(*, sink: EventSink | None = None, seed: int = 0) -> Agent:
                                active_when=_nothing_run_yet),
         ],
         tools=[stock_live, stock_snapshot],
-        sink=sink, clock=StepClock(), seed=seed, name="planted-early-instruction")
+        sink=sink, clock=clock if clock is not None else StepClock(), seed=seed,
+        name="planted-early-instruction")
 
 
 def converse(agent: Agent) -> RunResult:
@@ -112,7 +117,9 @@ def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     recorder = Recorder(sinks=[ParquetSink(args[0] if args else default_store_path())])
     try:
-        result = converse(make_agent(sink=recorder))
+        # a real clock, so `why last` finds the newest recording; a fresh seed for each one
+        agent = make_agent(sink=recorder, clock=SystemClock(), seed=secrets.randbits(32))
+        result = converse(agent)
     finally:
         recorder.close()
     print(result.answer)

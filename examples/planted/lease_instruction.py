@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import json
 import re
+import secrets
 import sys
 from typing import Any
 
@@ -34,10 +35,12 @@ from footprint import (
     InjectionContext,
     RunResult,
     StepClock,
+    SystemClock,
     define_fact,
     define_instruction,
     define_steering,
 )
+from footprint.agent import Clock
 from footprint.providers import LLMRequest, Reply, call
 
 __all__ = ["CULPRIT", "INNOCENT", "MESSAGE", "converse", "main", "make_agent", "model"]
@@ -93,7 +96,8 @@ def _valid_voucher(ctx: InjectionContext) -> bool:
     return any('"valid": true' in r.result for r in ctx.tool_results or ())
 
 
-def make_agent(*, sink: EventSink | None = None, seed: int = 0) -> Agent:
+def make_agent(*, sink: EventSink | None = None, seed: int = 0,
+               clock: Clock | None = None) -> Agent:
     """The checkout assistant whose voucher tool pushes a discount for good."""
     return Agent(
         provider=FunctionModel(model, name="planted-checkout"), model="checkout-small",
@@ -106,7 +110,8 @@ def make_agent(*, sink: EventSink | None = None, seed: int = 0) -> Agent:
                                "quote.", active_when=_valid_voucher),
         ],
         tools=[apply_voucher, cart_total],
-        sink=sink, clock=StepClock(), seed=seed, name="planted-lease-instruction")
+        sink=sink, clock=clock if clock is not None else StepClock(), seed=seed,
+        name="planted-lease-instruction")
 
 
 def converse(agent: Agent) -> RunResult:
@@ -121,7 +126,9 @@ def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     recorder = Recorder(sinks=[ParquetSink(args[0] if args else default_store_path())])
     try:
-        result = converse(make_agent(sink=recorder))
+        # a real clock, so `why last` finds the newest recording; a fresh seed for each one
+        agent = make_agent(sink=recorder, clock=SystemClock(), seed=secrets.randbits(32))
+        result = converse(agent)
     finally:
         recorder.close()
     print(result.answer)

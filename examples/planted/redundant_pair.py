@@ -20,6 +20,7 @@ Record a run, then explain it::
 from __future__ import annotations
 
 import re
+import secrets
 import sys
 
 from footprint import (
@@ -30,10 +31,12 @@ from footprint import (
     Rule,
     RunResult,
     StepClock,
+    SystemClock,
     define_fact,
     define_injection,
     define_steering,
 )
+from footprint.agent import Clock
 from footprint.providers import LLMRequest, Reply
 
 __all__ = ["CULPRIT", "INNOCENT", "MESSAGE", "converse", "main", "make_agent", "model"]
@@ -60,7 +63,8 @@ def _about_shelves(ctx: InjectionContext) -> bool:
     return "shelf" in ctx.user_message.lower()
 
 
-def make_agent(*, sink: EventSink | None = None, seed: int = 0) -> Agent:
+def make_agent(*, sink: EventSink | None = None, seed: int = 0,
+               clock: Clock | None = None) -> Agent:
     """The DIY shop's assistant with both wrong sources planted."""
     return Agent(
         provider=FunctionModel(model, name="planted-diy"), model="diy-small",
@@ -76,7 +80,8 @@ def make_agent(*, sink: EventSink | None = None, seed: int = 0) -> Agent:
                                            "books, no problem.",
                              description="retrieved for a shelf question"),
         ],
-        sink=sink, clock=StepClock(), seed=seed, name="planted-redundant-pair")
+        sink=sink, clock=clock if clock is not None else StepClock(), seed=seed,
+        name="planted-redundant-pair")
 
 
 def converse(agent: Agent) -> RunResult:
@@ -91,7 +96,9 @@ def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     recorder = Recorder(sinks=[ParquetSink(args[0] if args else default_store_path())])
     try:
-        result = converse(make_agent(sink=recorder))
+        # a real clock, so `why last` finds the newest recording; a fresh seed for each one
+        agent = make_agent(sink=recorder, clock=SystemClock(), seed=secrets.randbits(32))
+        result = converse(agent)
     finally:
         recorder.close()
     print(result.answer)

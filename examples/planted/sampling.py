@@ -20,6 +20,7 @@ Record a run, then explain it::
 from __future__ import annotations
 
 import random
+import secrets
 import sys
 from collections.abc import Callable
 
@@ -30,9 +31,11 @@ from footprint import (
     FunctionModel,
     RunResult,
     StepClock,
+    SystemClock,
     define_fact,
     define_steering,
 )
+from footprint.agent import Clock
 from footprint.providers import LLMRequest, Reply
 
 __all__ = ["INNOCENT", "MESSAGE", "YES", "converse", "main", "make_agent", "sampler"]
@@ -56,7 +59,8 @@ def sampler(rng: random.Random, p: float) -> Callable[[LLMRequest], Reply]:
     return model
 
 
-def make_agent(*, sink: EventSink | None = None, seed: int = 0, p: float = 0.5) -> Agent:
+def make_agent(*, sink: EventSink | None = None, seed: int = 0,
+               clock: Clock | None = None, p: float = 0.5) -> Agent:
     """The release assistant on a sampling model (its RNG seeded by ``seed``)."""
     return Agent(
         provider=FunctionModel(sampler(random.Random(seed), p), name="planted-sampler"),
@@ -68,7 +72,8 @@ def make_agent(*, sink: EventSink | None = None, seed: int = 0, p: float = 0.5) 
                         "page."),
             define_fact("qa-status", "QA: all 212 beta tests pass; no open blockers."),
         ],
-        sink=sink, clock=StepClock(), seed=seed, name="planted-sampling")
+        sink=sink, clock=clock if clock is not None else StepClock(), seed=seed,
+        name="planted-sampling")
 
 
 def converse(agent: Agent) -> RunResult:
@@ -83,7 +88,9 @@ def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     recorder = Recorder(sinks=[ParquetSink(args[0] if args else default_store_path())])
     try:
-        result = converse(make_agent(sink=recorder))
+        # a real clock, so `why last` finds the newest recording; a fresh seed for each one
+        agent = make_agent(sink=recorder, clock=SystemClock(), seed=secrets.randbits(32))
+        result = converse(agent)
     finally:
         recorder.close()
     print(result.answer)

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import json
 import re
+import secrets
 import sys
 
 from footprint import (
@@ -30,10 +31,12 @@ from footprint import (
     FunctionModel,
     RunResult,
     StepClock,
+    SystemClock,
     define_fact,
     define_skill,
     define_steering,
 )
+from footprint.agent import Clock
 from footprint.providers import LLMRequest, Reply, call
 
 __all__ = ["CULPRIT", "INNOCENT", "MESSAGE", "converse", "main", "make_agent", "model"]
@@ -66,7 +69,7 @@ def _skill_to_read(request: LLMRequest) -> str | None:
         return None
     words = set(re.findall(r"[a-z]{5,}", next(
         m.content for m in request.messages if m.role == "user").lower()))
-    for line in spec.description.split("Available skills:", 1)[-1].split(".,"):
+    for line in spec.description.split("Available skills:", 1)[-1].split(";"):
         skill_id, _, about = line.strip().partition(" — ")
         if words & set(re.findall(r"[a-z]{5,}", about.lower())):
             return skill_id
@@ -101,7 +104,8 @@ def model(request: LLMRequest) -> Reply:
     return f"{invoice.group(0)}: {amount.group(1)} {amount.group(2)} = {total:.2f} EUR."
 
 
-def make_agent(*, sink: EventSink | None = None, seed: int = 0) -> Agent:
+def make_agent(*, sink: EventSink | None = None, seed: int = 0,
+               clock: Clock | None = None) -> Agent:
     """The bookkeeping assistant with the planted skill."""
     return Agent(
         provider=FunctionModel(model, name="planted-books"), model="books-small",
@@ -115,7 +119,8 @@ def make_agent(*, sink: EventSink | None = None, seed: int = 0) -> Agent:
                          "currency and EUR, then multiply the amount by the rate."),
         ],
         tools=[fx_rate, fx_rate_fixed],
-        sink=sink, clock=StepClock(), seed=seed, name="planted-skill-wrong-tool")
+        sink=sink, clock=clock if clock is not None else StepClock(), seed=seed,
+        name="planted-skill-wrong-tool")
 
 
 def converse(agent: Agent) -> RunResult:
@@ -130,7 +135,9 @@ def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     recorder = Recorder(sinks=[ParquetSink(args[0] if args else default_store_path())])
     try:
-        result = converse(make_agent(sink=recorder))
+        # a real clock, so `why last` finds the newest recording; a fresh seed for each one
+        agent = make_agent(sink=recorder, clock=SystemClock(), seed=secrets.randbits(32))
+        result = converse(agent)
     finally:
         recorder.close()
     print(result.answer)

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import json
 import re
+import secrets
 import sys
 
 from footprint import (
@@ -31,9 +32,11 @@ from footprint import (
     FunctionModel,
     RunResult,
     StepClock,
+    SystemClock,
     define_fact,
     define_steering,
 )
+from footprint.agent import Clock
 from footprint.providers import LLMRequest, Reply, call
 
 __all__ = ["CULPRIT_TEXT", "FIRST", "INNOCENT", "MESSAGE", "converse", "main", "make_agent",
@@ -79,7 +82,8 @@ def model(request: LLMRequest) -> Reply:
     return f"Order {number} will ship to {json.loads(results['profile_address'])['address']}."
 
 
-def make_agent(*, sink: EventSink | None = None, seed: int = 0) -> Agent:
+def make_agent(*, sink: EventSink | None = None, seed: int = 0,
+               clock: Clock | None = None) -> Agent:
     """The delivery desk; ``converse`` runs its two-turn conversation."""
     return Agent(
         provider=FunctionModel(model, name="planted-delivery"), model="delivery-small",
@@ -90,7 +94,8 @@ def make_agent(*, sink: EventSink | None = None, seed: int = 0) -> Agent:
                         "customer's profile."),
         ],
         tools=[order_history, profile_address],
-        sink=sink, clock=StepClock(), seed=seed, name="planted-stale-history")
+        sink=sink, clock=clock if clock is not None else StepClock(), seed=seed,
+        name="planted-stale-history")
 
 
 def converse(agent: Agent) -> RunResult:
@@ -106,7 +111,9 @@ def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     recorder = Recorder(sinks=[ParquetSink(args[0] if args else default_store_path())])
     try:
-        result = converse(make_agent(sink=recorder))
+        # a real clock, so `why last` finds the newest recording; a fresh seed for each one
+        agent = make_agent(sink=recorder, clock=SystemClock(), seed=secrets.randbits(32))
+        result = converse(agent)
     finally:
         recorder.close()
     print(result.answer)

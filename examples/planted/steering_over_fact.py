@@ -19,6 +19,7 @@ Record a run, then explain it::
 from __future__ import annotations
 
 import re
+import secrets
 import sys
 
 from footprint import (
@@ -27,9 +28,11 @@ from footprint import (
     FunctionModel,
     RunResult,
     StepClock,
+    SystemClock,
     define_fact,
     define_steering,
 )
+from footprint.agent import Clock
 from footprint.providers import LLMRequest, Reply
 
 __all__ = ["CULPRIT", "INNOCENT", "MESSAGE", "converse", "main", "make_agent", "model"]
@@ -57,7 +60,8 @@ def model(request: LLMRequest) -> Reply:
             f"yours was bought {age.group(1)} days ago.")
 
 
-def make_agent(*, sink: EventSink | None = None, seed: int = 0) -> Agent:
+def make_agent(*, sink: EventSink | None = None, seed: int = 0,
+               clock: Clock | None = None) -> Agent:
     """The returns desk with the planted steering."""
     return Agent(
         provider=FunctionModel(model, name="planted-returns"), model="returns-small",
@@ -71,7 +75,8 @@ def make_agent(*, sink: EventSink | None = None, seed: int = 0) -> Agent:
             define_steering(CULPRIT, "Customer delight comes first: never turn a customer "
                             "away."),
         ],
-        sink=sink, clock=StepClock(), seed=seed, name="planted-steering-over-fact")
+        sink=sink, clock=clock if clock is not None else StepClock(), seed=seed,
+        name="planted-steering-over-fact")
 
 
 def converse(agent: Agent) -> RunResult:
@@ -86,7 +91,9 @@ def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     recorder = Recorder(sinks=[ParquetSink(args[0] if args else default_store_path())])
     try:
-        result = converse(make_agent(sink=recorder))
+        # a real clock, so `why last` finds the newest recording; a fresh seed for each one
+        agent = make_agent(sink=recorder, clock=SystemClock(), seed=secrets.randbits(32))
+        result = converse(agent)
     finally:
         recorder.close()
     print(result.answer)

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import json
 import re
+import secrets
 import sys
 
 from footprint import (
@@ -31,11 +32,13 @@ from footprint import (
     FunctionModel,
     RunResult,
     StepClock,
+    SystemClock,
     define_fact,
     define_injection,
     define_steering,
     tool,
 )
+from footprint.agent import Clock
 from footprint.providers import LLMRequest, Reply, call
 
 __all__ = ["CULPRIT", "INNOCENT", "MESSAGE", "converse", "main", "make_agent", "model"]
@@ -80,7 +83,8 @@ def model(request: LLMRequest) -> Reply:
     return f"Order {order.group(0)} is {status}."
 
 
-def make_agent(*, sink: EventSink | None = None, seed: int = 0) -> Agent:
+def make_agent(*, sink: EventSink | None = None, seed: int = 0,
+               clock: Clock | None = None) -> Agent:
     """The order desk with the planted tools-only injection."""
     return Agent(
         provider=FunctionModel(model, name="planted-orders"), model="orders-small",
@@ -93,7 +97,8 @@ def make_agent(*, sink: EventSink | None = None, seed: int = 0) -> Agent:
                              description="tools of the old order-management system"),
         ],
         tools=[order_status],
-        sink=sink, clock=StepClock(), seed=seed, name="planted-twin-tools")
+        sink=sink, clock=clock if clock is not None else StepClock(), seed=seed,
+        name="planted-twin-tools")
 
 
 def converse(agent: Agent) -> RunResult:
@@ -108,7 +113,9 @@ def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     recorder = Recorder(sinks=[ParquetSink(args[0] if args else default_store_path())])
     try:
-        result = converse(make_agent(sink=recorder))
+        # a real clock, so `why last` finds the newest recording; a fresh seed for each one
+        agent = make_agent(sink=recorder, clock=SystemClock(), seed=secrets.randbits(32))
+        result = converse(agent)
     finally:
         recorder.close()
     print(result.answer)

@@ -20,6 +20,7 @@ Record a run, then explain it::
 from __future__ import annotations
 
 import re
+import secrets
 import sys
 
 from footprint import (
@@ -28,9 +29,11 @@ from footprint import (
     FunctionModel,
     RunResult,
     StepClock,
+    SystemClock,
     define_fact,
     define_steering,
 )
+from footprint.agent import Clock
 from footprint.providers import LLMRequest, Reply
 
 __all__ = ["CULPRIT", "INNOCENT", "MESSAGE", "converse", "main", "make_agent", "model"]
@@ -59,7 +62,8 @@ def model(request: LLMRequest) -> Reply:
     return f"The {product} grinder costs {price} EUR."
 
 
-def make_agent(*, sink: EventSink | None = None, seed: int = 0) -> Agent:
+def make_agent(*, sink: EventSink | None = None, seed: int = 0,
+               clock: Clock | None = None) -> Agent:
     """The shop assistant with the planted memo (reproducible: ``StepClock``, fixed seed)."""
     return Agent(
         provider=FunctionModel(model, name="planted-shop"), model="shop-small",
@@ -72,7 +76,8 @@ def make_agent(*, sink: EventSink | None = None, seed: int = 0) -> Agent:
                         "its first year; replacement burrs cost 35 EUR."),
             define_fact(CULPRIT, "Memo from the supplier (2022): C40 now 189."),
         ],
-        sink=sink, clock=StepClock(), seed=seed, name="planted-wrong-fact")
+        sink=sink, clock=clock if clock is not None else StepClock(), seed=seed,
+        name="planted-wrong-fact")
 
 
 def converse(agent: Agent) -> RunResult:
@@ -87,7 +92,9 @@ def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     recorder = Recorder(sinks=[ParquetSink(args[0] if args else default_store_path())])
     try:
-        result = converse(make_agent(sink=recorder))
+        # a real clock, so `why last` finds the newest recording; a fresh seed for each one
+        agent = make_agent(sink=recorder, clock=SystemClock(), seed=secrets.randbits(32))
+        result = converse(agent)
     finally:
         recorder.close()
     print(result.answer)

@@ -21,6 +21,7 @@ Record a run, then explain it::
 from __future__ import annotations
 
 import re
+import secrets
 import sys
 
 from footprint import (
@@ -31,9 +32,11 @@ from footprint import (
     Rule,
     RunResult,
     StepClock,
+    SystemClock,
     define_injection,
     define_steering,
 )
+from footprint.agent import Clock
 from footprint.injection import Injection
 from footprint.providers import LLMRequest, Reply
 
@@ -68,7 +71,8 @@ def _chunk(chunk_id: str, text: str) -> Injection:
                             description=f"retrieved for an Aria question: {chunk_id}")
 
 
-def make_agent(*, sink: EventSink | None = None, seed: int = 0) -> Agent:
+def make_agent(*, sink: EventSink | None = None, seed: int = 0,
+               clock: Clock | None = None) -> Agent:
     """The audio shop's assistant with three retrieved chunks, one of the wrong product."""
     return Agent(
         provider=FunctionModel(model, name="planted-audio"), model="audio-small",
@@ -81,7 +85,8 @@ def make_agent(*, sink: EventSink | None = None, seed: int = 0) -> Agent:
             _chunk("chunk-x2-specs", "Aria X2 spec sheet: battery life 30 hours with noise "
                    "cancelling on, Bluetooth 5.3."),
         ],
-        sink=sink, clock=StepClock(), seed=seed, name="planted-wrong-rag-chunk")
+        sink=sink, clock=clock if clock is not None else StepClock(), seed=seed,
+        name="planted-wrong-rag-chunk")
 
 
 def converse(agent: Agent) -> RunResult:
@@ -96,7 +101,9 @@ def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     recorder = Recorder(sinks=[ParquetSink(args[0] if args else default_store_path())])
     try:
-        result = converse(make_agent(sink=recorder))
+        # a real clock, so `why last` finds the newest recording; a fresh seed for each one
+        agent = make_agent(sink=recorder, clock=SystemClock(), seed=secrets.randbits(32))
+        result = converse(agent)
     finally:
         recorder.close()
     print(result.answer)

@@ -1,0 +1,277 @@
+"""`footprint why last --agent examples/planted/X.py:make_agent` on every planted bug.
+
+The call is the plain one a new user types (only ``--json`` added for the
+assertions): it must confirm each culprit, confirm no innocent piece, call
+a sampling model inconclusive and a crashing re-run broke. The JSON report
+validates against the schema the package ships.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import os
+import re
+import shlex
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pytest
+from planted_support import CONFIRMS_INJECTION, NAMES, ROOT, load, record, ref
+
+from footprint import ListSink
+from lens import why
+from lens.cli import main
+
+Report = dict[str, Any]
+Suspect = dict[str, Any]
+
+# tool calls on the culprit's own path: confirming them is true (their removal also changes
+# the answer) and tolerated; every other confirmed piece must be the culprit
+ON_PATH: dict[str, frozenset[str]] = {
+    "skill_wrong_tool": frozenset({"fx_rate_fixed", "read_skill"}),
+    "lease_instruction": frozenset({"apply_voucher", "cart_total"}),
+    "early_instruction": frozenset({"stock_snapshot"}),
+    "twin_tools": frozenset({"get_order_status"}),
+    "stale_history": frozenset({"profile_address", "order_history"}),
+    "bad_guard": frozenset({"lookup_order", "issue_refund"}),
+}
+
+
+def _cli(store: Path, *argv: str) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main(list(argv))
+    return code, out.getvalue(), err.getvalue()
+
+
+@contextlib.contextmanager
+def _in_repo(store: Path) -> Iterator[None]:
+    """The user's shell: the repository as the working directory, the store in the env."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.chdir(ROOT)
+        mp.setenv("FOOTPRINT_STORE", str(store))
+        yield
+
+
+@pytest.fixture(scope="module")
+def reports(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Report]:
+    """Each example recorded into its own store, then explained once by the plain call."""
+    done: dict[str, Report] = {}
+    for name in NAMES:
+        store = tmp_path_factory.mktemp(name) / "store"
+        record(name, store)
+        with _in_repo(store):
+            code, out, err = _cli(store, "why", "last", "--agent", ref(name), "--json")
+        assert code == 0, f"{name}: exit {code}: {err[-400:]}"
+        done[name] = json.loads(out)
+    return done
+
+
+def _ids(s: Suspect) -> frozenset[str]:
+    if s.get("ids"):
+        return frozenset(s["ids"])
+    return frozenset({s["id"]}) if s.get("id") else frozenset()
+
+
+def _text(s: Suspect) -> str:
+    return json.dumps(s, ensure_ascii=False)
+
+
+def _confirmed(report: Report) -> list[Suspect]:
+    return [s for s in report["suspects"] if s.get("verdict") == "confirmed"]
+
+
+def _on_path(name: str, s: Suspect) -> bool:
+    """A confirmed tool-call suspect on the culprit's path (named by its tool)."""
+    if s.get("kind") in ("injection", "set", "message"):
+        return False
+    return any(tool in _text(s) for tool in ON_PATH.get(name, ()))
+
+
+def _assert_nothing_innocent(name: str, report: Report, culprits: list[frozenset[str]]) -> None:
+    innocent = set(load(name).INNOCENT)
+    for s in _confirmed(report):
+        assert not (_ids(s) & innocent), f"{name}: innocent confirmed: {_text(s)}"
+        assert _ids(s) in culprits or _on_path(name, s), f"{name}: confirmed {_text(s)}"
+
+
+def _schema() -> dict[str, Any]:
+    found = sorted((ROOT / "lens").rglob("*why*.json"))
+    assert len(found) == 1, f"expected one shipped why schema, found {found}"
+    data: dict[str, Any] = json.loads(found[0].read_text(encoding="utf-8"))
+    return data
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_given_a_planted_run_when_why_reports_json_then_it_validates_against_the_schema(
+    name: str, reports: dict[str, Report],
+) -> None:
+    report = reports[name]
+    jsonschema.validate(report, _schema())
+    assert report["mode"] == "CAUSAL"
+    assert 0 < report["events_read"] <= report["events_total"]
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_given_a_planted_run_when_why_runs_then_no_decoy_is_confirmed(
+    name: str, reports: dict[str, Report],
+) -> None:
+    innocent = set(load(name).INNOCENT)
+    wrongly = [s for s in _confirmed(reports[name]) if _ids(s) & innocent]
+    assert wrongly == [], [_text(s) for s in wrongly]
+
+
+# Known gaps of the why engine, each a strict xfail: the test fails as soon as the gap closes.
+INTERACTION_GAP = pytest.mark.xfail(strict=True, reason=(
+    "the search clears every member of a group whose joint removal held the answer; here "
+    "removing the steering together with the return policy holds it (no policy: yes by "
+    "default), so the steering is called not-confirmed without a single re-run of its own"))
+UNSTABLE_GAP = pytest.mark.xfail(strict=True, reason=(
+    "with an unstable baseline the screen still calls every piece not-confirmed (runs 0) "
+    "instead of inconclusive"))
+
+
+@pytest.mark.parametrize("name", [pytest.param(n, marks=INTERACTION_GAP)
+                                  if n == "steering_over_fact" else n
+                                  for n in CONFIRMS_INJECTION])
+def test_given_an_injection_culprit_when_why_runs_then_it_alone_is_confirmed(
+    name: str, reports: dict[str, Report],
+) -> None:
+    report, culprit = reports[name], load(name).CULPRIT
+    hits = [s for s in report["suspects"] if s["kind"] == "injection" and s.get("id") == culprit]
+    assert hits and hits[0]["verdict"] == "confirmed", f"{name}: {hits}"
+    assert hits[0]["chain"], f"{name}: the culprit has no custody chain"
+    _assert_nothing_innocent(name, report, [frozenset({culprit})])
+
+
+def test_given_the_lease_example_when_why_confirms_the_instruction_then_its_chain_names_the_lease(
+    reports: dict[str, Report],
+) -> None:
+    culprit = load("lease_instruction").CULPRIT
+    hit = next(s for s in reports["lease_instruction"]["suspects"] if s.get("id") == culprit)
+    assert "lease" in _text(hit["chain"]).lower()
+
+
+def test_given_the_redundant_pair_when_why_runs_then_the_pair_is_confirmed_as_a_set(
+    reports: dict[str, Report],
+) -> None:
+    report, pair = reports["redundant_pair"], frozenset(load("redundant_pair").CULPRIT)
+    sets = [s for s in report["suspects"] if s["kind"] == "set" and _ids(s) == pair]
+    assert sets and sets[0]["verdict"] == "confirmed", _text(report["suspects"])
+    alone = [s for s in report["suspects"] if s["kind"] == "injection" and _ids(s) <= pair]
+    assert all(s["verdict"] != "confirmed" for s in alone)
+    _assert_nothing_innocent("redundant_pair", report, [pair])
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "read from a store, a follow-up turn loses its request record (flag no-request-record) "
+    "and with it every history message; from events the same run confirms the message"))
+def test_given_the_stale_history_when_why_runs_then_the_turn_1_message_is_confirmed(
+    reports: dict[str, Report],
+) -> None:
+    module, report = load("stale_history"), reports["stale_history"]
+    stale = [s for s in report["suspects"]
+             if s["kind"] == "message" and module.CULPRIT_TEXT in _text(s)]
+    assert stale, "no message suspect carries the stale turn-1 answer"
+    assert stale[0]["verdict"] == "confirmed", _text(stale[0])
+    assert "llm#2" in _text(stale[0]), "the message's origin (llm#2 of turn 1) is not named"
+    others = [s for s in _confirmed(report) if s is not stale[0]]
+    _assert_nothing_innocent("stale_history", {"suspects": others}, [])
+
+
+def test_given_the_bad_guard_when_why_runs_then_the_guarded_move_is_evidence_with_its_values(
+    reports: dict[str, Report],
+) -> None:
+    report = reports["bad_guard"]
+    moves = [s for s in report["suspects"] if s["kind"] == "cursor_move"
+             and all(w in _text(s) for w in ("amount", "lte", "1000", "400"))]
+    assert moves, "no cursor_move suspect names the guard amount lte 1000 against 400"
+    assert moves[0]["verdict"] in ("confirmed", None), _text(moves[0])
+    assert moves[0]["chain"]
+    rest = [s for s in _confirmed(report) if s["kind"] not in ("cursor_move", "gate")]
+    _assert_nothing_innocent("bad_guard", {"suspects": rest}, [])
+
+
+def test_given_a_sampling_model_when_why_runs_then_nothing_is_confirmed(
+    reports: dict[str, Report],
+) -> None:
+    report = reports["sampling"]
+    assert _confirmed(report) == []
+    assert any(f.startswith("baseline-unstable") for f in report["flags"]), report["flags"]
+
+
+@UNSTABLE_GAP
+def test_given_a_sampling_model_when_why_runs_then_it_says_inconclusive(
+    reports: dict[str, Report],
+) -> None:
+    verdicts = {s.get("verdict") for s in reports["sampling"]["suspects"] if s.get("removable")}
+    assert verdicts == {"inconclusive"}, verdicts
+
+
+def test_given_a_piece_whose_removal_crashes_when_why_runs_then_it_is_broke_not_a_cause(
+    reports: dict[str, Report],
+) -> None:
+    module, report = load("crash"), reports["crash"]
+    broke = [s for s in report["suspects"] if s.get("id") == module.BROKE]
+    assert broke and broke[0]["verdict"] == "broke", _text(broke)
+    _assert_nothing_innocent("crash", report, [frozenset({module.CULPRIT})])
+    assert any(s.get("id") == module.CULPRIT for s in _confirmed(report))
+
+
+# ── the text form a user reads (snapshots) ─────────────────────────────────
+
+SNAPSHOTTED = ("wrong_fact", "redundant_pair", "crash")
+
+
+@pytest.mark.parametrize("name", SNAPSHOTTED)
+def test_given_a_planted_run_when_why_prints_text_then_the_report_reads_as_recorded(
+    name: str, tmp_path: Path, snapshot: Any,
+) -> None:
+    store = tmp_path / "store"
+    record(name, store)
+    with _in_repo(store):
+        code, out, err = _cli(store, "why", "last", "--agent", ref(name))
+    assert code == 0, err[-400:]
+    assert out == snapshot
+
+
+def test_given_the_readme_planted_commands_when_run_in_a_shell_then_why_confirms_the_memo(
+    tmp_path: Path,
+) -> None:
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = text[text.index("### Planted bugs"):]
+    block = re.search(r"```bash\n(.*?)```", section, re.S)
+    assert block is not None
+    env = {**os.environ, "FOOTPRINT_STORE": str(tmp_path / "store"),
+           "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
+    for key in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy"):
+        env[key] = "http://127.0.0.1:9"
+    outputs = []
+    for line in block.group(1).strip().splitlines():
+        argv = shlex.split(line)
+        argv[0] = sys.executable if argv[0] == "python" else argv[0]
+        done = subprocess.run(argv, cwd=ROOT, env=env, capture_output=True, text=True,
+                              timeout=300, check=False)
+        assert done.returncode == 0, f"{line}: {done.stderr[-400:]}"
+        outputs.append(done.stdout)
+    assert outputs[0].startswith("The C40 grinder costs 189 EUR.")
+    assert outputs[-1].startswith("CONFIRMED: removing fact 'supplier-memo' changes the answer")
+
+
+def test_given_the_stale_history_as_events_when_why_runs_then_the_turn_1_message_is_confirmed(
+) -> None:
+    module = load("stale_history")
+    sink = ListSink()
+    run = module.converse(module.make_agent(sink=sink))
+    report = why(sink.events, run.run_id, agent=module.make_agent())
+    stale = [s for s in report.suspects if s.kind == "message" and s.excerpt == module.CULPRIT_TEXT]
+    assert stale and stale[0].verdict == "confirmed"
+    innocent = set(module.INNOCENT)
+    assert not [s for s in report.suspects if s.verdict == "confirmed" and s is not stale[0]
+                and (s.kind == "message" or s.id in innocent)]
