@@ -24,6 +24,7 @@ INTERRUPTED = 130
 BROKEN_PIPE = 141
 
 GRACE_S = 1.5  # how long Ctrl-C may wait for the main thread before the command ends anyway
+SEEN_S = 0.2  # on a failure, how long to wait for word of a Ctrl-C that may have caused it
 
 EXIT_CODES: tuple[tuple[int, str], ...] = (
     (OK, "success"),
@@ -95,7 +96,7 @@ def _report(prefix: str, exc: Exception) -> int:
     return BUG
 
 
-def _watch_interrupts(prefix: str, handled: threading.Event) -> None:
+def _watch_interrupts(prefix: str, handled: threading.Event, seen: threading.Event) -> None:
     """Make Ctrl-C end the command even when Python cannot see it in time.
 
     Python turns SIGINT into ``KeyboardInterrupt`` only when the main thread
@@ -113,6 +114,7 @@ def _watch_interrupts(prefix: str, handled: threading.Event) -> None:
     def watch() -> None:
         while signal.SIGINT not in os.read(read_end, 64):
             pass
+        seen.set()
         if not handled.wait(GRACE_S):
             say(f"{prefix} interrupted")
             os._exit(INTERRUPTED)
@@ -120,12 +122,25 @@ def _watch_interrupts(prefix: str, handled: threading.Event) -> None:
     threading.Thread(target=watch, name="footprint-interrupt", daemon=True).start()
 
 
-def _exit_now(prefix: str) -> Callable[[int, object], None]:
-    def handler(signum: int, frame: object) -> None:
-        say(f"{prefix} interrupted")
+class _OnInterrupt:
+    """The SIGINT handler while ``footprint`` owns the process: ``KeyboardInterrupt``
+    while the command runs, then (during shutdown) the one line and exit 130 at once."""
+
+    def __init__(self, prefix: str) -> None:
+        self.prefix, self.running = prefix, True
+
+    def __call__(self, signum: int, frame: object) -> None:
+        if self.running:
+            raise KeyboardInterrupt
+        say(f"{self.prefix} interrupted")
         os._exit(INTERRUPTED)
 
-    return handler
+
+def _interrupted(prefix: str, handled: threading.Event) -> int:
+    handled.set()
+    warnings.filterwarnings("ignore")  # e.g. a coroutine the interrupt left unawaited
+    say(f"{prefix} interrupted")
+    return INTERRUPTED
 
 
 def guarded(command: str, body: Callable[[], int], *, owns_process: bool = False) -> int:
@@ -137,23 +152,23 @@ def guarded(command: str, body: Callable[[], int], *, owns_process: bool = False
     line, so the interpreter's shutdown cannot turn it into a traceback.
     """
     prefix = f"footprint {command}:" if command else "footprint:"
-    handled = threading.Event()
+    handled, seen = threading.Event(), threading.Event()
+    on_interrupt = _OnInterrupt(prefix)
     try:
         if owns_process:
-            _watch_interrupts(prefix, handled)
+            signal.signal(signal.SIGINT, on_interrupt)
+            _watch_interrupts(prefix, handled, seen)
         return body()
     except KeyboardInterrupt:
-        handled.set()
-        warnings.filterwarnings("ignore")  # e.g. a coroutine the interrupt left unawaited
-        say(f"{prefix} interrupted")
-        return INTERRUPTED
+        return _interrupted(prefix, handled)
     except BrokenPipeError:
         _silence_stdout()
         return BROKEN_PIPE
     except Exception as exc:
+        # a library may wrap the KeyboardInterrupt (DuckDB inside an Arrow scan does)
+        if owns_process and seen.wait(SEEN_S):
+            return _interrupted(prefix, handled)
         return _report(prefix, exc)
     finally:
+        on_interrupt.running = False
         handled.set()
-        if owns_process:
-            with contextlib.suppress(ValueError):  # not the main thread: nothing to install
-                signal.signal(signal.SIGINT, _exit_now(prefix))

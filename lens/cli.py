@@ -99,13 +99,16 @@ def _run(argv: Sequence[str]) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one command; every failure is one line on stderr and an exit code of
     ``lens._exits.EXIT_CODES`` (listed in ``--help``), never a traceback."""
-    from lens._exits import guarded  # the standard library only: guarded from here on
+    from lens._exits import INTERRUPTED, guarded, say  # the standard library only
 
     given = list(sys.argv[1:] if argv is None else argv)
     try:  # argv None: the footprint executable, which owns the process and its signals
         return guarded(_command_of(given), lambda: _run(given), owns_process=argv is None)
     except SystemExit as exc:  # argparse: --help, --version, a usage error
         return exc.code if isinstance(exc.code, int) else 0 if exc.code is None else 2
+    except KeyboardInterrupt:  # Ctrl-C in the instant the guard was finishing
+        say(f"footprint {_command_of(given)}: interrupted".replace(" :", ":"))
+        return INTERRUPTED
 
 
 def _command_of(argv: Sequence[str]) -> str:
