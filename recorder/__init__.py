@@ -7,6 +7,7 @@ audit chain (SHA-256 heads, row checks). ``VIEWS`` holds the catalog's view
 definitions for DuckDB, ``recorder.spark`` the same views for Spark SQL.
 """
 
+from recorder._adopt import adopt_orphans
 from recorder._catalog import Store, open_store
 from recorder._chain import (
     CHAIN_FORMAT,
@@ -60,6 +61,7 @@ __all__ = [
     "Store",
     "StoreWarning",
     "VerifyResult",
+    "adopt_orphans",
     "canonical_json",
     "capture",
     "default_store_path",

@@ -89,9 +89,10 @@ class Store:
         stats = self._raw(con, "_sealed_stats", f.stats, STATS_SCHEMA, hive=False)
         con.execute(f"CREATE OR REPLACE VIEW _stats_all AS SELECT * FROM {stats}")
         columns = {r[0] for r in con.execute("DESCRIBE _stats_all").fetchall()}
-        if "sink_drops" not in columns:  # stats written before mirrors counted their drops
-            con.execute("CREATE OR REPLACE VIEW _stats_all AS "
-                        f"SELECT *, 0::BIGINT AS sink_drops FROM {stats}")
+        missing = [c for c in ("sink_drops", "unencodable") if c not in columns]
+        if missing:  # stats written before those counts were kept
+            zeros = ", ".join(f"0::BIGINT AS {c}" for c in missing)
+            con.execute(f"CREATE OR REPLACE VIEW _stats_all AS SELECT *, {zeros} FROM {stats}")
         chain = self._raw(con, "_sealed_chain", f.chain, CHAIN_SCHEMA, hive=False)
         con.register("_live_chain", pa.Table.from_batches(f.live_chain, schema=CHAIN_SCHEMA))
         con.execute(f"CREATE OR REPLACE VIEW _chain_all AS SELECT * FROM {chain} "

@@ -7,11 +7,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from recorder._layout import BLOBS, CHAIN, EVENTS, LIVE, STATS, segment_of
+from recorder._rows import EVENT_SCHEMA
 
-__all__ = ["StoreFiles", "StoreWarning", "discover", "read_live"]
+__all__ = ["StoreFiles", "StoreWarning", "discover", "heads_of_rows_read", "read_live"]
 
 
 class StoreWarning(UserWarning):
@@ -68,22 +70,45 @@ def read_live(path: Path) -> list[pa.RecordBatch]:
     return batches
 
 
+def heads_of_rows_read(chain: list[pa.RecordBatch],
+                        events: list[pa.RecordBatch]) -> list[pa.RecordBatch]:
+    """The live heads that end on a row read: a head written after the rows were read
+    (the writer went on meanwhile) would otherwise claim rows this scan does not hold."""
+    if not chain:
+        return []
+    rows = pa.Table.from_batches(events, schema=EVENT_SCHEMA).group_by("run_id").aggregate(
+        [("seq", "max")])
+    last = dict(zip(rows.column("run_id").to_pylist(), rows.column("seq_max").to_pylist(),
+                    strict=True))
+    kept = []
+    for batch in chain:
+        ends = [last.get(run, -1) for run in batch.column("run_id").to_pylist()]
+        mask = pc.less_equal(batch.column("last_seq"), pa.array(ends, pa.int64()))
+        kept.append(batch.filter(mask))
+    return kept
+
+
 def discover(root: Path) -> StoreFiles:
     """Scan ``root``; a live stream hides the sealed files of its own segment."""
     found = StoreFiles()
     live_events = _visible(list((root / LIVE).glob("*.events.arrows")))
     live_blobs = _visible(list((root / LIVE).glob("*.blobs.arrows")))
-    live_ids: set[str] = set()
+    events: dict[str, list[pa.RecordBatch]] = {}
     for path in live_events:  # events before blobs: a blob is written before its events
-        batches = read_live(path)
-        if path.exists():  # sealed meanwhile: its Parquet files are complete, use those
-            live_ids.add(segment_of(path))
-            found.live_events.extend(batches)
+        events[segment_of(path)] = read_live(path)
     for path in live_blobs:
         found.live_blobs.extend(read_live(path))
-    for path in _visible(list((root / LIVE).glob("*.chain.arrows"))):
-        if segment_of(path) in live_ids:  # heads come after their rows: read them last
-            found.live_chain.extend(read_live(path))
+    chains = {segment_of(p): read_live(p)
+              for p in _visible(list((root / LIVE).glob("*.chain.arrows")))
+              if segment_of(p) in events}  # heads come after their rows: read them last
+    live_ids: set[str] = set()
+    for segment, batches in events.items():
+        if (root / LIVE / f"{segment}.events.arrows").exists():
+            live_ids.add(segment)
+            found.live_events.extend(batches)
+            found.live_chain.extend(heads_of_rows_read(chains.get(segment, []), batches))
+        # else sealed while we read (its rows or heads may be cut short): its Parquet
+        # files, renamed into place before the live streams go, are whole; use those
     for path in _visible(list((root / EVENTS).glob("*/*.parquet"))):
         if segment_of(path) not in live_ids and _readable_parquet(path, found.skipped):
             found.events.append(path)

@@ -16,6 +16,7 @@ import dataclasses
 import functools
 import hashlib
 import itertools
+import json
 import keyword
 import types
 import typing
@@ -25,11 +26,13 @@ from typing import Any
 
 import orjson
 
+from footprint._errors import ConfigError
 from footprint.events import ENVELOPE_FIELDS, EventBase, field_types, payload_of
 from recorder._chain import canonical_json
 from recorder._hot import hot_plan
+from recorder._safe import safe_value
 
-__all__ = ["BLOB_KEY", "BlobSink", "ClassPlan", "dumps_each", "plan_for"]
+__all__ = ["BLOB_KEY", "BlobSink", "ClassPlan", "dumps_each", "escaped_payload", "plan_for"]
 
 BLOB_KEY = "$blob"
 """A payload value ``{"$blob": "<sha256 hex>", "chars": n}`` stands for large text in ``blobs``."""
@@ -94,10 +97,23 @@ class BlobSink:
 
 
 def _slow_payload(event: EventBase, blobs: BlobSink) -> bytes:
-    """The reference path: ``payload_of`` (raises on non-JSON) and the standard library."""
-    record: dict[str, Any] = payload_of(event)  # type: ignore[arg-type]
+    """The reference path: ``payload_of`` and the standard library; a payload they cannot
+    spell (a lone surrogate, a value that is not JSON, nesting past the recursion limit)
+    is stored in its escaped form (``recorder._safe``) instead of failing its batch."""
+    record: dict[str, Any]
+    try:
+        record = payload_of(event)  # type: ignore[arg-type]
+        json.dumps(record, allow_nan=False, ensure_ascii=False).encode("utf-8")
+    except (ValueError, TypeError, RecursionError, ConfigError):  # UnicodeError is a ValueError
+        record = escaped_payload(event)
     blobs.blobify(record)
     return canonical_json(record).encode("utf-8")
+
+
+def escaped_payload(event: EventBase) -> dict[str, Any]:
+    """The event's payload with every unspellable value in its escaped form."""
+    return {f.name: safe_value(getattr(event, f.name)) for f in dataclasses.fields(event)
+            if f.name not in _ENVELOPE}
 
 
 def _down(value: Any, key: str) -> Any:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import logging
 import os
 import time
 from collections.abc import Sequence
@@ -11,6 +12,7 @@ import pyarrow as pa
 
 from footprint._errors import ConfigError
 from footprint.events import TERMINAL_TYPES, EventBase
+from recorder._adopt import WriterLock, adopt_orphans
 from recorder._layout import STATS, new_writer_id, resolve_store
 from recorder._link import RunHeads
 from recorder._remote import Uploader, is_remote, staging_root
@@ -21,6 +23,8 @@ from recorder._writer import FileWorker
 
 __all__ = ["STATS_SCHEMA", "ParquetSink"]
 
+_log = logging.getLogger("recorder")
+
 STATS_SCHEMA = pa.schema(
     [
         pa.field("run_id", pa.string(), nullable=False),
@@ -29,8 +33,12 @@ STATS_SCHEMA = pa.schema(
         pa.field("processor_drops", pa.int64(), nullable=False),
         pa.field("sink_drops", pa.int64(), nullable=False),
         pa.field("written_ns", pa.int64(), nullable=False),
+        pa.field("unencodable", pa.int64(), nullable=False),
     ]
 )
+"""Per run and writer, cumulative counts: ``overflow`` (the recorder's full buffer),
+``processor_drops`` (a processor's DROP or failure), ``sink_drops`` (what mirrors such as
+OpenTelemetry lost) and ``unencodable`` (events this writer could not store even escaped)."""
 
 
 
@@ -45,7 +53,9 @@ class ParquetSink:
     Hive-partitioned Parquet — temp name, then rename — when it
     reaches ``seal_rows``, when every run in it has ended, and at shutdown.
     ``durable=True`` adds fsyncs for power loss. File names carry the UTC
-    time, the pid and a random suffix: writers never touch each other's files.
+    time, the pid and a random suffix: writers never touch each other's files,
+    except that a new writer first seals the segments of writers that were
+    killed (``adopt=True``, on its file thread; :func:`recorder.adopt_orphans`).
     ``path`` may be an object-storage URI (``s3://bucket/prefix``): live
     segments then stay in a local staging store and each sealed file is
     uploaded (see ``recorder._remote``).
@@ -58,6 +68,7 @@ class ParquetSink:
         seal_rows: int = 250_000,
         blob_min_chars: int = 256,
         durable: bool = False,
+        adopt: bool = True,
     ) -> None:
         if seal_rows < 1 or blob_min_chars < 1:
             raise ConfigError(
@@ -83,10 +94,14 @@ class ParquetSink:
         self._files = FileWorker(f"footprint-store-{self.writer_id}")
         self._heads = RunHeads()  # used on the file thread only
         self._open_runs: set[str] = set()
-        self._drops: dict[str, tuple[int, int, int]] = {}
+        self._drops: dict[str, tuple[int, int, int, int]] = {}
+        self._noted: tuple[dict[str, int], dict[str, int], dict[str, int]] = ({}, {}, {})
         self._drops_dirty = False
         self._stats_n = 0
         self._closed = False
+        self._lock = WriterLock(self.root, self.writer_id)  # tells adopters this writer lives
+        if adopt:
+            self._files.submit(self._adopt)
 
     # -- Sink ----------------------------------------------------------------
     def export(self, batch: Sequence[EventBase]) -> ExportResult:
@@ -128,14 +143,30 @@ class ParquetSink:
         self._write_stats()
         if self._upload is not None:
             self._files.submit(self._upload.sync)
-        self._files.close()
+        try:
+            self._files.close()
+        finally:
+            self._lock.release()
+
+    def _adopt(self) -> None:
+        try:
+            adopt_orphans(self.root, durable=self.durable)
+        except Exception:  # a damaged orphan never costs this writer its own batches
+            _log.exception("recorder: sealing the segments of killed writers in %s failed",
+                           self.root)
 
     # -- StatsAware ------------------------------------------------------------
     def note_drops(self, overflow: dict[str, int], processed: dict[str, int],
                    sink_drops: dict[str, int] | None = None) -> None:
-        lost = sink_drops or {}
-        for run in overflow.keys() | processed.keys() | lost.keys():
-            counts = (overflow.get(run, 0), processed.get(run, 0), lost.get(run, 0))
+        self._noted = (dict(overflow), dict(processed), dict(sink_drops or {}))
+        self._refresh_drops()
+
+    def _refresh_drops(self) -> None:
+        overflow, processed, lost = self._noted
+        rejected = self._builder.rejected
+        for run in overflow.keys() | processed.keys() | lost.keys() | rejected.keys():
+            counts = (overflow.get(run, 0), processed.get(run, 0), lost.get(run, 0),
+                      rejected.get(run, 0))
             if self._drops.get(run) != counts:
                 self._drops[run] = counts
                 self._drops_dirty = True
@@ -181,6 +212,8 @@ class ParquetSink:
                 self._files.submit(self._upload.sync)
 
     def _write_stats(self) -> None:
+        if self._builder.rejected:
+            self._refresh_drops()
         if not self._drops_dirty:
             return
         runs = sorted(self._drops)
@@ -193,6 +226,7 @@ class ParquetSink:
                 "processor_drops": [self._drops[r][1] for r in runs],
                 "sink_drops": [self._drops[r][2] for r in runs],
                 "written_ns": [now] * len(runs),
+                "unencodable": [self._drops[r][3] for r in runs],
             },
             schema=STATS_SCHEMA,
         )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import hashlib
 import re
@@ -9,8 +10,15 @@ from collections.abc import Iterable, Mapping
 from typing import Any, Literal, TypeAlias
 
 from footprint._errors import ConfigError
-from footprint.events import ENVELOPE_FIELDS, EventBase, from_record, to_record
+from footprint.events import (
+    ENVELOPE_FIELDS,
+    EventBase,
+    from_record,
+    summarize_content,
+    to_record,
+)
 from recorder._chain import canonical_json
+from recorder._safe import safe_value
 from recorder._sink import Drop, Processor
 
 __all__ = ["API_KEY_PATTERNS", "CONTENT_FIELDS", "CaptureLevel", "Redactor", "capture", "marker"]
@@ -66,34 +74,97 @@ class Redactor:
         self._patterns = tuple(re.compile(p) if isinstance(p, str) else p for p in patterns)
 
     def __call__(self, event: EventBase) -> EventBase | Drop:
-        record: dict[str, Any] = to_record(event)  # type: ignore[arg-type]
+        try:
+            record: dict[str, Any] = to_record(event)  # type: ignore[arg-type]
+        except (ValueError, TypeError, RecursionError):  # ConfigError is a ValueError
+            return self._escaped(event)
         tag = record.get("type")
         changed = False
         for only, keys in self._paths:
             if only is None or only == tag:
                 changed |= _redact_path(record, keys, top=True)
         if self._patterns:
+            before = dict(record)
             for key, value in record.items():
                 if key not in _ENVELOPE:
                     new = self._scrub(value)
                     if new is not value:
                         record[key] = new
                         changed = True
+            if changed:
+                _resummarise(before, record)
         return from_record(record) if changed else event
 
+    def _escaped(self, event: EventBase) -> EventBase:
+        """An event ``to_record`` cannot spell: redacted in its escaped form
+        (``recorder._safe``), which is what the store would keep of it anyway."""
+        clean = copy.copy(event)
+        for f in dataclasses.fields(event):
+            if f.name not in _ENVELOPE:
+                value = safe_value(getattr(event, f.name))
+                for only, keys in self._paths:
+                    if only is None or only == getattr(event, "type", None):
+                        holder = {f.name: value}
+                        _redact_path(holder, keys, top=True)
+                        value = holder[f.name]
+                object.__setattr__(clean, f.name, self._scrub(value))
+        return clean
+
     def _scrub(self, value: Any) -> Any:
+        """``value`` with every match replaced (mapping keys too); ``value`` itself when
+        nothing matched."""
         if isinstance(value, str):
             out = value
             for pattern in self._patterns:
                 out = pattern.sub(lambda m: marker(m.group(0)), out)
+            if out.endswith(CUT):
+                out = self._scrub_cut(out)
             return value if out == value else out
         if isinstance(value, list):
             items = [self._scrub(v) for v in value]
             return value if all(a is b for a, b in zip(items, value, strict=True)) else items
         if isinstance(value, dict):
-            pairs = {k: self._scrub(v) for k, v in value.items()}
-            return value if all(pairs[k] is value[k] for k in value) else pairs
+            pairs = [(self._scrub(k), self._scrub(v)) for k, v in value.items()]
+            same = all(k is k0 and v is value[k0] for (k, v), k0 in zip(pairs, value, strict=True))
+            return value if same else dict(pairs)
         return value
+
+    def _scrub_cut(self, text: str) -> str:
+        """A text cut short (ending in ``…``, as summaries are) is searched as if it went
+        on: a match running into the cut is a secret cut in two, and its part is redacted."""
+        body = text[: -len(CUT)]
+        for pad in _PADS:
+            for pattern in self._patterns:
+                for m in pattern.finditer(body[-_CUT_WINDOW:] + pad):
+                    start = len(body) - min(len(body), _CUT_WINDOW) + m.start()
+                    if m.end() > len(body[-_CUT_WINDOW:]) and len(body) - start >= _MIN_PART:
+                        body = body[:start] + marker(body[start:])
+                        break
+        return body + CUT
+
+
+CUT = "…"
+"""What ends a text cut short (``footprint.events.summarize_content``, OpenTelemetry clips)."""
+_PADS = ("A" * 64, "a" * 64, "0" * 64)
+"""Continuations tried past a cut: each default pattern completes with one of them."""
+_CUT_WINDOW = 256
+_MIN_PART = 4
+"""A part of a secret shorter than this, at a cut, gives nothing away."""
+_SUMMARIES: dict[str, tuple[tuple[str, str], ...]] = {
+    "context.injected": (("content_summary", "raw_content"),),
+}
+"""Per event type, ``(summary field, the field it summarises)``."""
+
+
+def _resummarise(before: dict[str, Any], record: dict[str, Any]) -> None:
+    """Redact before summarising: a summary the engine took of a text that redaction
+    changed is taken again, of the redacted text (a secret cut by the summary's limit
+    would escape every pattern)."""
+    for summary, source in _SUMMARIES.get(str(record.get("type")), ()):
+        raw, redacted = before.get(source), record.get(source)
+        if (isinstance(raw, str) and isinstance(redacted, str) and redacted != raw
+                and before.get(summary) == summarize_content(raw)):
+            record[summary] = summarize_content(redacted)
 
 
 def _parse_path(path: str) -> tuple[str | None, tuple[str, ...]]:

@@ -10,9 +10,10 @@ import threading
 from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Literal, TypeAlias
 
-from footprint._errors import ConfigError
-from footprint.events import EventBase
+from footprint._errors import ConfigError, did_you_mean
+from footprint.events import TERMINAL_TYPES, EventBase
 from recorder._sink import (
     DROP,
     DropCounting,
@@ -23,9 +24,24 @@ from recorder._sink import (
     as_sink,
 )
 
-__all__ = ["Recorder", "RecorderStats"]
+__all__ = ["DEFAULT_CAPACITY", "OnFull", "Recorder", "RecorderStats"]
 
 _log = logging.getLogger("recorder")
+
+
+DEFAULT_CAPACITY = 1 << 20
+"""Events the buffer holds (1,048,576) beyond what the writer has taken: a burst that long
+is recorded whole, whatever its rate."""
+
+OnFull: TypeAlias = Literal["drop", "block"]
+
+
+class _FlushRequest:
+    __slots__ = ("done", "ok")
+
+    def __init__(self) -> None:
+        self.done = threading.Event()
+        self.ok = False
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -42,11 +58,16 @@ class RecorderStats:
 class Recorder:
     """``Recorder(sinks=[...], processors=[...])``: record events without slowing the run.
 
-    ``emit`` appends to a bounded buffer and returns; when the buffer is full
-    the event is counted (per run) and dropped, never blocking. A daemon
-    thread drains the buffer in batches, runs the processors and exports to
-    every sink; a failing sink is logged and counted. ``flush()`` and
-    ``close()`` are explicit, and ``close()`` also runs at interpreter exit.
+    ``emit`` appends to a bounded buffer of ``capacity`` events and returns.
+    When the buffer is full, ``on_full="drop"`` (the default) counts the event
+    (per run, written to the store as ``runs.dropped``) and drops it, never
+    blocking; ``on_full="block"`` makes ``emit`` wait for room instead
+    (back-pressure: nothing lost, the run slowed). A terminal event
+    (``run.end``, ``run.error``) is never dropped: it goes in even past the
+    bound. A daemon thread drains the buffer in batches, runs the processors
+    and exports to every sink; a failing sink is logged and counted.
+    ``flush()`` and ``close()`` are explicit, and ``close()`` also runs at
+    interpreter exit.
     """
 
     def __init__(
@@ -54,15 +75,23 @@ class Recorder:
         sinks: Sequence[object] = (),
         processors: Sequence[Processor] = (),
         *,
-        capacity: int = 1 << 18,
+        capacity: int = DEFAULT_CAPACITY,
         batch_size: int = 8192,
         interval_s: float = 0.05,
+        on_full: OnFull = "drop",
     ) -> None:
         if capacity < 1 or batch_size < 1 or interval_s <= 0:
             raise ConfigError(
                 f"Recorder(capacity={capacity!r}, batch_size={batch_size!r}, "
                 f"interval_s={interval_s!r}): all three must be positive; use the defaults"
             )
+        if on_full not in ("drop", "block"):
+            raise ConfigError(
+                f"Recorder(on_full={on_full!r}) is unknown"
+                f"{did_you_mean(str(on_full), ('drop', 'block'))}; use 'drop' (count and "
+                "drop when the buffer is full) or 'block' (wait for room)"
+            )
+        self.on_full = on_full
         self._sinks: list[Sink] = [as_sink(s) for s in sinks]
         self._processors = tuple(processors)
         self._buf: deque[EventBase] = deque()
@@ -73,8 +102,10 @@ class Recorder:
         self._processed: dict[str, int] = {}
         self._counts = {"exported": 0, "processor_errors": 0}
         self._failures: dict[str, int] = {}
-        self._requests: deque[threading.Event] = deque()
+        self._requests: deque[_FlushRequest] = deque()
         self._wake = threading.Event()
+        self._room = threading.Event()
+        self._failed = False  # a sink failed since the last flush
         self._closed = False
         self._thread = threading.Thread(target=self._loop, name="footprint-recorder", daemon=True)
         self._thread.start()
@@ -89,18 +120,40 @@ class Recorder:
             buf.append(event)
             if n == self._batch:
                 self._wake.set()
+        elif not self._closed and (getattr(event, "type", None) in TERMINAL_TYPES
+                                   or (self.on_full == "block" and self._wait_for_room())):
+            buf.append(event)  # a run's end is never dropped, even past the bound
+            self._wake.set()
         else:
             run = event.run_id
             self._overflow[run] = self._overflow.get(run, 0) + 1
 
+    def _wait_for_room(self) -> bool:
+        """Back-pressure: wait until the writer has taken a batch; ``False`` if it is gone."""
+        while len(self._buf) >= self._cap:
+            if self._closed or not self._thread.is_alive():
+                return False
+            self._room.clear()
+            if len(self._buf) < self._cap:
+                break
+            self._wake.set()
+            self._room.wait(0.05)
+        return True
+
     def flush(self, timeout_s: float = 10.0) -> bool:
-        """Export everything emitted so far and flush every sink; ``False`` on timeout."""
+        """Export everything emitted so far and flush every sink.
+
+        ``True`` only when every sink took and flushed all of it; ``False`` on
+        timeout, after close, or when a sink failed since the last flush
+        (what was lost is in :meth:`stats`). Events dropped on a full buffer
+        are counted per run, not reported here.
+        """
         if self._closed or not self._thread.is_alive():
             return False
-        done = threading.Event()
-        self._requests.append(done)
+        request = _FlushRequest()
+        self._requests.append(request)
         self._wake.set()
-        return done.wait(timeout_s)
+        return request.done.wait(timeout_s) and request.ok
 
     def close(self, timeout_s: float = 30.0) -> None:
         """Drain, flush and shut every sink down. Idempotent; registered with ``atexit``."""
@@ -139,18 +192,22 @@ class Recorder:
                 self._close_sinks()
             elif requests:
                 self._flush_sinks()
-            for done in requests:
-                done.set()
+            if requests:
+                ok, self._failed = not self._failed, False
+                for request in requests:
+                    request.ok = ok
+                    request.done.set()
             if closing:
                 break
         while self._requests:
-            self._requests.popleft().set()
+            self._requests.popleft().done.set()  # after close: ok stays False
 
     def _drain(self) -> None:
         buf = self._buf
         while buf:
             take = min(len(buf), self._batch)
             batch = list(itertools.starmap(buf.popleft, itertools.repeat((), take)))
+            self._room.set()
             kept = self._process(batch) if self._processors else batch
             if kept:
                 self._export(kept)
@@ -230,6 +287,7 @@ class Recorder:
             return None
 
     def _count_failure(self, sink: Sink, why: str) -> None:
+        self._failed = True
         name = f"{type(sink).__name__}#{self._sinks.index(sink)}"
         n = self._failures.get(name, 0) + 1
         self._failures[name] = n

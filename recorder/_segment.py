@@ -16,7 +16,7 @@ from recorder._chain import CHAIN_FORMAT
 from recorder._layout import BLOBS, CHAIN, EVENTS, LIVE
 from recorder._rows import BLOB_SCHEMA, CHAIN_SCHEMA, EVENT_SCHEMA
 
-__all__ = ["Segment", "parquet_options", "write_atomically"]
+__all__ = ["Segment", "by_date", "parquet_options", "write_atomically"]
 
 _IPC = pa.ipc.IpcWriteOptions(compression="lz4")
 
@@ -124,7 +124,7 @@ class _DayFiles:
         return final.with_name(f".{final.name}.tmp")
 
     def add(self, table: pa.Table) -> None:
-        for day, part in _by_date(table):
+        for day, part in by_date(table):
             parts = self._pending.setdefault(day, [])
             parts.append(part)
             if sum(p.num_rows for p in parts) >= _ROW_GROUP:
@@ -225,7 +225,7 @@ _DAY_NS = 86_400 * 10**9
 _EPOCH = datetime.date(1970, 1, 1)
 
 
-def _by_date(table: pa.Table) -> list[tuple[str, pa.Table]]:
+def by_date(table: pa.Table) -> list[tuple[str, pa.Table]]:
     """The table split by UTC day of ``ts``; one min/max when (as usual) it is all one day."""
     bounds = pc.min_max(table.column("ts")).as_py()
     first, last = bounds["min"] // _DAY_NS, bounds["max"] // _DAY_NS

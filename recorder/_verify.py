@@ -28,7 +28,11 @@ class VerifyResult:
     the chain does not bridge it), ``duplicate record``, ``blob mismatch`` or
     ``unknown chain format`` (written by another version). ``skipped`` counts seqs the
     writer itself never received (overflow or a processor's DROP): the chain
-    bridges those, so they are reported, not failed.
+    bridges those, so they are reported, not failed. ``dropped`` (the
+    recorder's full buffer, or an event that could not be stored) and
+    ``filtered`` (processors) are the run's counts from the store's stats:
+    a valid chain with any of the three is valid but *incomplete* evidence
+    (:attr:`complete` is ``False``): what is there is untouched, not all is there.
     """
 
     run_id: str
@@ -38,11 +42,23 @@ class VerifyResult:
     reason: str | None = None
     detail: str = ""
     skipped: int = 0
+    dropped: int = 0
+    filtered: int = 0
+
+    @property
+    def complete(self) -> bool:
+        """Valid, and nothing of the run was dropped, filtered or never received."""
+        return self.valid and not (self.skipped or self.dropped or self.filtered)
 
     def summary(self) -> str:
-        """One line: ``valid, N records`` or ``broken at seq S: reason (detail)``."""
+        """One line: ``valid, N records``, ``valid, N records; INCOMPLETE evidence: …``
+        or ``broken at seq S: reason (detail)``."""
         if self.valid:
-            extra = f" ({self.skipped} seqs never recorded)" if self.skipped else ""
+            gaps = [f"{n} {what}" for n, what in (
+                (self.dropped, "events dropped by the recorder"),
+                (self.filtered, "filtered by processors"),
+                (self.skipped, "seqs never recorded")) if n]
+            extra = f"; INCOMPLETE evidence: {', '.join(gaps)}" if gaps else ""
             return f"valid, {self.records} records{extra}"
         tail = f" ({self.detail})" if self.detail else ""
         return f"broken at seq {self.broken_seq}: {self.reason}{tail}"
@@ -68,11 +84,9 @@ def verify_run(store: Store, run_id: str) -> VerifyResult:
     walked = _walk(run_id, rows, heads, refs)
     if isinstance(walked, VerifyResult):
         return walked
-    if walked.block is not None and rows[-1][_TYPE] in TERMINAL_TYPES:
-        return _broken(run_id, len(rows), walked.block, "chain broken",
-                       f"seq {walked.block}..{rows[-1][_SEQ]} of this ended run are covered by "
-                       "no stored head (their head was removed, or the writer failed to "
-                       "hash them)")
+    unheaded = _unheaded_end(store, run_id, rows, walked.block)
+    if unheaded is not None:
+        return unheaded
     derived = _first_bad_column(run_id, rows)
     if derived is not None:
         return derived
@@ -80,7 +94,41 @@ def verify_run(store: Store, run_id: str) -> VerifyResult:
     if bad_blob is not None:
         return _broken(run_id, len(rows), refs[bad_blob], "blob mismatch",
                        f"blob {bad_blob[:12]}… is missing or its text does not hash to its id")
-    return VerifyResult(run_id=run_id, valid=True, records=len(rows), skipped=walked.skipped)
+    dropped, filtered = _drops(store, run_id)
+    return VerifyResult(run_id=run_id, valid=True, records=len(rows), skipped=walked.skipped,
+                        dropped=dropped, filtered=filtered)
+
+
+def _unheaded_end(store: Store, run_id: str, rows: list[tuple[Any, ...]],
+                  block: int | None) -> VerifyResult | None:
+    """Records of an ended run that no head covers: the writer heads every batch it
+    writes, so these were added, or their head removed, after it wrote them.
+
+    Not while they are all still in a live segment: a writer writes a batch's rows,
+    then its heads, so a reader between the two sees the rows alone."""
+    if block is None:
+        return None
+    end = next((int(r[_SEQ]) for r in rows if r[_TYPE] in TERMINAL_TYPES), None)
+    if end is None:
+        return None  # a run in flight: its newest records wait for the next head
+    (live,) = store.rows("SELECT count(*) FROM _live_events WHERE run_id = ? AND seq >= ?",
+                         [run_id, block])[0]
+    if live == sum(1 for r in rows if r[_SEQ] >= block):
+        return None
+    last = rows[-1][_SEQ]
+    if block > end:
+        why = (f"seq {block}..{last} follow the run's end (seq {end}) and no stored head "
+               "covers them: appended after the run ended")
+    else:
+        why = (f"seq {block}..{last} of this ended run are covered by no stored head (their "
+               "head was removed, or the writer failed to hash them)")
+    return _broken(run_id, len(rows), block, "chain broken", why)
+
+
+def _drops(store: Store, run_id: str) -> tuple[int, int]:
+    """The run's ``(dropped, filtered)`` counts from the store's stats."""
+    found = store.rows("SELECT dropped, filtered FROM runs WHERE run_id = ?", [run_id])
+    return (int(found[0][0]), int(found[0][1])) if found else (0, 0)
 
 
 def _heads(store: Store, run_id: str) -> dict[int, tuple[bytes, str]] | VerifyResult:
@@ -188,9 +236,13 @@ def _collect_refs(payload: str, seq: int, refs: dict[str, int]) -> None:
 def _first_bad_blob(store: Store, refs: dict[str, int]) -> str | None:
     if not refs:
         return None
-    found = dict(store.rows("SELECT hash, text FROM blobs WHERE hash IN ?", [sorted(refs)]))
-    for digest in sorted(refs, key=refs.__getitem__):
-        text = found.get(digest)
-        if text is None or hashlib.sha256(str(text).encode("utf-8")).hexdigest() != digest:
-            return str(digest)
-    return None
+    good: set[str] = set()
+    bad: set[str] = set()
+    # every stored copy (another writer may have stored the same text): one edited copy
+    # is a mismatch whichever copy the views happen to read
+    for digest, text in store.rows("SELECT hash, text FROM _blobs_all WHERE hash IN ?",
+                                   [sorted(refs)]):
+        ok = hashlib.sha256(str(text).encode("utf-8")).hexdigest() == digest
+        (good if ok else bad).add(str(digest))
+    bad |= refs.keys() - good  # absent
+    return min(bad, key=refs.__getitem__) if bad else None

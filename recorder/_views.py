@@ -113,9 +113,10 @@ VIEWS: tuple[tuple[str, str], ...] = (
           FROM events GROUP BY run_id),
         d AS (
           SELECT run_id, sum(overflow) AS overflow, sum(processor_drops) AS processor_drops,
-                 sum(sink_drops) AS sink_drops
+                 sum(sink_drops) AS sink_drops, sum(unencodable) AS unencodable
           FROM (SELECT run_id, writer, max(overflow) AS overflow,
-                       max(processor_drops) AS processor_drops, max(sink_drops) AS sink_drops
+                       max(processor_drops) AS processor_drops, max(sink_drops) AS sink_drops,
+                       max(unencodable) AS unencodable
                 FROM _stats_all GROUP BY run_id, writer) GROUP BY run_id)
         SELECT a.run_id, make_timestamp(a.start_ns // 1000) AS started,
                make_timestamp(a.end_ns // 1000) AS ended,
@@ -127,7 +128,9 @@ VIEWS: tuple[tuple[str, str], ...] = (
                    json_extract_string(a.end_payload, '$.final_content."$blob"')),
                    json_extract_string(a.end_payload, '$.final_content')) AS answer,
                a.model, a.events, a.last_seq,
-               coalesce(d.overflow, 0) AS dropped, coalesce(d.processor_drops, 0) AS filtered,
+               coalesce(d.overflow, 0) + coalesce(d.unencodable, 0) AS dropped,
+               coalesce(d.overflow, 0) AS overflow, coalesce(d.unencodable, 0) AS unencodable,
+               coalesce(d.processor_drops, 0) AS filtered,
                coalesce(d.sink_drops, 0) AS mirror_dropped,
                json_extract_string(a.start_payload, '$.user_id') AS user_id,
                json_extract_string(a.start_payload, '$.session_id') AS session_id,

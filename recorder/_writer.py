@@ -28,12 +28,13 @@ class FileWorker:
         self._thread: threading.Thread | None = None
 
     def submit(self, job: Job) -> None:
-        """Queue ``job`` after every job submitted so far; raise a pending failure first."""
-        self._raise_pending()
+        """Queue ``job`` after every job submitted so far, then raise a pending failure
+        (the job is queued all the same: an earlier failure never costs a later batch)."""
         if self._thread is None:
             self._thread = threading.Thread(target=self._run, name=self._name, daemon=True)
             self._thread.start()
         self._jobs.put(job)
+        self._raise_pending()
 
     def drain(self) -> None:
         """Wait until every submitted job has run; raise the first failure since the last call."""

@@ -96,9 +96,11 @@ def register_views(spark: Any, path: str | os.PathLike[str]) -> list[str]:
         if frame is None:
             frame = spark.createDataFrame([], _EMPTY[name])
         frame.createOrReplaceTempView(name)
-    if "sink_drops" not in spark.table("_stats_all").columns:
-        spark.sql("SELECT *, CAST(0 AS BIGINT) AS sink_drops FROM _stats_all") \
-            .createOrReplaceTempView("_stats_all")
+    present = spark.table("_stats_all").columns
+    missing = [c for c in ("sink_drops", "unencodable") if c not in present]
+    if missing:  # stats written before those counts were kept
+        zeros = ", ".join(f"CAST(0 AS BIGINT) AS {c}" for c in missing)
+        spark.sql(f"SELECT *, {zeros} FROM _stats_all").createOrReplaceTempView("_stats_all")
     for name, select in SPARK_VIEWS:
         spark.sql(f"CREATE OR REPLACE TEMPORARY VIEW {name} AS {select}")
     return [name for name, _ in SPARK_VIEWS]
@@ -114,5 +116,5 @@ _EMPTY = {
         "admitted_via STRING, payload STRING, prev_check BIGINT, row_check BIGINT, date DATE"),
     "_blobs_all": "hash STRING, chars BIGINT, text STRING",
     "_stats_all": ("run_id STRING, writer STRING, overflow BIGINT, processor_drops BIGINT, "
-                   "sink_drops BIGINT, written_ns BIGINT"),
+                   "sink_drops BIGINT, written_ns BIGINT, unencodable BIGINT"),
 }

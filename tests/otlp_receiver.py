@@ -77,6 +77,8 @@ def _decode(request: trace_service_pb2.ExportTraceServiceRequest) -> list[Receiv
 class _Collected:
     def __init__(self) -> None:
         self.spans: list[ReceivedSpan] = []
+        self.payloads: list[bytes] = []
+        """Every request body as received (gzip undone): what went over the wire."""
         self.requests = 0
         self.gzipped = 0
         self._lock = threading.Lock()
@@ -118,7 +120,9 @@ class HttpReceiver(_Collected):
                     return
                 zipped = self.headers.get("Content-Encoding") == "gzip"
                 request = trace_service_pb2.ExportTraceServiceRequest()
-                request.ParseFromString(gzip.decompress(body) if zipped else body)
+                raw = gzip.decompress(body) if zipped else body
+                request.ParseFromString(raw)
+                receiver.payloads.append(raw)
                 receiver.add(_decode(request), zipped)
                 reply = trace_service_pb2.ExportTraceServiceResponse().SerializeToString()
                 try:

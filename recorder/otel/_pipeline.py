@@ -38,6 +38,7 @@ class BoundedExportProcessor:
             )
         self.exporter = exporter
         self._queue: deque[ReadableSpan] = deque()
+        self._in_flight: list[ReadableSpan] = []
         self._max_queue = max_queue
         self._max_batch = max_batch
         self._delay = schedule_delay_s
@@ -94,6 +95,10 @@ class BoundedExportProcessor:
         self._thread.join(min(timeout_millis / 1000, 1.0))
         with self._lock:
             left = [self._queue.popleft() for _ in range(len(self._queue))]
+            # a batch still inside the exporter is not known delivered: it counts as
+            # dropped now, and its late result is ignored (it is counted once)
+            left += self._in_flight
+            self._in_flight = []
         self._drop(left)
         try:
             self.exporter.shutdown()
@@ -121,6 +126,7 @@ class BoundedExportProcessor:
         with self._lock:
             take = min(len(self._queue), self._max_batch)
             batch = [self._queue.popleft() for _ in range(take)]
+            self._in_flight = batch
         if not batch:
             return
         try:
@@ -128,6 +134,10 @@ class BoundedExportProcessor:
         except Exception:
             _log.exception("OTel exporter raised; %d spans dropped", len(batch))
             result = SpanExportResult.FAILURE
+        with self._lock:
+            if self._in_flight is not batch:
+                return  # shutdown gave up on it and counted it dropped
+            self._in_flight = []
         if result is SpanExportResult.SUCCESS:
             self.exported += len(batch)
         else:

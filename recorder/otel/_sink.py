@@ -108,6 +108,7 @@ class OTelSink:
         self._done: OrderedDict[str, bool] = OrderedDict()  # run id -> was it traced
         self._traces: OrderedDict[int, str] = OrderedDict()  # trace id -> run id
         self._counts = {"traced": 0, "unsampled": 0, "spans": 0}
+        self._skipped: dict[str, int] = {}  # run id -> events the mapping could not read
         self._closed = False
 
     @property
@@ -126,7 +127,13 @@ class OTelSink:
                 state = self._open(event)
                 if state is None:
                     continue
-            done = state.feed(event)
+            try:
+                done = state.feed(event)
+            except Exception:  # one event the mapping cannot read: it alone is lost, counted
+                _log.exception("OTel mapping failed on %s seq %r of run %r; event skipped",
+                               getattr(event, "type", "?"), event.seq, event.run_id)
+                self._skipped[event.run_id] = self._skipped.get(event.run_id, 0) + 1
+                continue
             if done:
                 self._ship(state.run_id, done)
             if getattr(event, "type", "") in TERMINAL_TYPES:
@@ -166,11 +173,16 @@ class OTelSink:
         return owned.dropped.get(self.ids.trace_id(run_id), 0)
 
     def dropped_by_run(self) -> dict[str, int]:
-        """``{run id: dropped spans}`` for the runs this sink still remembers."""
+        """``{run id: dropped spans}`` for the runs this sink still remembers, plus the events
+        its mapping could not read (each lost alone, its batch kept)."""
         owned = self._pipeline.owned if self._pipeline is not None else None
-        if owned is None:
-            return {}
-        return {self._traces[t]: n for t, n in list(owned.dropped.items()) if t in self._traces}
+        out = dict(self._skipped)
+        if owned is not None:
+            for trace, n in list(owned.dropped.items()):
+                run = self._traces.get(trace)
+                if run is not None:
+                    out[run] = out.get(run, 0) + n
+        return out
 
     def stats(self) -> OTelStats:
         owned = self._pipeline.owned if self._pipeline is not None else None

@@ -153,15 +153,20 @@ def test_given_texts_around_the_blob_limit_when_built_then_only_long_ones_become
         assert (stored, blobs) == (text, [])
 
 
-def test_given_a_float_seq_when_taken_then_it_refuses_and_no_chain_moves() -> None:
+def test_given_a_float_seq_when_taken_then_it_alone_is_rejected_and_no_chain_moves(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
     builder = RowBuilder()
     builder.add(RunStart(run_id="r", seq=0, ts=1, user_message="q"))
     builder.take()
     before = dict(builder.checks)
     builder.add(RunStart(run_id="r", seq=1.5, ts=2, user_message="q"))  # type: ignore[arg-type]
-    with pytest.raises(TypeError, match="neither str, int nor None"):
-        builder.take()
+    with caplog.at_level("WARNING", logger="recorder"):
+        batches, _ = builder.take()
+    assert sum(b.num_rows for b in batches) == 0
     assert builder.checks == before
+    assert builder.rejected == {"r": 1}
+    assert "seq 1.5 of run 'r'" in caplog.text and "neither str, int nor None" in caplog.text
 
 
 def test_given_an_int_beyond_64_bits_when_built_then_the_reference_path_spells_it(
@@ -322,7 +327,7 @@ def test_given_a_fragment_that_spells_the_cut_when_dumped_each_then_it_declines(
 
 @pytest.mark.parametrize("field, value", [("seq", 1.0), ("turn", 2.5), ("iteration", "3"),
                                           ("run_id", 5), ("step_id", 1.5)])
-def test_given_an_envelope_value_arrow_would_bend_when_taken_then_it_refuses_and_no_check_moves(
+def test_given_an_envelope_value_arrow_would_bend_when_taken_then_it_is_rejected_alone(
     field: str, value: object,
 ) -> None:
     builder = RowBuilder()
@@ -331,9 +336,11 @@ def test_given_an_envelope_value_arrow_would_bend_when_taken_then_it_refuses_and
     before = dict(builder.checks)
     fields: dict[str, Any] = {"run_id": "r", "seq": 1, "ts": 2, field: value}
     builder.add(RunStart(user_message="q", **fields))
-    with pytest.raises(TypeError):
-        builder.take()
-    assert builder.checks == before
+    builder.add(RunStart(run_id="other", seq=0, ts=3, user_message="q"))
+    batches, _ = builder.take()
+    assert [r["run_id"] for b in batches for r in b.to_pylist()] == ["other"]
+    assert sum(builder.rejected.values()) == 1
+    assert {k: v for k, v in builder.checks.items() if k != "other"} == before
 
 
 def test_given_a_none_turn_and_a_bool_seq_when_taken_then_they_store_as_null_and_int() -> None:
@@ -360,12 +367,13 @@ def test_given_many_ended_runs_when_linked_then_only_the_newest_ended_streams_ar
     assert straggler != RunHeads().link(_one_row_table("c", 1), ["c"], {"c": 1})
 
 
-def test_given_a_float_equal_to_a_repeated_int_when_taken_then_it_still_refuses() -> None:
+def test_given_a_float_equal_to_a_repeated_int_when_taken_then_it_is_still_refused() -> None:
     builder = RowBuilder()
     builder.add_all([RunStart(run_id="r", seq=k, ts=k, turn=turn, user_message="q")
                      for k, turn in enumerate([0, 0, 0.0])])  # type: ignore[arg-type]
-    with pytest.raises(TypeError, match="neither str, int nor None"):
-        builder.take()
+    batches, _ = builder.take()
+    assert [r["seq"] for b in batches for r in b.to_pylist()] == [0, 1]
+    assert builder.rejected == {"r": 1}
 
 
 @given(sizes=st.lists(st.integers(1, 23), min_size=1, max_size=5), every=st.integers(3, 9))
