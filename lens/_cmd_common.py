@@ -44,19 +44,26 @@ def seconds_arg(text: str) -> float:
 
 
 def open_from(args: argparse.Namespace) -> Store:
-    """The store named by ``--store`` (or the default), quietly skipping unreadable files."""
+    """The store named by ``--store`` (or the default); each unreadable file it skips,
+    now or when a later read meets it, is one ``footprint: warning:`` line on stderr."""
     import warnings
 
     from recorder import StoreWarning, open_store
 
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always", StoreWarning)
-        store = open_store(args.store)
-    import sys
+    shown = warnings.showwarning
 
-    for w in caught:
-        print(f"footprint: warning: {w.message}", file=sys.stderr)
-    return store
+    def one_line(message: Warning | str, category: type[Warning], *rest: object,
+                 **named: object) -> None:
+        if issubclass(category, StoreWarning):
+            import sys
+
+            print(f"footprint: warning: {message}", file=sys.stderr)
+        else:
+            shown(message, category, *rest, **named)  # type: ignore[arg-type]
+
+    warnings.showwarning = one_line
+    warnings.simplefilter("always", StoreWarning)
+    return open_store(args.store)
 
 
 def clip(value: object, width: int = 60) -> str:

@@ -49,12 +49,12 @@ def _check_store_dir(path: Path) -> None:
 
 
 def _clean(path: Path) -> None:
-    from recorder._layout import BLOBS, CHAIN, EVENTS, LIVE, STATS
+    from recorder._layout import STORE_DIRS
 
     if not path.exists():
         return
     entries = {p.name for p in path.iterdir()}
-    foreign = entries - {EVENTS, LIVE, BLOBS, STATS, CHAIN}
+    foreign = entries - set(STORE_DIRS)
     if foreign:
         extra = ", ".join(sorted(foreign))
         raise ConfigError(

@@ -51,12 +51,21 @@ def _headers(pairs: list[str]) -> dict[str, str]:
 
 
 def run(args: argparse.Namespace) -> int:
+    from lens._cmd_common import open_from
+    from lens._progress import progress
+    from recorder import StoreReader
     from recorder.otel import export_otlp
 
-    result = export_otlp(
-        args.run, store=args.store, endpoint=args.endpoint, protocol=args.protocol,
-        headers=_headers(args.header), timeout_s=args.timeout,
-        capture_content=True if args.content else None, openinference=args.openinference,
-    )
+    headers = _headers(args.header)
+    store = open_from(args)
+    run_id = store.resolve_run(args.run)
+    total = StoreReader(store).summary(run_id).events
+    with progress("exporting", total, "events") as advance:
+        result = export_otlp(
+            run_id, store=store, endpoint=args.endpoint, protocol=args.protocol,
+            headers=headers, timeout_s=args.timeout,
+            capture_content=True if args.content else None,
+            openinference=args.openinference, progress=advance,
+        )
     print(f"exported run {result.run_id}: {result.spans} spans, trace {result.trace_id}")
     return 0

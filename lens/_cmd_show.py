@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import argparse
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from typing import TYPE_CHECKING
 
 from footprint.events import (
     ContextEvaluated,
@@ -24,7 +25,10 @@ from footprint.events import (
 )
 from lens._cmd_common import clip, open_from
 
-__all__ = ["run", "timeline"]
+if TYPE_CHECKING:
+    from recorder import Store
+
+__all__ = ["SHOWN_TYPES", "run", "timeline"]
 
 
 def _cursor(e: ContextEvaluated) -> str | None:
@@ -76,9 +80,19 @@ def _line(e: Event) -> str | None:
     return None
 
 
-def timeline(events: Iterable[Event]) -> list[str]:
-    """The run as lines, grouped under one header per iteration, ending with the answer."""
-    lines: list[str] = []
+SHOWN_TYPES = (
+    "run.start", "context.evaluated", "context.injected", "skill.activated", "skill.rejected",
+    "skill.escalated", "skill.route_conflict", "llm.start", "llm.end", "tool.start",
+    "tool.end", "tool.effect", "run.error", "run.end",
+)
+"""The event types a timeline line (or the answer) comes from; only these are read."""
+
+
+def timeline(events: Iterable[Event]) -> Iterator[str]:
+    """The run as lines, grouped under one header per iteration, ending with the answer.
+
+    A generator: each line is yielded as soon as its event is read.
+    """
     iteration = -1
     answer: str | None = None
     for event in events:
@@ -90,30 +104,33 @@ def timeline(events: Iterable[Event]) -> list[str]:
             continue
         if event.iteration != iteration and event.iteration > 0:
             iteration = event.iteration
-            lines.append(f"── iteration {iteration} " + "─" * 40)
-        lines.append(f"  {event.seq:>5}  {text}")
-    lines.append(f"answer: {answer}" if answer is not None else "answer: (none — run did not end)")
-    return lines
+            yield f"── iteration {iteration} " + "─" * 40
+        yield f"  {event.seq:>5}  {text}"
+    yield f"answer: {answer}" if answer is not None else "answer: (none — run did not end)"
+
+
+def _header(store: Store, run_id: str) -> str:
+    from recorder import RunQuery, list_runs
+
+    head = list_runs(store, RunQuery(run_ids=(run_id,), limit=1)).to_pylist()[0]
+    dropped, mirror = head["dropped"], head["mirror_dropped"]
+    return (f"run {run_id} · {head['status']} · model {head['model'] or '?'} · "
+            f"{head['iterations'] or 0} iterations · {head['tokens']} tokens · "
+            f"{head['events']} events" + (f" · {dropped} dropped" if dropped else "")
+            + (f" · {mirror} spans not exported" if mirror else ""))
 
 
 def run(args: argparse.Namespace) -> int:
+    from recorder import EventQuery, StoreReader
+
     store = open_from(args)
     run_id = store.resolve_run(args.run)
-    head = store.rows(
-        "SELECT status, model, iterations, tokens, events, dropped, mirror_dropped "
-        "FROM runs WHERE run_id = ?",
-        [run_id],
-    )[0]
-    status, model, iterations, tokens, count, dropped, mirror = head
-    print(f"run {run_id} · {status} · model {model or '?'} · {iterations} iterations · "
-          f"{tokens} tokens · {count} events" + (f" · {dropped} dropped" if dropped else "")
-          + (f" · {mirror} spans not exported" if mirror else ""))
-    trace = store.rows(
-        "SELECT any_value(trace_id) FROM events WHERE run_id = ? AND trace_id IS NOT NULL",
-        [run_id],
-    )
-    if trace and trace[0][0]:
-        print(f"trace {trace[0][0]} (OpenTelemetry: search your tracing backend for it)")
-    for line in timeline(store.events(run_id)):
+    print(_header(store, run_id), flush=True)
+    reader = StoreReader(store)
+    first = reader.page(EventQuery(run_id=run_id), limit=64, columns=("trace_id",))
+    trace = next((t for t in first.column("trace_id").to_pylist() if t), None)
+    if trace:
+        print(f"trace {trace} (OpenTelemetry: search your tracing backend for it)", flush=True)
+    for line in timeline(reader.events(EventQuery(run_id=run_id, types=SHOWN_TYPES))):
         print(line)
     return 0

@@ -23,7 +23,8 @@ from typing import Any
 
 from footprint.events import ContextInjected, Event, from_record
 from lens._why_past import Landing, call_of
-from recorder._catalog import Store, _is_ref, _unblob
+from recorder._catalog import Store
+from recorder._reader import _is_ref, _unblob
 from recorder._rows import BLOB_KEY, ENVELOPE_NAMES
 from recorder._upcast import upcast
 

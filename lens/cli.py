@@ -23,6 +23,7 @@ _COMMANDS = {
     "diff": "lens._cmd_diff",
     "why": "lens._cmd_why",
     "graph": "lens._cmd_graph",
+    "doctor": "lens._cmd_doctor",
     "snapshot": "lens._cmd_snapshot",
 }
 
@@ -59,6 +60,12 @@ def build_parser() -> argparse.ArgumentParser:
     runs = sub.add_parser("runs", help="list the recorded runs, newest last")
     runs.add_argument("--limit", type=count_arg(0, MAX_COUNT), default=50, metavar="N",
                       help="show at most N runs (default 50)")
+    runs.add_argument("--status", action="append", choices=("complete", "failed", "incomplete"),
+                      help="only runs with this status (repeatable)")
+    runs.add_argument("--model", metavar="TEXT", help="only runs whose model name contains TEXT")
+    runs.add_argument("--since", metavar="YYYY-MM-DD", help="only runs started on or after")
+    runs.add_argument("--until", metavar="YYYY-MM-DD", help="only runs started on or before")
+    runs.add_argument("--search", metavar="TEXT", help="only runs whose answer contains TEXT")
     show = sub.add_parser("show", help="a readable timeline of one run")
     show.add_argument("run", metavar="RUN", help="a run id, a unique prefix, or 'last'")
     sql = sub.add_parser("sql", help="run SQL over the store's views (events, runs, …)")
@@ -69,7 +76,7 @@ def build_parser() -> argparse.ArgumentParser:
     for p in (demo, runs, show, sql, verify):
         _store_option(p)
     importlib.import_module("lens._cmd_export_otlp").add_parser(sub)
-    for name in ("lens", "replay", "diff", "why", "graph", "snapshot"):
+    for name in ("lens", "replay", "diff", "why", "graph", "snapshot", "doctor"):
         importlib.import_module(f"lens._cmd_{name}").add_parser(sub)
     for p in sub.choices.values():
         p.epilog = p.epilog or short_epilog()

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Iterable
 from pathlib import Path
@@ -12,14 +11,16 @@ import duckdb
 import pyarrow as pa
 
 from footprint._errors import ConfigError, did_you_mean
-from footprint.events import Event, from_record
+from footprint.events import Event
+from recorder._damage import guarded
 from recorder._discover import StoreFiles, discover
 from recorder._layout import resolve_store
+from recorder._livespill import LiveSpill
+from recorder._outline import Outlines, outline_view
 from recorder._parquet_sink import STATS_SCHEMA
 from recorder._remote import is_remote, mirror
-from recorder._rows import BLOB_KEY, BLOB_SCHEMA, CHAIN_SCHEMA, ENVELOPE_NAMES, EVENT_SCHEMA
+from recorder._rows import BLOB_SCHEMA, CHAIN_SCHEMA, EVENT_SCHEMA
 from recorder._sandbox import Sandbox
-from recorder._upcast import upcast
 from recorder._views import VIEWS
 
 __all__ = ["Store", "open_store"]
@@ -46,10 +47,13 @@ def open_store(path: str | os.PathLike[str] | None = None) -> Store:
     return Store(root)
 
 
+def _list(paths: list[Path]) -> str:
+    return "[" + ", ".join("'" + str(p).replace("'", "''") + "'" for p in paths) + "]"
+
+
 def _parquet(paths: list[Path], *, hive: bool) -> str:
-    files = ", ".join("'" + str(p).replace("'", "''") + "'" for p in paths)
     extra = ", hive_partitioning = true" if hive else ""
-    return f"read_parquet([{files}], union_by_name = true{extra})"
+    return f"read_parquet({_list(paths)}, union_by_name = true{extra})"
 
 
 class Store:
@@ -59,28 +63,50 @@ class Store:
         self.root = root
         self.con = duckdb.connect()
         self.files = StoreFiles()
+        self.damaged: dict[Path, str] = {}
+        """Files a read found damaged inside (``recorder._damage``): left out from now on."""
+        self.outlines = Outlines(root)
+        self.outlined = False
+        """Whether ``_outline_all`` matches the last scan (``recorder._outline``)."""
         self._sandbox: Sandbox | None = None
+        self.spill = LiveSpill()
+        """Where big live streams are read into (``recorder._livespill``)."""
         self.refresh()
 
     def refresh(self) -> None:
-        """Rescan the directory and rebuild the views."""
-        self.files = discover(self.root)
-        self._define(self.con)
+        """Rescan the directory and rebuild the views (a damaged file met on the way is
+        named once and left out)."""
+        previous = self.spill.begin()
+        guarded(self, self._rebuild, rescan=False)
         if self._sandbox is not None:
             self._sandbox.close()
             self._sandbox = None
+        self.spill.forget(previous)
+
+    def _rebuild(self) -> None:
+        self.spill.forget(self.spill.begin())
+        self.files = discover(self.root, self.damaged, self.spill)
+        self.outlined = False
+        self._define(self.con)
 
     def _define(self, con: duckdb.DuckDBPyConnection) -> None:
         """Create the store's views on ``con`` (the catalog's own, or the sandbox's)."""
         f = self.files
         live = pa.Table.from_batches(f.live_events, schema=EVENT_SCHEMA)
-        con.register("_live_events", live)
+        con.register("_live_mem", live)
+        spilled = "".join(f" UNION ALL BY NAME SELECT * FROM read_parquet({_list(p)})"
+                          for p in [f.live_event_files] if p)
+        con.execute(f"CREATE OR REPLACE VIEW _live_events AS SELECT * FROM _live_mem{spilled}")
         sealed = self._raw(con, "_sealed_events", f.events, EVENT_SCHEMA.append(_DATE), hive=True)
         con.execute(
             f"CREATE OR REPLACE VIEW _events_all AS SELECT * FROM {sealed} UNION ALL BY NAME "
             "SELECT *, CAST(make_timestamp(ts // 1000) AS DATE) AS date FROM _live_events"
         )
-        con.register("_live_blobs", pa.Table.from_batches(f.live_blobs, schema=BLOB_SCHEMA))
+        con.register("_live_blob_mem", pa.Table.from_batches(f.live_blobs, schema=BLOB_SCHEMA))
+        spilled = "".join(f" UNION ALL BY NAME SELECT * FROM read_parquet({_list(p)})"
+                          for p in [f.live_blob_files] if p)
+        con.execute(f"CREATE OR REPLACE VIEW _live_blobs AS SELECT * FROM _live_blob_mem"
+                    f"{spilled}")
         sealed_blobs = self._raw(con, "_sealed_blobs", f.blobs, BLOB_SCHEMA, hive=False)
         con.execute(
             f"CREATE OR REPLACE VIEW _blobs_all AS SELECT * FROM {sealed_blobs} "
@@ -115,16 +141,27 @@ class Store:
         anything else is refused with a one-line :class:`SqlRefused`."""
         if self._sandbox is None:
             f = self.files
-            self._sandbox = Sandbox(self._define, [*f.events, *f.blobs, *f.stats, *f.chain])
+            self._sandbox = Sandbox(self._define, [*f.events, *f.blobs, *f.stats, *f.chain,
+                                                   *f.live_event_files, *f.live_blob_files])
         return self._sandbox.sql(query)
 
     def rows(self, query: str, params: Iterable[object] = ()) -> list[tuple[Any, ...]]:
-        """``query`` with ``?`` parameters, as a list of tuples."""
-        return self.con.execute(query, list(params)).fetchall()
+        """``query`` with ``?`` parameters, as a list of tuples (a damaged file met on the
+        way is named once and left out: ``recorder._damage``)."""
+        values = list(params)
+        return guarded(self, lambda: self.con.execute(query, values).fetchall())
+
+    def arrow(self, query: str, params: Iterable[object] = ()) -> pa.Table:
+        """``query`` with ``?`` parameters, as an Arrow table (damaged files left out)."""
+        values = list(params)
+        return guarded(self, lambda: self.con.sql(query, params=values).to_arrow_table())
 
     def run_ids(self) -> list[str]:
-        """Every run id, oldest first."""
-        return [r[0] for r in self.rows("SELECT run_id FROM runs ORDER BY start_ns, run_id")]
+        """Every run id, oldest first (read from the outlines, not the events)."""
+        view = outline_view(self)
+        return [r[0] for r in self.rows(
+            f"SELECT run_id FROM {view} WHERE level = 'run' GROUP BY run_id "
+            "ORDER BY min(start_ns), run_id")]
 
     def resolve_run(self, ref: str) -> str:
         """A full run id from a full id, a unique prefix, or ``last``."""
@@ -149,53 +186,24 @@ class Store:
         )
 
     def events(self, run_id: str) -> list[Event]:
-        """The run's events, rebuilt as typed objects, blob text restored, in seq order."""
-        rows = self.rows(
-            f"SELECT {', '.join(ENVELOPE_NAMES)}, payload FROM _events_all "
-            "WHERE run_id = ? ORDER BY seq",
-            [run_id],
-        )
-        payloads = [json.loads(r[-1]) for r in rows]
-        texts = self._blob_texts(payloads)
-        out: list[Event] = []
-        for row, payload in zip(rows, payloads, strict=True):
-            record = dict(zip(ENVELOPE_NAMES, row[:-1], strict=True))
-            for key, value in payload.items():
-                record[key] = _unblob(value, texts)
-            out.append(from_record(upcast(record)))
-        return out
+        """The run's events, rebuilt as typed objects, blob text restored, in seq order.
 
-    def _blob_texts(self, payloads: list[dict[str, Any]]) -> dict[str, str]:
-        wanted = sorted({v[BLOB_KEY] for p in payloads for v in p.values() if _is_ref(v)})
-        if not wanted:
-            return {}
-        found = self.rows("SELECT hash, text FROM blobs WHERE hash IN ?", [wanted])
-        return {str(h): str(t) for h, t in found}
+        Decodes the whole run; :class:`recorder.StoreReader` reads by need.
+        """
+        from recorder._query import EventQuery
+        from recorder._reader import StoreReader
+
+        return list(StoreReader(self).events(EventQuery(run_id=run_id)))
 
     def close(self) -> None:
         if self._sandbox is not None:
             self._sandbox.close()
             self._sandbox = None
         self.con.close()
+        self.spill.close()
 
     def __enter__(self) -> Store:
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.close()
-
-
-def _is_ref(value: object) -> bool:
-    return isinstance(value, dict) and isinstance(value.get(BLOB_KEY), str)
-
-
-def _unblob(value: object, texts: dict[str, str]) -> object:
-    if _is_ref(value):
-        digest = value[BLOB_KEY]  # type: ignore[index]
-        if digest not in texts:
-            raise ConfigError(
-                f"blob {digest!r} is referenced but missing from the store; "
-                "restore the store's blobs/ directory"
-            )
-        return texts[digest]
-    return value

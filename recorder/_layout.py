@@ -12,7 +12,10 @@ __all__ = [
     "CHAIN",
     "EVENTS",
     "LIVE",
+    "QUARANTINE",
     "STATS",
+    "STORE_DIRS",
+    "SUMMARIES",
     "default_store_path",
     "new_writer_id",
     "resolve_store",
@@ -29,6 +32,15 @@ CHAIN = "chain"
 """Chain heads: ``chain/<segment>.parquet`` (per run: last seq and its full link hash)."""
 STATS = "stats"
 """Recorder counters: ``stats/<writer>-<n>.parquet`` (per-run overflow and drops)."""
+
+SUMMARIES = "summaries"
+"""Cached outlines of sealed events files: ``summaries/<segment>.<date>.<size>-<mtime>.parquet``
+(``recorder._outline``); derived, safe to delete."""
+
+QUARANTINE = "quarantine"
+"""Damaged files moved aside by ``footprint doctor --quarantine`` (never read)."""
+STORE_DIRS = (EVENTS, LIVE, BLOBS, STATS, CHAIN, SUMMARIES, QUARANTINE)
+"""Every directory a store may hold."""
 
 _ENV = "FOOTPRINT_STORE"
 _DEFAULT = ".footprint"

@@ -7,10 +7,12 @@ live sink, so a backfilled run and a live-exported one are the same trace.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from opentelemetry.sdk.resources import Resource
+from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
 
 from footprint._errors import RunError
@@ -20,9 +22,14 @@ from recorder.otel._mapping import RunTrace, SpanRecord
 from recorder.otel._setup import capture_content_from_env, otlp_exporter
 from recorder.otel._spans import SpanFactory
 
+if TYPE_CHECKING:
+    from recorder._catalog import Store as StoreT
+
 __all__ = ["BackfillResult", "export_events", "export_otlp"]
 
 _BATCH = 512
+Progress = Callable[[int], None]
+"""Called with the number of events mapped so far."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -35,18 +42,60 @@ class BackfillResult:
 
 
 def _records(events: Iterable[EventBase], content: bool, limit: int,
-             openinference: bool = False) -> list[SpanRecord]:
+             openinference: bool = False) -> Iterator[tuple[str, list[SpanRecord]]]:
+    """``(run_id, spans ended)`` as the events stream by; the spans left open at the end."""
     trace: RunTrace | None = None
-    records: list[SpanRecord] = []
     for event in events:
         if trace is None:
             trace = RunTrace(event.run_id, content=content, content_limit=limit,
                              openinference=openinference)
-        records.extend(trace.feed(event))
+        elif event.run_id != trace.run_id:
+            raise RunError(
+                f"export_events got events of several runs ({trace.run_id!r}, "
+                f"{event.run_id!r}…); export one run at a time"
+            )
+        yield trace.run_id, trace.feed(event)
     if trace is not None and trace.root is not None:
         trace.root.attributes["footprint.incomplete"] = True
-        records.extend(trace.close())
-    return records
+        yield trace.run_id, trace.close()
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _Options:
+    content: bool
+    limit: int
+    openinference: bool
+    resource: Resource | None
+
+
+def _stream(events: Iterable[EventBase], exporter: SpanExporter, options: _Options,
+            progress: Progress | None = None) -> BackfillResult:
+    """Map the events (one run, seq order) to spans and export them ``_BATCH`` at a time."""
+    factory = SpanFactory(options.resource or Resource.create())
+    pending: list[ReadableSpan] = []
+    sent = 0
+    run_id: str | None = None
+    fed = _records(events, options.content, options.limit, options.openinference)
+    for done, (run_id, ended) in enumerate(fed, 1):
+        pending.extend(factory.build(run_id, ended))
+        if len(pending) >= _BATCH:
+            sent += _send(exporter, pending, run_id)
+            pending = []
+            if progress is not None:
+                progress(done)
+    if run_id is None:
+        raise RunError("export_events got no events; pass the events of one recorded run")
+    sent += _send(exporter, pending, run_id)
+    return BackfillResult(run_id=run_id, trace_id=f"{trace_id_of(run_id):032x}", spans=sent)
+
+
+def _send(exporter: SpanExporter, spans: list[ReadableSpan], run_id: str) -> int:
+    if spans and exporter.export(spans) is not SpanExportResult.SUCCESS:
+        raise RunError(
+            f"the OTLP endpoint refused or did not take {len(spans)} spans of run "
+            f"{run_id!r}; check --endpoint and that a collector listens there, then retry"
+        )
+    return len(spans)
 
 
 def export_events(events: Iterable[EventBase], exporter: SpanExporter, *,
@@ -55,32 +104,21 @@ def export_events(events: Iterable[EventBase], exporter: SpanExporter, *,
                   openinference: bool = False) -> BackfillResult:
     """Map one run's events (in ``seq`` order) to spans and export them synchronously."""
     ordered = sorted(events, key=lambda e: e.seq)
-    if not ordered:
-        raise RunError("export_events got no events; pass the events of one recorded run")
-    run_id = ordered[0].run_id
-    others = sorted({e.run_id for e in ordered} - {run_id})
+    others = sorted({e.run_id for e in ordered} - {ordered[0].run_id}) if ordered else []
     if others:
         raise RunError(
-            f"export_events got events of several runs ({run_id!r}, {others[0]!r}…); "
-            "export one run at a time"
+            f"export_events got events of several runs ({ordered[0].run_id!r}, "
+            f"{others[0]!r}…); export one run at a time"
         )
-    records = _records(ordered, capture_content, content_limit, openinference)
-    spans = SpanFactory(resource or Resource.create()).build(run_id, records)
-    for start in range(0, len(spans), _BATCH):
-        result = exporter.export(spans[start : start + _BATCH])
-        if result is not SpanExportResult.SUCCESS:
-            raise RunError(
-                f"the OTLP endpoint refused or did not take {len(spans)} spans of run "
-                f"{run_id!r}; check --endpoint and that a collector listens there, then retry"
-            )
-    return BackfillResult(run_id=run_id, trace_id=f"{trace_id_of(run_id):032x}",
-                          spans=len(spans))
+    return _stream(ordered, exporter, _Options(content=capture_content, limit=content_limit,
+                                               openinference=openinference,
+                                               resource=resource))
 
 
 def export_otlp(
     run: str,
     *,
-    store: str | os.PathLike[str] | None = None,
+    store: str | os.PathLike[str] | StoreT | None = None,
     endpoint: str | None = None,
     protocol: str = "http/protobuf",
     headers: Mapping[str, str] | None = None,
@@ -88,21 +126,35 @@ def export_otlp(
     capture_content: bool | None = None,
     exporter: SpanExporter | None = None,
     openinference: bool = False,
+    progress: Progress | None = None,
 ) -> BackfillResult:
     """Re-export run ``run`` (full id, unique prefix or ``last``) from the store to OTLP.
 
+    ``store`` is a store directory or an open :class:`recorder.Store` (left open).
     ``endpoint`` defaults to the ``OTEL_EXPORTER_OTLP_*`` variables (then
     ``http://localhost:4318``); ``exporter`` replaces the OTLP one entirely.
+    The run streams from the store: memory stays bounded by a window of
+    events and one batch of spans; ``progress(events_done)`` is called
+    after each batch is sent.
     """
-    from recorder._catalog import open_store
+    from recorder._catalog import Store, open_store
+    from recorder._query import EventQuery
+    from recorder._reader import StoreReader
 
-    with open_store(store) as opened:
-        run_id = opened.resolve_run(run)
-        events = opened.events(run_id)
-    out = exporter or otlp_exporter(protocol, endpoint, timeout_s=timeout_s, headers=headers)
     content = capture_content_from_env() if capture_content is None else capture_content
+    options = _Options(content=content, limit=16384, openinference=openinference,
+                       resource=None)
+    opened = store if isinstance(store, Store) else open_store(store)
     try:
-        return export_events(events, out, capture_content=content, openinference=openinference)
+        run_id = opened.resolve_run(run)
+        events = StoreReader(opened).events(EventQuery(run_id=run_id))
+        out = exporter or otlp_exporter(protocol, endpoint, timeout_s=timeout_s,
+                                        headers=headers)
+        try:
+            return _stream(events, out, options, progress)
+        finally:
+            if exporter is None:
+                out.shutdown()
     finally:
-        if exporter is None:
-            out.shutdown()
+        if opened is not store:
+            opened.close()

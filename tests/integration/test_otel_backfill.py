@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import argparse
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
+from opentelemetry.sdk.trace import ReadableSpan
+from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
 from otel_runs import scripted_run
 from otlp_receiver import GrpcReceiver, HttpReceiver, ReceivedSpan, down_endpoint, tree
 
@@ -91,3 +94,37 @@ def test_given_a_bad_header_when_the_cli_parses_it_then_the_error_quotes_it(
     args = _cli(["export-otlp", "last", "--store", str(tmp_path), "--header", "novalue"])
     with pytest.raises(ConfigError, match="'novalue' is not KEY=VALUE"):
         _cmd_export_otlp.run(args)
+
+
+class _Batches(SpanExporter):
+    """An exporter that keeps each batch it is handed (the OTel SDK interface)."""
+
+    def __init__(self) -> None:
+        self.batches: list[list[str]] = []
+
+    def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
+        self.batches.append([f"{s.name}/{s.context.span_id:016x}" for s in spans])
+        return SpanExportResult.SUCCESS
+
+    def shutdown(self) -> None:
+        pass
+
+
+def test_given_a_long_run_when_backfilled_then_it_streams_in_batches_like_the_list_export(
+    tmp_path: Path,
+) -> None:
+    from store_scale import write_long_run
+
+    from recorder import open_store
+    from recorder.otel import export_events
+
+    run_id = write_long_run(tmp_path / "store", 4_000)
+    streamed, listed = _Batches(), _Batches()
+    done: list[int] = []
+    result = export_otlp("last", store=tmp_path / "store", exporter=streamed,
+                         progress=done.append)
+    export_events(open_store(tmp_path / "store").events(run_id), listed)
+    assert result.spans == sum(map(len, listed.batches)) > 1_000
+    assert [s for b in streamed.batches for s in b] == [s for b in listed.batches for s in b]
+    assert max(map(len, streamed.batches)) <= 512 * 2 and len(streamed.batches) > 2
+    assert done == sorted(done) and 0 < done[-1] <= 4_000

@@ -1,0 +1,119 @@
+"""Big generated stores for the store-scale tests and benchmarks.
+
+Runs are written through a real :class:`recorder.ParquetSink` (the store's
+own layout, heads and row checks), a batch of events per export, so a
+generated store verifies like a recorded one. Each iteration is the shape an
+agent loop leaves: iteration start, context evaluated, a skill injection, a
+model call with tokens, a tool call, iteration end.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+from footprint.events import (
+    ContextEvaluated,
+    ContextInjected,
+    CursorMove,
+    Event,
+    IterationEnd,
+    IterationStart,
+    LLMEnd,
+    LLMStart,
+    RunEnd,
+    RunFailed,
+    RunStart,
+    ToolEnd,
+    ToolStart,
+)
+from recorder import ParquetSink
+
+T0 = 1_767_225_600_000_000_000
+PER_ITERATION = 8
+MODELS = ("model-a", "model-b", "model-c")
+STATUSES = ("complete", "failed", "incomplete")
+
+
+def run_id_of(n: int) -> str:
+    """The id of generated run ``n`` (sortable, unique)."""
+    return f"0190bbbb-0000-7000-8000-{n:012d}"
+
+
+def _iteration(run: str, seq: int, it: int, ts: int, model: str) -> list[Event]:
+    env = {"run_id": run, "turn": 0, "iteration": it, "step_id": f"engine#{it}"}
+    skill = f"skill-{it % 5}"
+    return [
+        IterationStart(**env, seq=seq, ts=ts),  # type: ignore[arg-type]
+        ContextEvaluated(**env, seq=seq + 1, ts=ts + 1, active_count=1,  # type: ignore[arg-type]
+                         skipped_count=0, evaluated_total=1, active_ids=(skill,),
+                         cursor_move=CursorMove(by="intent", from_skill=f"skill-{(it - 1) % 5}",
+                                                to=skill)),
+        ContextInjected(**env, seq=seq + 2, ts=ts + 2, slot="system-prompt",  # type: ignore[arg-type]
+                        source="skill", content_hash=f"{it % 97:064x}",
+                        content_summary=f"the {skill} instructions", reason="active",
+                        admitted_via="always", injection_id=skill),
+        LLMStart(**env, seq=seq + 3, ts=ts + 3, provider="scripted", model=model,  # type: ignore[arg-type]
+                 request_hash=f"{seq:064x}", messages_count=it + 1, tools_count=2),
+        LLMEnd(**env, seq=seq + 4, ts=ts + 4, content=f"calling lookup for step {it}",  # type: ignore[arg-type]
+               response_hash=f"{seq + 4:064x}", input_tokens=100 + it % 50,
+               output_tokens=20 + it % 7, model=model),
+        ToolStart(**env, seq=seq + 5, ts=ts + 5, tool_name="lookup",  # type: ignore[arg-type]
+                  tool_call_id=f"c{seq}", args={"q": f"item {it}"}),
+        ToolEnd(**env, seq=seq + 6, ts=ts + 6, tool_name="lookup",  # type: ignore[arg-type]
+                tool_call_id=f"c{seq}", result=f"item {it}: in stock", status="ok"),
+        IterationEnd(**env, seq=seq + 7, ts=ts + 7, tool_call_count=1),  # type: ignore[arg-type]
+    ]
+
+
+def run_events(n: int, iterations: int, *, start_ns: int = T0) -> Iterator[Event]:
+    """Run ``n``: ``run.start``, ``iterations`` loops, then an end by its status."""
+    run, model, status = run_id_of(n), MODELS[n % 3], STATUSES[n % 3] if n % 7 == 0 else "complete"
+    yield RunStart(run_id=run, seq=0, ts=start_ns, user_message=f"request {n}")
+    seq = 1
+    for it in range(1, iterations + 1):
+        yield from _iteration(run, seq, it, start_ns + seq * 1000, model)
+        seq += PER_ITERATION
+    if status == "complete":
+        yield RunEnd(run_id=run, seq=seq, ts=start_ns + seq * 1000, iteration=iterations,
+                     final_content=f"APPROVED order {n} after {iterations} steps")
+    elif status == "failed":
+        yield RunFailed(run_id=run, seq=seq, ts=start_ns + seq * 1000, iteration=iterations,
+                        error_type="RunError", message=f"run {n} failed", stage="tool")
+
+
+def status_of(n: int) -> str:
+    """The status generated run ``n`` ends with."""
+    return STATUSES[n % 3] if n % 7 == 0 else "complete"
+
+
+def write_long_run(path: Path, events: int, *, batch: int = 8192) -> str:
+    """A store with one complete run of about ``events`` events; its run id."""
+    iterations = max(1, (events - 2) // PER_ITERATION)
+    sink = ParquetSink(path)
+    pending: list[Event] = []
+    try:
+        for event in run_events(0, iterations):
+            pending.append(event)
+            if len(pending) >= batch:
+                sink.export(pending)
+                pending = []
+        if pending:
+            sink.export(pending)
+    finally:
+        sink.shutdown()
+    return run_id_of(0)
+
+
+def write_many_runs(path: Path, runs: int, *, iterations: int = 3, together: int = 50) -> None:
+    """A store of ``runs`` short runs, ``together`` of them interleaved per segment."""
+    sink = ParquetSink(path)
+    try:
+        for first in range(0, runs, together):
+            group = range(first, min(runs, first + together))
+            pending: list[Event] = []
+            for n in group:
+                pending.extend(run_events(n, iterations, start_ns=T0 + n * 60 * 10**9))
+            sink.export(pending)
+    finally:
+        sink.shutdown()
