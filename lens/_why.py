@@ -239,10 +239,16 @@ def _causal(report: WhyReport, rr: Rerunner, cands: Sequence[Candidate], seeds: 
     elif base_tally.same == 0:
         flags.insert(0, "baseline-unreproduced: the unchanged agent never gave the recorded "
                         "outcome, so no removal can be compared with it")
+    elif not baseline.stable:
+        flags.insert(0, f"baseline-unstable: the unchanged agent changed its outcome in "
+                        f"{base_tally.changed}/{base_tally.answered} live re-runs")
+        result = SearchResult(
+            findings=(), probes=(), cleared=frozenset(), broke=frozenset(), untested=(),
+            unjudged=frozenset(units), unjudged_why=(
+                f"not searched: the unchanged agent's own outcome varies "
+                f"({base_tally.changed}/{base_tally.answered} live re-runs changed), so no "
+                "removal's effect can be told from that noise"))
     else:
-        if not baseline.stable:
-            flags.insert(0, f"baseline-unstable: the unchanged agent changed its outcome in "
-                            f"{base_tally.changed}/{base_tally.answered} live re-runs")
         need = seeds_needed(base_tally.answered, per_test)
         if need is None or need > seeds:
             flags.append(f"too-few-seeds: {seeds} seeds cannot reach confidence "

@@ -33,6 +33,7 @@ __all__ = ["PastRead", "read_earlier", "read_past"]
 CORE_TYPES = ("run.start", "run.end", "run.error", "llm.start", "llm.end", "tool.end",
               "tool.effect", "skill.rejected", "skill.escalated", "injection.declared")
 Keep = Callable[[int, str], bool]
+_SEQ = ENVELOPE_NAMES.index("seq")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -56,7 +57,7 @@ def _decode(store: Store, where: str, params: Sequence[object], keep: Keep = _al
                       f"WHERE {where} ORDER BY seq", list(params))
     payloads = [json.loads(r[-1]) for r in rows]
     for row, p in zip(rows, payloads, strict=True):
-        for key in [k for k, v in p.items() if _is_ref(v) and not keep(row[1], k)]:
+        for key in [k for k, v in p.items() if _is_ref(v) and not keep(int(row[_SEQ]), k)]:
             p[key] = None
     wanted = sorted({v[BLOB_KEY] for p in payloads for v in p.values() if _is_ref(v)})
     texts = {str(h): str(t) for h, t in store.rows(

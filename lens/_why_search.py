@@ -8,6 +8,11 @@
    probes and a redundant pair is found as a pair. A group whose re-runs
    all break is split until the breaking piece is alone. After a set is
    found, the rest is screened again for an independent one.
+   A screen that holds the outcome clears nothing by itself when it removed
+   several pieces at once: one removal can mask another (a steering that
+   forces "yes" and the policy that would make it "no" removed together
+   leave "yes"). So every piece not yet screened alone, and not in a set
+   found, is then screened alone; only that clears it (``cleared``).
 2. **Confirm** (the claim): each found set, and each member of a set alone,
    is re-run on the *baseline's* seeds (fresh with respect to the screen,
    so picking the set does not bias its test) and judged by
@@ -60,9 +65,13 @@ class SearchResult:
     findings: tuple[Finding, ...]
     probes: tuple[Probe, ...]
     cleared: frozenset[Removal]
+    """Screened alone, and the outcome held."""
     broke: frozenset[Removal]
     untested: tuple[Removal, ...]
     stopped: str | None = None
+    unjudged: frozenset[Removal] = frozenset()
+    """Not searched, because no removal could be judged (``unjudged_why``)."""
+    unjudged_why: str = ""
 
 
 @dataclass(slots=True)
@@ -74,6 +83,7 @@ class _Search:
     cleared: set[Removal] = field(default_factory=set)
     broke: set[Removal] = field(default_factory=set)
     found: list[tuple[Removal, ...]] = field(default_factory=list)
+    alone: dict[Removal, Screen] = field(default_factory=dict)
 
     def screen(self, group: frozenset[Removal]) -> Screen:
         changed = same = 0
@@ -86,8 +96,10 @@ class _Search:
         result: Screen = "broke" if changed + same == 0 else (
             "changed" if 2 * changed > changed + same else "same")
         self.probes.append(Probe(removed=group, result=result, runs=self.screen_seeds))
-        if result == "same":
-            self.cleared |= group
+        if len(group) == 1:
+            self.alone[next(iter(group))] = result
+            if result == "same":
+                self.cleared |= group
         return result
 
     def explore(self, group: frozenset[Removal]) -> None:
@@ -122,10 +134,23 @@ class _Search:
             rest = frozenset(units) - {r for s in self.found for r in s} - self.broke
             before = len(self.found)
             if not rest or rest <= self.cleared:
-                return
+                break
             self.explore(rest)
             if len(self.found) == before:
-                return
+                break
+        self.singles(units)
+
+    def singles(self, units: Sequence[Removal]) -> None:
+        """Screen alone each piece only screened with others (see the module doc)."""
+        in_sets = {r for s in self.found for r in s}
+        for unit in units:
+            if unit in self.alone or unit in in_sets or unit in self.broke:
+                continue
+            result = self.screen(frozenset({unit}))
+            if result == "changed":
+                self.found.append((unit,))
+            elif result == "broke":
+                self.broke.add(unit)
 
 
 def _halves(group: list[Removal]) -> tuple[list[Removal], list[Removal]]:

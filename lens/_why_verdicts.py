@@ -48,14 +48,16 @@ def _with_result(s: Suspect, r: Removal | None, result: SearchResult,
     if r in alone:
         test, note = alone[r]
         return _tested(s, test, how, note)
+    if r in result.unjudged:
+        return replace(s, verdict="inconclusive", removal=how, note=result.unjudged_why)
     if r in result.broke:
         return replace(s, verdict="broke", removal=how,
                        note="every re-run without it raised or never answered")
     if r in result.cleared:
         return replace(s, verdict="not-confirmed", removal=how,
-                       note="removed in a screen (alone or with others): the outcome held")
+                       note="removed alone in a screen: the outcome held")
     return replace(s, verdict="untested", removal=how, note="the search stopped before it"
-                   if result.stopped else "not on a branch the search needed")
+                   if result.stopped else "never removed alone")
 
 
 def _sets(result: SearchResult, cands: Sequence[Candidate], answer: str) -> list[Suspect]:
@@ -118,8 +120,9 @@ def _not_found(r: WhyReport, result: SearchResult | None) -> str:
         return "no candidate could be removed from this agent; the evidence is listed below"
     if result.broke and not result.cleared:
         return "every removal made the re-runs crash or never answer (broke)"
-    return (f"removing all {len(removable)} removable candidates left the outcome unchanged; "
-            "the cause is among the evidence-only candidates below, or not in the recording")
+    return (f"removing each of the {len(removable)} removable candidates alone, and all of them "
+            "together, left the outcome unchanged; the cause is among the evidence-only "
+            "candidates below, or not in the recording")
 
 
 def conclude(r: WhyReport, result: SearchResult | None) -> WhyReport:

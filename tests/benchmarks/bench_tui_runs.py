@@ -7,8 +7,8 @@ fresh subprocess, so imports are those of a real ``footprint lens``:
 ``tui_runs_10k_first_paint_ms``: from building ``LensApp(store)`` (opening the
 store included) to the runs screen painted with its first screen of rows.
 ``tui_runs_10k_key_ms``: median of six pages away from where the list opened
-and six back, each until repainted. ``tui_runs_10k_open_ms``: ``enter`` on a run until its timeline is
-painted. The ``_cpu_`` variant is the process's CPU time over the first
+and six back, each until repainted. ``tui_runs_10k_open_ms``: ``enter`` on a
+run until its timeline is painted. The ``_cpu_`` variant is the process's CPU time over the first
 paint. Target (issue 12): first paint < 1,000 ms.
 """
 

@@ -127,19 +127,7 @@ def test_given_a_planted_run_when_why_runs_then_no_decoy_is_confirmed(
     assert wrongly == [], [_text(s) for s in wrongly]
 
 
-# Known gaps of the why engine, each a strict xfail: the test fails as soon as the gap closes.
-INTERACTION_GAP = pytest.mark.xfail(strict=True, reason=(
-    "the search clears every member of a group whose joint removal held the answer; here "
-    "removing the steering together with the return policy holds it (no policy: yes by "
-    "default), so the steering is called not-confirmed without a single re-run of its own"))
-UNSTABLE_GAP = pytest.mark.xfail(strict=True, reason=(
-    "with an unstable baseline the screen still calls every piece not-confirmed (runs 0) "
-    "instead of inconclusive"))
-
-
-@pytest.mark.parametrize("name", [pytest.param(n, marks=INTERACTION_GAP)
-                                  if n == "steering_over_fact" else n
-                                  for n in CONFIRMS_INJECTION])
+@pytest.mark.parametrize("name", CONFIRMS_INJECTION)
 def test_given_an_injection_culprit_when_why_runs_then_it_alone_is_confirmed(
     name: str, reports: dict[str, Report],
 ) -> None:
@@ -169,9 +157,6 @@ def test_given_the_redundant_pair_when_why_runs_then_the_pair_is_confirmed_as_a_
     _assert_nothing_innocent("redundant_pair", report, [pair])
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "read from a store, a follow-up turn loses its request record (flag no-request-record) "
-    "and with it every history message; from events the same run confirms the message"))
 def test_given_the_stale_history_when_why_runs_then_the_turn_1_message_is_confirmed(
     reports: dict[str, Report],
 ) -> None:
@@ -206,7 +191,6 @@ def test_given_a_sampling_model_when_why_runs_then_nothing_is_confirmed(
     assert any(f.startswith("baseline-unstable") for f in report["flags"]), report["flags"]
 
 
-@UNSTABLE_GAP
 def test_given_a_sampling_model_when_why_runs_then_it_says_inconclusive(
     reports: dict[str, Report],
 ) -> None:
