@@ -1,17 +1,17 @@
 """Reading only the answer's causal past from a store, with filters DuckDB pushes down.
 
-The run's model calls and tool results, its gates, declarations and end are
-decoded (a model request's text only for the explained call: the run's
-history only grows, so that request names every result read before it).
-Prompt pieces repeat every iteration: their hot columns (seq, slot,
-injection id, content hash, admitted_by) are scanned, and one landing per
-distinct text — plus each piece of the explained call — is decoded; the
-other landings are counted against it. Cursor moves are decoded where they
-moved (not stays) and where a decoded piece names one as its admitting event.
+The run's model calls and tool results, its gates and end are decoded (a
+model request's text only for the explained call: the run's history only
+grows, so that request names every result read before it). Prompt pieces
+repeat every iteration: their hot columns (seq, slot, injection id, content
+hash, admitted_by) are scanned, and one landing per distinct piece, text and
+admission is decoded to stand for the others (each landing keeps its own
+seq and admission). Only the declarations of pieces that landed are read.
+Cursor moves are decoded where they moved (not stays) and where a decoded
+piece names one as its admitting event.
 
 ``events_read`` counts the rows decoded from their payload; ``events_total``
-the run's rows. :func:`read_past` is the one function to swap for the
-recorder's paged reader when it lands.
+the run's rows.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ from recorder._upcast import upcast
 __all__ = ["PastRead", "read_earlier", "read_past"]
 
 CORE_TYPES = ("run.start", "run.end", "run.error", "llm.start", "llm.end", "tool.end",
-              "tool.effect", "skill.rejected", "skill.escalated", "injection.declared")
+              "tool.effect", "skill.rejected", "skill.escalated")
 Keep = Callable[[int, str], bool]
 _SEQ = ENVELOPE_NAMES.index("seq")
 
@@ -89,18 +89,15 @@ def _calls(hot: Sequence[tuple[Any, ...]], step: str | None) -> tuple[list[int],
 def _landings(store: Store, run_id: str, hot: Sequence[tuple[Any, ...]], seqs: list[int],
               steps: list[str], explained: int) -> tuple[list[Landing], list[Event], int]:
     rows = [(r[0], *r[3:]) for r in hot if r[1] == "context.injected" and r[0] < explained]
-    explained_step = call_of(seqs, steps, explained - 1)
     placed = [(r, call_of(seqs, steps, r[0])) for r in rows]
     keep: dict[tuple[Any, ...], int] = {}
-    for r, step in placed:
+    for r, _step in placed:  # one landing per piece, text and admission: it stands for all
         keep.setdefault((r[1], r[2], r[3], r[4]), r[0])
-        if step == explained_step:
-            keep[(r[1], r[2], r[3], r[4], r[0])] = r[0]
     decoded = {e.seq: e for e in _decode(
         store, "run_id = ? AND type = 'context.injected' AND seq IN ?",
         [run_id, sorted(set(keep.values()))]) if isinstance(e, ContextInjected)}
-    rep = {k[:4]: decoded[s] for k, s in keep.items() if len(k) == 4}
-    out = [Landing(r[0], step, decoded.get(r[0]) or rep[(r[1], r[2], r[3], r[4])], r[5], r[6])
+    rep = {k: decoded[s] for k, s in keep.items()}
+    out = [Landing(r[0], step, rep[(r[1], r[2], r[3], r[4])], r[5], r[6])
            for r, step in placed if step is not None]
     return out, list(decoded.values()), len(decoded)
 
@@ -127,9 +124,12 @@ def read_past(store: Store, run_id: str, step: str | None = None) -> PastRead:
     landings, pieces, decoded = _landings(store, run_id, hot, seqs, steps, explained)
     it = next((e.iteration for e in core if e.seq == explained), -1)
     moves = _admitting(store, run_id, landings, {e.seq for e in core}, it)
-    events = sorted([*core, *pieces, *moves], key=lambda e: e.seq)
+    landed = sorted({g.piece.injection_id for g in landings if g.piece.injection_id})
+    born = _decode(store, "run_id = ? AND type = 'injection.declared' AND injection_id IN ?",
+                   [run_id, landed or [""]])  # the declarations of the pieces that landed
+    events = sorted([*core, *pieces, *moves, *born], key=lambda e: e.seq)
     return PastRead(events=events, landings=landings,
-                    read=len(core) + decoded + len(moves), total=len(hot))
+                    read=len(core) + decoded + len(moves) + len(born), total=len(hot))
 
 
 def read_earlier(store: Store, conversation_id: str | None, turn: int) -> list[Event]:
