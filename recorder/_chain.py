@@ -58,6 +58,7 @@ __all__ = [
     "ENVELOPE_ORDER",
     "canonical_json",
     "envelope_canonical",
+    "envelope_values_canonical",
     "extend_checks",
     "frame",
     "record_canonical",
@@ -96,6 +97,24 @@ def _js(value: object) -> str:
 def envelope_canonical(env: Mapping[str, Any]) -> str:
     """``E`` spelled by hand from a mapping of the envelope fields (the reference)."""
     return "[" + ",".join(_js(env[k]) for k in ENVELOPE_ORDER) + "]"
+
+
+_ENVELOPE_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"),
+                                     check_circular=False)
+
+
+def envelope_values_canonical(values: Sequence[str | int | None], *,
+                              typed: bool = False) -> str:
+    """``E`` from the envelope values in canonical order, by the C JSON encoder: the same
+    bytes as :func:`envelope_canonical` for str, int and None values (it escapes exactly
+    ``"``, ``\\`` and U+0000..U+001F, short forms first, others lowercase ``\\u00xx``) at a
+    tenth of the cost; a property test holds the two to each other. ``typed=True`` skips
+    the type check, for values read from the store's typed (int64, string) columns."""
+    if not typed:
+        for value in values:
+            if value is not None and type(value) is not str and type(value) is not int:
+                raise TypeError(f"envelope value {value!r} is neither str, int nor None")
+    return _ENVELOPE_ENCODER.encode(list(values))
 
 
 def record_canonical(envelope: str | bytes, payload: str | bytes) -> bytes:

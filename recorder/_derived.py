@@ -16,7 +16,7 @@ from typing import Any
 from recorder._extract import BLOB_KEY
 from recorder._hot import HOT_FIELDS, HOT_PATHS
 
-__all__ = ["DERIVED_COLUMNS", "derived_mismatch"]
+__all__ = ["DERIVED_COLUMNS", "DerivedCheck", "derived_mismatch"]
 
 DERIVED_COLUMNS: tuple[str, ...] = (*HOT_FIELDS, "admitted_by")
 """The derived columns, in the order :func:`derived_mismatch` takes their stored values."""
@@ -43,11 +43,43 @@ def _agrees(stored: object, expected: object) -> bool:
 def derived_mismatch(payload_text: str, stored: Sequence[object]) -> str | None:
     """The first derived column whose stored value the payload does not give, or ``None``."""
     payload = json.loads(payload_text)
-    if not isinstance(payload, dict):
-        return DERIVED_COLUMNS[0]
-    for column, value in zip(HOT_FIELDS, stored, strict=False):
-        if not _agrees(value, _lifted(payload, HOT_PATHS[column])):
-            return column
-    admitted = payload.get("admitted_by")
-    expected = admitted if type(admitted) is int else None
-    return None if stored[-1] == expected else "admitted_by"
+    return DerivedCheck().mismatch(payload, stored) if isinstance(payload, dict) \
+        else DERIVED_COLUMNS[0]
+
+
+class DerivedCheck:
+    """:func:`derived_mismatch` over many rows: the hot-column paths that can apply are
+    worked out once per set of payload keys (a run has a handful), and the stored values
+    are compared with the expected ones in one tuple comparison."""
+
+    __slots__ = ("_plans",)
+
+    def __init__(self) -> None:
+        self._plans: dict[tuple[str, ...], tuple[tuple[int, tuple[tuple[str, ...], ...]],
+                                                  ...]] = {}
+
+    def _plan(self, keys: tuple[str, ...]) -> tuple[tuple[int, tuple[tuple[str, ...], ...]],
+                                                     ...]:
+        plan = self._plans.get(keys)
+        if plan is None:
+            present = set(keys)
+            plan = tuple((i, usable) for i, column in enumerate(HOT_FIELDS)
+                         if (usable := tuple(p for p in HOT_PATHS[column] if p[0] in present)))
+            self._plans[keys] = plan
+        return plan
+
+    def mismatch(self, payload: dict[str, Any], stored: Sequence[object]) -> str | None:
+        """The first derived column ``stored`` (in :data:`DERIVED_COLUMNS` order) gets wrong."""
+        expected: list[object] = [None] * len(HOT_FIELDS)
+        blobs = False
+        for i, paths in self._plan(tuple(payload)):
+            value = expected[i] = _lifted(payload, paths)
+            blobs = blobs or type(value) is dict
+        admitted = payload.get("admitted_by")
+        expected.append(admitted if type(admitted) is int else None)
+        if not blobs and tuple(expected) == tuple(stored):
+            return None
+        for column, value, want in zip(DERIVED_COLUMNS, stored, expected, strict=True):
+            if not _agrees(value, want):
+                return column
+        return None

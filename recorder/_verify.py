@@ -4,18 +4,30 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
+import orjson
+
+from footprint._errors import ConfigError
 from footprint.events import TERMINAL_TYPES
 from recorder._catalog import Store
-from recorder._chain import CHAIN_FORMAT, envelope_canonical, frame, record_canonical, row_check
-from recorder._derived import DERIVED_COLUMNS, derived_mismatch
+from recorder._chain import (
+    CHAIN_FORMAT,
+    ENVELOPE_ORDER,
+    envelope_values_canonical,
+    frame,
+    record_canonical,
+    row_check,
+)
+from recorder._derived import DERIVED_COLUMNS, DerivedCheck
 from recorder._rows import BLOB_KEY, ENVELOPE_NAMES
 
-__all__ = ["VerifyResult", "verify_run"]
+__all__ = ["WINDOW", "Progress", "VerifyResult", "verify_run"]
 
 _TYPE, _SEQ = ENVELOPE_NAMES.index("type"), ENVELOPE_NAMES.index("seq")
+assert ENVELOPE_NAMES == ENVELOPE_ORDER, "the store's envelope columns are in canonical order"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -64,65 +76,108 @@ class VerifyResult:
         return f"broken at seq {self.broken_seq}: {self.reason}{tail}"
 
 
-def verify_run(store: Store, run_id: str) -> VerifyResult:
+Progress = Callable[[int, int], object]
+"""``progress(rows_done, rows_total)``, called after each window of rows."""
+
+WINDOW = 32_768
+"""Seqs read per query: the walk holds one window of rows in memory, never the run."""
+
+_COLUMNS = (*ENVELOPE_NAMES, "payload", "prev_check", "row_check", *DERIVED_COLUMNS)
+
+
+def verify_run(store: Store, run_id: str, *, progress: Progress | None = None,
+               window: int | None = None) -> VerifyResult:
     """Walk ``run_id``'s records in seq order against its row checks and its heads.
 
     Each row's ``prev_check``/``row_check`` are recomputed from its payload,
     and at every seq where the writer stored a head, the SHA-256 over the
     run's framed canonical records so far must equal it (a tail cut off
     after a head is missing). Then every blob the run references is checked.
+    The rows are read ``window`` seqs at a time (default :data:`WINDOW`;
+    bounded memory, streamed from the views, no cached outline trusted);
+    ``progress`` hears each window.
     """
-    rows = store.rows(
-        f"SELECT {', '.join(ENVELOPE_NAMES)}, payload, prev_check, row_check, "
-        f"{', '.join(DERIVED_COLUMNS)} FROM _events_all WHERE run_id = ? ORDER BY seq",
-        [run_id],
-    )
+    window = WINDOW if window is None else window
+    if type(window) is not int or window < 1:
+        raise ConfigError(f"verify_run(window={window!r}): pass a positive int (seqs per read)")
     heads = _heads(store, run_id)
     if isinstance(heads, VerifyResult):
         return heads
-    refs: dict[str, int] = {}
-    walked = _walk(run_id, rows, heads, refs)
-    if isinstance(walked, VerifyResult):
-        return walked
-    unheaded = _unheaded_end(store, run_id, rows, walked.block)
+    total, lo, hi = _bounds(store, run_id)
+    walk = _Walk(run_id, total, heads)
+    for rows in _windows(store, run_id, lo, hi, window):
+        broken = walk.feed(rows)
+        if broken is not None:
+            return broken
+        if progress is not None:
+            progress(walk.rows, total)
+    return _after_walk(store, walk)
+
+
+def _after_walk(store: Store, walk: _Walk) -> VerifyResult:
+    """The verdicts that need the whole walk: heads never reached, records after the last
+    head of an ended run, a derived column, a blob; else valid."""
+    run_id, total = walk.run_id, walk.total
+    if walk.heads:
+        last, (_, segment) = max(walk.heads.items())
+        return _broken(run_id, total, walk.expected, "missing record",
+                       f"seq {walk.expected}..{last} absent; segment {segment} stored the "
+                       f"run's head up to seq {last}")
+    unheaded = _unheaded_end(store, walk)
     if unheaded is not None:
         return unheaded
-    derived = _first_bad_column(run_id, rows)
-    if derived is not None:
-        return derived
-    bad_blob = _first_bad_blob(store, refs)
+    if walk.bad_column is not None:
+        seq, column = walk.bad_column
+        return _broken(run_id, total, seq, "hash mismatch",
+                       f"column {column} no longer matches the payload it was lifted from")
+    bad_blob = _first_bad_blob(store, walk.refs)
     if bad_blob is not None:
-        return _broken(run_id, len(rows), refs[bad_blob], "blob mismatch",
+        return _broken(run_id, total, walk.refs[bad_blob], "blob mismatch",
                        f"blob {bad_blob[:12]}… is missing or its text does not hash to its id")
     dropped, filtered = _drops(store, run_id)
-    return VerifyResult(run_id=run_id, valid=True, records=len(rows), skipped=walked.skipped,
+    return VerifyResult(run_id=run_id, valid=True, records=total, skipped=walk.skipped,
                         dropped=dropped, filtered=filtered)
 
 
-def _unheaded_end(store: Store, run_id: str, rows: list[tuple[Any, ...]],
-                  block: int | None) -> VerifyResult | None:
+def _bounds(store: Store, run_id: str) -> tuple[int, int, int]:
+    """``(rows, first seq, last seq)`` of the run, counted from the rows themselves."""
+    n, lo, hi = store.rows("SELECT count(*), min(seq), max(seq) FROM _events_all "
+                           "WHERE run_id = ?", [run_id])[0]
+    return int(n or 0), int(lo or 0), int(hi or 0)
+
+
+def _windows(store: Store, run_id: str, lo: int, hi: int,
+             window: int) -> Iterator[list[tuple[Any, ...]]]:
+    """The run's rows in seq order, one seq window at a time."""
+    select = ", ".join(_COLUMNS)
+    while lo <= hi:
+        table = store.arrow(f"SELECT {select} FROM _events_all WHERE run_id = ? AND seq >= ? "
+                            "AND seq <= ? ORDER BY seq", [run_id, lo, lo + window - 1])
+        yield list(zip(*(column.to_pylist() for column in table.columns), strict=True))
+        lo += window
+
+
+def _unheaded_end(store: Store, walk: _Walk) -> VerifyResult | None:
     """Records of an ended run that no head covers: the writer heads every batch it
     writes, so these were added, or their head removed, after it wrote them.
 
     Not while they are all still in a live segment: a writer writes a batch's rows,
     then its heads, so a reader between the two sees the rows alone."""
-    if block is None:
-        return None
-    end = next((int(r[_SEQ]) for r in rows if r[_TYPE] in TERMINAL_TYPES), None)
-    if end is None:
-        return None  # a run in flight: its newest records wait for the next head
+    block, end = walk.block, walk.end
+    if block is None or end is None:
+        return None  # all headed, or a run in flight: its newest records wait for a head
     (live,) = store.rows("SELECT count(*) FROM _live_events WHERE run_id = ? AND seq >= ?",
-                         [run_id, block])[0]
-    if live == sum(1 for r in rows if r[_SEQ] >= block):
+                         [walk.run_id, block])[0]
+    if live == walk.in_block:
         return None
-    last = rows[-1][_SEQ]
+    last = walk.expected - 1
     if block > end:
         why = (f"seq {block}..{last} follow the run's end (seq {end}) and no stored head "
                "covers them: appended after the run ended")
     else:
         why = (f"seq {block}..{last} of this ended run are covered by no stored head (their "
                "head was removed, or the writer failed to hash them)")
-    return _broken(run_id, len(rows), block, "chain broken", why)
+    return _broken(walk.run_id, walk.total, block, "chain broken", why)
 
 
 def _drops(store: Store, run_id: str) -> tuple[int, int]:
@@ -144,53 +199,85 @@ def _heads(store: Store, run_id: str) -> dict[int, tuple[bytes, str]] | VerifyRe
 
 
 class _Walk:
-    """The state of one run's walk: the last check, the next seq, the open head block."""
+    """One run's chain walk, fed a window of rows at a time (see :func:`verify_run`)."""
 
-    __slots__ = ("block", "check", "expected", "skipped", "stream")
+    __slots__ = ("bad_column", "block", "check", "derived", "end", "expected", "heads",
+                 "in_block", "refs", "rows", "run_id", "skipped", "stream", "total")
 
-    def __init__(self) -> None:
-        self.check, self.expected, self.skipped = 0, 0, 0
+    def __init__(self, run_id: str, total: int, heads: dict[int, tuple[bytes, str]]) -> None:
+        self.run_id, self.total, self.heads = run_id, total, heads
+        self.check, self.expected, self.skipped, self.rows, self.in_block = 0, 0, 0, 0, 0
         self.block: int | None = None
+        """The first seq after the last head reached (``None`` right on a head)."""
+        self.end: int | None = None
+        """The seq of the run's first terminal event."""
+        self.bad_column: tuple[int, str] | None = None
+        self.refs: dict[str, int] = {}
         self.stream = hashlib.sha256()
+        self.derived = DerivedCheck()
 
+    def feed(self, rows: list[tuple[Any, ...]]) -> VerifyResult | None:
+        """Walk ``rows`` (the next ones in seq order); the first broken record's verdict."""
+        n = len(ENVELOPE_NAMES)
+        for row in rows:
+            payload, stored_prev, stored = str(row[n]), row[n + 1], row[n + 2]
+            seq = int(row[_SEQ])
+            broken = _link_problem(seq, self.expected, self.check, stored_prev)
+            if broken is not None:
+                return VerifyResult(run_id=self.run_id, valid=False, records=self.total,
+                                    **broken)
+            self.skipped += seq - self.expected
+            check = row_check(payload)
+            if check != stored:
+                return _broken(self.run_id, self.total, seq, "hash mismatch",
+                               "the stored payload no longer matches its row check")
+            envelope = envelope_values_canonical(row[:n], typed=True)
+            self.stream.update(frame(record_canonical(envelope, payload)))
+            if self.block is None:
+                self.block, self.in_block = seq, 0
+            self.in_block += 1
+            headed = self._head(seq)
+            if headed is not None:
+                return headed
+            self.check, self.expected, self.rows = check, seq + 1, self.rows + 1
+            if self.end is None and row[_TYPE] in TERMINAL_TYPES:
+                self.end = seq
+            self._payload(seq, payload, row[n + 3:])
+        return None
 
-def _walk(
-    run_id: str, rows: list[tuple[Any, ...]], heads: dict[int, tuple[bytes, str]],
-    refs: dict[str, int],
-) -> VerifyResult | _Walk:
-    """The chain walk: the first broken record's verdict, or where the walk ended."""
-    n = len(ENVELOPE_NAMES)
-    walk = _Walk()
-    for row in rows:
-        env = dict(zip(ENVELOPE_NAMES, row[:n], strict=True))
-        payload, stored_prev, stored = str(row[n]), row[n + 1], row[n + 2]
-        seq = int(env["seq"])
-        broken = _link_problem(seq, walk.expected, walk.check, stored_prev)
-        if broken is not None:
-            return VerifyResult(run_id=run_id, valid=False, records=len(rows), **broken)
-        walk.skipped += seq - walk.expected
-        check = row_check(payload)
-        if check != stored:
-            return _broken(run_id, len(rows), seq, "hash mismatch",
-                           "the stored payload no longer matches its row check")
-        walk.stream.update(frame(record_canonical(envelope_canonical(env), payload)))
-        walk.block = seq if walk.block is None else walk.block
-        sealed = heads.pop(seq, None)
-        if sealed is not None:
-            if walk.stream.copy().digest() != sealed[0]:
-                return _broken(run_id, len(rows), walk.block, "hash mismatch",
-                               f"seq {walk.block}..{seq} no longer hash to the head stored in "
-                               f"segment {sealed[1]}; their payloads check out, so an envelope "
-                               "value or the head itself changed")
-            walk.block = None
-        walk.check, walk.expected = check, seq + 1
-        _collect_refs(payload, seq, refs)
-    if heads:
-        last, (_, segment) = max(heads.items())
-        return _broken(run_id, len(rows), walk.expected, "missing record",
-                       f"seq {walk.expected}..{last} absent; segment {segment} stored the "
-                       f"run's head up to seq {last}")
-    return walk
+    def _head(self, seq: int) -> VerifyResult | None:
+        sealed = self.heads.pop(seq, None)
+        if sealed is None:
+            return None
+        block = seq if self.block is None else self.block
+        if self.stream.copy().digest() != sealed[0]:
+            return _broken(self.run_id, self.total, block, "hash mismatch",
+                           f"seq {block}..{seq} no longer hash to the head stored in "
+                           f"segment {sealed[1]}; their payloads check out, so an envelope "
+                           "value or the head itself changed")
+        self.block = None
+        return None
+
+    def _payload(self, seq: int, payload: str, derived: tuple[Any, ...]) -> None:
+        """The blob references and the derived columns of one record."""
+        try:
+            data = orjson.loads(payload)
+        except orjson.JSONDecodeError:  # what orjson refuses (a lone surrogate, a huge int)
+            try:
+                data = json.loads(payload)
+            except ValueError:
+                data = None
+        if not isinstance(data, dict):
+            self.bad_column = self.bad_column or (seq, DERIVED_COLUMNS[0])
+            return
+        if BLOB_KEY in payload:
+            for value in data.values():
+                if isinstance(value, dict) and isinstance(value.get(BLOB_KEY), str):
+                    self.refs.setdefault(value[BLOB_KEY], seq)
+        if self.bad_column is None:
+            column = self.derived.mismatch(data, derived)
+            if column is not None:
+                self.bad_column = (seq, column)
 
 
 def _broken(run_id: str, records: int, seq: int, reason: str, detail: str) -> VerifyResult:
@@ -212,25 +299,6 @@ def _link_problem(
                 "detail": f"seq {expected}..{seq - 1} absent and the chain does not bridge them"}
     return {"broken_seq": seq, "reason": "chain broken",
             "detail": "prev_check differs from the previous record's row check"}
-
-
-def _first_bad_column(run_id: str, rows: list[tuple[Any, ...]]) -> VerifyResult | None:
-    """The first row whose hot columns or ``admitted_by`` disagree with its payload."""
-    at = len(ENVELOPE_NAMES)
-    for row in rows:
-        column = derived_mismatch(str(row[at]), row[at + 3:])
-        if column is not None:
-            return _broken(run_id, len(rows), int(row[_SEQ]), "hash mismatch",
-                           f"column {column} no longer matches the payload it was lifted from")
-    return None
-
-
-def _collect_refs(payload: str, seq: int, refs: dict[str, int]) -> None:
-    if BLOB_KEY not in payload:
-        return
-    for value in json.loads(payload).values():
-        if isinstance(value, dict) and isinstance(value.get(BLOB_KEY), str):
-            refs.setdefault(value[BLOB_KEY], seq)
 
 
 def _first_bad_blob(store: Store, refs: dict[str, int]) -> str | None:

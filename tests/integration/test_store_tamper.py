@@ -28,6 +28,17 @@ from recorder import (
 N = 40
 
 
+@pytest.fixture(autouse=True, params=[None, 1, 5], ids=["window-default", "window-1",
+                                                        "window-5"])
+def verify_window(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every verdict below holds whatever window the walk reads the run in (a head, a
+    block or a tampered record falling on a window's edge)."""
+    import recorder._verify
+
+    if request.param is not None:
+        monkeypatch.setattr(recorder._verify, "WINDOW", request.param)
+
+
 def _events(run_id: str = "run-t") -> list[Event]:
     t = 1_700_000_000_000_000_000
     body: list[Event] = [RunStart(run_id=run_id, seq=0, ts=t, user_message="q")]
