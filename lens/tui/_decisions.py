@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 
-import pyarrow as pa
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -62,12 +61,13 @@ class DecisionsScreen(RunScreen):
         if first:
             lines.loading = True
             total = self.state.head.events if self.state.head is not None else 0
-            self.query_one("#count", Static).update(f" reading the index of {total:,} events…")
-        self.load("index", self.reader.index, self._index_read)
+            self.query_one("#count", Static).update(f" reading the index of {total:,} events…",
+                                                    layout=False)
+        reader = self.reader
+        self.load("index", lambda: EventRows.from_index(*reader.index(), grouped=True),
+                  self._index_read)
 
-    def _index_read(self, index: tuple[pa.Array, pa.DictionaryArray]) -> None:
-        seqs, types = index
-        rows = EventRows.from_index(seqs, types)
+    def _index_read(self, rows: EventRows) -> None:
         rows.filter(self.query_one(Input).value)
         lines = self.query_one(EventLines)
         lines.rows = rows
@@ -80,7 +80,8 @@ class DecisionsScreen(RunScreen):
     def _count(self) -> None:
         shown, total = len(self.rows), self.rows.total
         what = f" matching {' | '.join(self.rows.prefixes)}" if self.rows.prefixes else ""
-        self.query_one("#count", Static).update(f" {shown:,} of {total:,} events{what}")
+        self.query_one("#count", Static).update(f" {shown:,} of {total:,} events{what}",
+                                                layout=False)  # one line: never resized
 
     def _want_rows(self, first: int, last: int) -> None:
         rows, lines = self.rows, self.query_one(EventLines)
@@ -146,7 +147,7 @@ class DecisionsScreen(RunScreen):
         self._payload_timer = None
         box = self.query_one("#payload", Static)
         if index >= len(self.rows):
-            box.update(Text("(no event)", style="dim"))
+            box.update(Text("(no event)", style="dim"), layout=False)
             return
         seq, kind = self.rows.seq(index), self.rows.type_of(index)
         reader = self.reader
@@ -159,7 +160,7 @@ class DecisionsScreen(RunScreen):
                 pretty = str(payload)
             text = Text(f"seq {seq} {kind} payload\n", style="bold")
             text.append(clip(pretty, 600))
-            box.update(text)
+            box.update(text, layout=False)  # a fixed 7 lines: never resized
 
         self.load("payload", lambda: reader.payload(seq), done)
 

@@ -19,8 +19,13 @@ _TYPE_COLOURS = {
 }
 
 
+_TYPE_STYLES = {family: Style(color=colour, bold=True) for family, colour in _TYPE_COLOURS.items()}
+_OTHER_TYPE = Style(color="white", bold=True)
+
+
 def _type_style(kind: str) -> Style:
-    return Style(color=_TYPE_COLOURS.get(kind.split(".", 1)[0], "white"), bold=True)
+    """The style of an event type's family (built once: a line is painted per keystroke)."""
+    return _TYPE_STYLES.get(kind.split(".", 1)[0], _OTHER_TYPE)
 
 
 class EventLines(VirtualList):

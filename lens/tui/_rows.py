@@ -43,10 +43,15 @@ class EventRows:
         self._cache: dict[int, tuple[Any, ...]] = {int(r[0]): tuple(r) for r in rows}
 
     @classmethod
-    def from_index(cls, seqs: pa.Array, types: pa.DictionaryArray) -> EventRows:
-        """Only the index; each row's fields come later through :meth:`fill`."""
+    def from_index(cls, seqs: pa.Array, types: pa.DictionaryArray, *,
+                   grouped: bool = False) -> EventRows:
+        """Only the index; each row's fields come later through :meth:`fill`.
+        ``grouped``: also group the rows by type now (on a worker, so that the first
+        filter keystroke does not pay for it)."""
         rows = cls(())
         rows._index(seqs, types)
+        if grouped:
+            rows._by_type()
         return rows
 
     def _index(self, seqs: pa.Array, types: pa.DictionaryArray) -> None:
@@ -55,6 +60,7 @@ class EventRows:
         self._names: list[str] = [str(n) for n in types.dictionary.to_pylist()]
         self.prefixes: tuple[str, ...] = ()
         self._visible: pa.Array | None = None
+        self._groups: dict[int, pa.Array] | None = None
 
     def __len__(self) -> int:
         return len(self._seqs) if self._visible is None else len(self._visible)
@@ -71,14 +77,38 @@ class EventRows:
             self._visible = None
             return
         codes = [i for i, name in enumerate(self._names) if name.startswith(prefixes)]
-        mask = pc.is_in(self._codes, value_set=pa.array(codes, self._codes.type))
-        self._visible = pc.indices_nonzero(mask)
+        groups = self._by_type()
+        parts = [groups[c] for c in codes if c in groups]
+        if not parts:
+            self._visible = pa.array([], pa.uint64())
+        elif len(parts) == 1:
+            self._visible = parts[0]
+        else:  # several types: their positions, merged back into seq order
+            merged = pa.concat_arrays(parts)
+            self._visible = merged.take(pc.array_sort_indices(merged))
+
+    def _by_type(self) -> dict[int, pa.Array]:
+        """Per type code, the positions of its rows in seq order: computed once per run
+        (one stable sort), so a filter keystroke only picks the groups it names."""
+        if self._groups is None:
+            order = pc.array_sort_indices(self._codes)
+            codes = self._codes.take(order)
+            bounds = pc.run_end_encode(codes)
+            ends = bounds.run_ends.to_pylist()
+            values = bounds.values.to_pylist()
+            groups: dict[int, pa.Array] = {}
+            start = 0
+            for code, end in zip(values, ends, strict=True):
+                groups[int(code)] = order.slice(start, end - start)
+                start = end
+            self._groups = groups
+        return self._groups
 
     def filtered(self, text: str) -> EventRows:
         """A second view of the same rows (and the same fetched fields), filtered by ``text``."""
         view = EventRows.__new__(EventRows)
         view._seqs, view._codes, view._names = self._seqs, self._codes, self._names
-        view._cache = self._cache
+        view._cache, view._groups = self._cache, self._by_type()
         view.filter(text)
         return view
 
