@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import gc
 import importlib
+import os
 import sys
 from collections.abc import Sequence
 from typing import NoReturn
@@ -93,13 +94,21 @@ def _version() -> str:
         return "unknown (not installed)"
 
 
-def _bulk_gc() -> None:
-    """Collect cycles less often: a command streaming a million events allocates millions
-    of short-lived, acyclic objects (freed by reference counting), and the default
-    thresholds spent ~7 s of a 1M-event export walking the long-lived heap again and
-    again. Only for the ``footprint`` process itself, never a host calling :func:`main`."""
+def _tune_process() -> None:
+    """Settings for the ``footprint`` process itself, never for a host calling :func:`main`.
+
+    Collect cycles less often: a command streaming a million events allocates
+    millions of short-lived, acyclic objects (freed by reference counting), and
+    the default thresholds spent ~7 s of a 1M-event export walking the
+    long-lived heap again and again. Arrow's jemalloc pool (where the wheel has
+    it: Linux) hands freed memory back to the system sooner than the default pool:
+    reading a killed writer's 600k-event segment peaked ~80 MB lower. The
+    ``ARROW_DEFAULT_MEMORY_POOL`` variable still wins when set.
+    """
     gc.freeze()
     gc.set_threshold(50_000, 20, 100)
+    if sys.platform == "linux" and "ARROW_DEFAULT_MEMORY_POOL" not in os.environ:
+        os.environ["ARROW_DEFAULT_MEMORY_POOL"] = "jemalloc"  # in every Linux wheel
 
 
 def _run(argv: Sequence[str]) -> int:
@@ -120,7 +129,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     given = list(sys.argv[1:] if argv is None else argv)
     if argv is None:
-        _bulk_gc()
+        _tune_process()
     try:  # argv None: the footprint executable, which owns the process and its signals
         return guarded(_command_of(given), lambda: _run(given), owns_process=argv is None)
     except SystemExit as exc:  # argparse: --help, --version, a usage error
