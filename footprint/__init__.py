@@ -9,10 +9,10 @@ and its conformance kit) and ``footprint.agent`` (the reference host).
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from footprint._errors import ConfigError, FootprintError, RunError
+from footprint._lazy import lazy_names
 
 if TYPE_CHECKING:
     from footprint.agent import (
@@ -169,12 +169,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    home = _HOME.get(name)
-    if home is None:
-        raise AttributeError(f"module 'footprint' has no attribute {name!r}")
-    return getattr(importlib.import_module(home), name)
-
-
-def __dir__() -> list[str]:
-    return sorted(__all__)
+__getattr__, __dir__ = lazy_names('footprint', _HOME, __all__)

@@ -11,8 +11,9 @@ view definitions for DuckDB, ``recorder.spark`` the same views for Spark SQL.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from footprint._lazy import lazy_names
 
 if TYPE_CHECKING:
     from recorder._adopt import adopt_orphans
@@ -149,12 +150,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    home = _HOME.get(name)
-    if home is None:
-        raise AttributeError(f"module 'recorder' has no attribute {name!r}")
-    return getattr(importlib.import_module(home), name)
-
-
-def __dir__() -> list[str]:
-    return sorted(__all__)
+__getattr__, __dir__ = lazy_names('recorder', _HOME, __all__)

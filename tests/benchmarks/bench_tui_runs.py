@@ -22,7 +22,6 @@ import statistics
 import subprocess
 import sys
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -59,20 +58,6 @@ def figures(quick: bool) -> dict[str, float]:
 
 
 # ── the child: one fresh process ────────────────────────────────────────────
-
-
-async def _until(check: Callable[[], bool], pilot: Any, limit: float = 120.0) -> float:
-    started = time.perf_counter()
-    while not check():
-        if time.perf_counter() - started > limit:
-            raise TimeoutError("the lens did not get there in time")
-        await asyncio.sleep(0.002)
-    await pilot.pause()
-    return time.perf_counter() - started
-
-
-def _ms(seconds: float) -> float:
-    return round(seconds * 1e3, 1)
 
 
 def _runs_painted(app: Any, top: int | None = None) -> bool:
@@ -117,6 +102,8 @@ async def _child(path: str, res: dict[str, float]) -> None:
 if __name__ == "__main__":
     if len(sys.argv) == 3 and sys.argv[1] == "--child":
         sys.path.insert(0, str(ROOT))
+        sys.path.insert(0, str(HERE))
+        from bench_tui import _ms, _until
         os.environ.setdefault("TEXTUAL_ANIMATIONS", "none")
         found: dict[str, float] = {}
         asyncio.run(_child(sys.argv[2], found))
