@@ -14,7 +14,8 @@ system), which a loaded machine does not inflate; ``runs_10k_cold_ms``: the
 first listing, outlines computed.
 ``reader_rss_600k_mb``: peak RSS of ``footprint runs`` then ``show`` over a
 store whose 600k events sit in a killed writer's live segment (target < 300;
-60k in quick mode).
+60k in quick mode), each command's own high-water mark (``VmHWM``: a child's
+``ru_maxrss`` starts at this benchmark's own size).
 """
 
 from __future__ import annotations
@@ -142,11 +143,13 @@ def _peak_rss_mb(args_list: list[list[str]]) -> float:
     probe = ("import resource, runpy, sys; sys.argv = {argv!r}\n"
              "try:\n    runpy.run_module('lens.cli', run_name='__main__')\n"
              "except SystemExit:\n    pass\n"
-             "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, file=sys.stderr)")
+             "sys.path.insert(0, {here!r}); from bench_tui import peak_rss_mb\n"
+             "print(peak_rss_mb(), file=sys.stderr)")
     for args in args_list:
-        done = subprocess.run([sys.executable, "-c", probe.format(argv=["footprint", *args])],
+        code = probe.format(argv=["footprint", *args], here=str(HERE))
+        done = subprocess.run([sys.executable, "-c", code],
                               capture_output=True, text=True, timeout=1800, check=False)
-        peak = max(peak, int(done.stderr.strip().splitlines()[-1]) / 1024)
+        peak = max(peak, float(done.stderr.strip().splitlines()[-1]))
     return round(peak, 1)
 
 
@@ -183,8 +186,6 @@ def figures(quick: bool) -> dict[str, float]:
         "runs_10k_cpu_ms": round(runs_cpu * 1e3, 1),
         "runs_10k_cold_ms": round(cold * 1e3, 1),
         "reader_rss_600k_mb": rss,
-        "bench_children_rss_mb": round(
-            resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024, 1),
     }
 
 
