@@ -48,11 +48,11 @@ class _Loaded:
     landings: list[Landing] | None = None
 
 
-def _load(source: Any, run: str | None, step: str | None) -> _Loaded:
+def _load(source: Any, run: str | None, step: str | None, reruns: bool) -> _Loaded:
     if hasattr(source, "rows") and hasattr(source, "resolve_run"):
         from lens._why_read import read_earlier, read_past
 
-        got = read_past(source, source.resolve_run(run or "last"), step)
+        got = read_past(source, source.resolve_run(run or "last"), step, every_reply=reruns)
         start = next((e for e in got.events if isinstance(e, RunStart)), None)
         earlier = read_earlier(source, start.conversation_id, start.turn) if start else []
         return _Loaded(events=got.events, earlier=earlier, read=got.read, total=got.total,
@@ -190,7 +190,7 @@ class _Options:
 def _why(source: Any, run: str | None, agent: Any | None, step: str | None,
          o: _Options) -> WhyReport:
     expect, judge, label, alpha = o.expect, o.judge, o.label, o.alpha
-    loaded = _load(source, run, step)
+    loaded = _load(source, run, step, reruns=agent is not None)
     past = causal_past(loaded.events, step)
     fn, name = _judge(judge)
     comparator = make_comparator(expect=expect, judge=fn, judge_name=name, label=label)

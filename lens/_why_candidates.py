@@ -20,7 +20,7 @@ import bisect
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 from footprint.events import (
     ContextEvaluated,
@@ -38,7 +38,7 @@ from footprint.events._evidence import CursorMove, GuardRecord
 from lens._custody import overlap
 from lens._stream import clip
 from lens._why_outcome import is_redacted
-from lens._why_past import Landing, Past, landings_of, moves_of
+from lens._why_past import Landing, Past, landings_of, moves_of, request_messages
 
 __all__ = ["Candidate", "CandidateKind", "Removal", "candidates", "guard_text"]
 
@@ -158,11 +158,23 @@ def _readers(past: Past) -> tuple[list[int], list[str]]:
     return [c.start.seq for c in calls], [c.step_id for c in calls]
 
 
+def _asked(events: Sequence[Event], past: Past) -> dict[str, Mapping[str, Any]]:
+    """Each tool call's arguments: from the replies read, else from the explained call's
+    request (its history holds every earlier tool call of the run)."""
+    asked: dict[str, Mapping[str, Any]] = {
+        c.id: c.arguments for e in events if isinstance(e, LLMEnd) for c in e.tool_calls}
+    for m in request_messages(past.explained.start) or ():
+        for call in m.get("tool_calls") or ():
+            if isinstance(call, dict) and isinstance(call.get("arguments"), dict):
+                asked.setdefault(str(call.get("id")), call["arguments"])
+    return asked
+
+
 def _tool_results(events: Sequence[Event], past: Past) -> list[Candidate]:
     read = set(past.explained.reads)
     seqs, steps = _readers(past)
     starts = {e.tool_call_id: e for e in events if isinstance(e, ToolStart)}
-    asked = {c.id: c.arguments for e in events if isinstance(e, LLMEnd) for c in e.tool_calls}
+    asked = _asked(events, past)
     out: list[Candidate] = []
     for e in events:
         if not isinstance(e, ToolEnd) or e.tool_call_id not in read:

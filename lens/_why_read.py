@@ -21,7 +21,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from footprint.events import ContextInjected, Event, from_record
+from footprint._errors import ConfigError, did_you_mean
+from footprint.events import ContextInjected, Event, ToolEnd, from_record
 from lens._why_past import Landing, call_of
 from recorder._catalog import Store
 from recorder._reader import _is_ref, _unblob
@@ -30,7 +31,7 @@ from recorder._upcast import upcast
 
 __all__ = ["PastRead", "read_earlier", "read_past"]
 
-CORE_TYPES = ("run.start", "run.end", "run.error", "llm.start", "llm.end", "tool.end",
+CORE_TYPES = ("run.start", "run.end", "run.error", "llm.start", "tool.end",
               "tool.effect", "skill.rejected", "skill.escalated")
 Keep = Callable[[int, str], bool]
 _SEQ = ENVELOPE_NAMES.index("seq")
@@ -115,12 +116,35 @@ def _admitting(store: Store, run_id: str, landings: Sequence[Landing], known: se
                    "iteration = ?)))", [run_id, named, explained_iteration])
 
 
-def read_past(store: Store, run_id: str, step: str | None = None) -> PastRead:
-    """The rows the why walk of ``run_id`` needs, decoded; the rest counted, not read."""
+def _replies(store: Store, run_id: str, hot: Sequence[tuple[Any, ...]], core: list[Event],
+             wanted: set[str], every: bool) -> list[Event]:
+    """The model replies (``llm.end``) to decode: every one when re-runs will serve them
+    (``every``) or a tool result does not name the call that chose it (an older
+    recording); else only those of ``wanted`` calls (the explained one and the last):
+    tool choices are named by the results, their arguments by the explained request."""
+    orphan = any(isinstance(e, ToolEnd) and not e.parent_step for e in core)
+    picked = [int(r[0]) for r in hot if r[1] == "llm.end"
+              and (every or orphan or str(r[2]) in wanted)]
+    return _decode(store, "run_id = ? AND type = 'llm.end' AND seq IN ?",
+                   [run_id, picked or [-1]])
+
+
+def read_past(store: Store, run_id: str, step: str | None = None, *,
+              every_reply: bool = True) -> PastRead:
+    """The rows the why walk of ``run_id`` needs, decoded; the rest counted, not read.
+
+    ``every_reply=False`` (no re-runs to serve from the recording) decodes only
+    the model replies the walk itself needs (:func:`_replies`).
+    """
     hot = _hot(store, run_id)
     seqs, steps, explained = _calls(hot, step)
+    if step is not None and step not in steps:
+        raise ConfigError(f"step {step!r} is not a model call of this run"
+                          f"{did_you_mean(step, steps)}; its model calls: {', '.join(steps)}")
     core = _decode(store, "run_id = ? AND type IN ?", [run_id, list(CORE_TYPES)],
                    keep=lambda seq, key: key != "request_ref" or seq == explained)
+    core += _replies(store, run_id, hot, core, {steps[-1], step or steps[-1]} if steps else set(),
+                     every_reply)
     landings, pieces, decoded = _landings(store, run_id, hot, seqs, steps, explained)
     it = next((e.iteration for e in core if e.seq == explained), -1)
     moves = _admitting(store, run_id, landings, {e.seq for e in core}, it)
