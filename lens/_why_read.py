@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from footprint._errors import ConfigError, did_you_mean
-from footprint.events import ContextInjected, Event, ToolEnd, from_record
+from footprint.events import ContextInjected, Event, from_record
 from lens._why_past import Landing, call_of
 from recorder._catalog import Store
 from recorder._reader import _is_ref, _unblob
@@ -73,10 +73,15 @@ def _decode(store: Store, where: str, params: Sequence[object], keep: Keep = _al
 
 
 def _hot(store: Store, run_id: str) -> list[tuple[Any, ...]]:
-    """One scan of the run's hot columns (no payload): type, seq, step and piece keys."""
+    """One scan of the run's hot columns (no payload): what every later choice is made on."""
     return store.rows(
         "SELECT seq, type, step_id, injection_id, flavor, slot, content_hash, admitted_by, "
-        "admitted_via FROM _events_all WHERE run_id = ? ORDER BY seq", [run_id])
+        "admitted_via, parent_step, iteration, moved_by FROM _events_all WHERE run_id = ? "
+        "ORDER BY seq", [run_id])
+
+
+_SEQ_, _TYPE_, _STEP_, _ADMITTED_BY_, _PARENT_, _ITERATION_, _MOVED_ = 0, 1, 2, 7, 9, 10, 11
+"""Positions in a :func:`_hot` row."""
 
 
 def _calls(hot: Sequence[tuple[Any, ...]], step: str | None) -> tuple[list[int], list[str], int]:
@@ -87,46 +92,48 @@ def _calls(hot: Sequence[tuple[Any, ...]], step: str | None) -> tuple[list[int],
     return seqs, steps, (picked[-1] if picked else (seqs[-1] if seqs else -1))
 
 
-def _landings(store: Store, run_id: str, hot: Sequence[tuple[Any, ...]], seqs: list[int],
-              steps: list[str], explained: int) -> tuple[list[Landing], list[Event], int]:
-    rows = [(r[0], *r[3:]) for r in hot if r[1] == "context.injected" and r[0] < explained]
-    placed = [(r, call_of(seqs, steps, r[0])) for r in rows]
+def _pieces(hot: Sequence[tuple[Any, ...]], seqs: list[int], steps: list[str],
+            explained: int) -> tuple[list[tuple[tuple[Any, ...], str]], dict[tuple[Any, ...], int]]:
+    """The prompt pieces landed on the path, each with its call, and one representative
+    seq per piece, text and admission (it stands for all its landings)."""
+    rows = [r for r in hot if r[_TYPE_] == "context.injected" and r[_SEQ_] < explained]
+    placed = [(r, step) for r in rows if (step := call_of(seqs, steps, r[_SEQ_])) is not None]
     keep: dict[tuple[Any, ...], int] = {}
-    for r, _step in placed:  # one landing per piece, text and admission: it stands for all
-        keep.setdefault((r[1], r[2], r[3], r[4]), r[0])
-    decoded = {e.seq: e for e in _decode(
-        store, "run_id = ? AND type = 'context.injected' AND seq IN ?",
-        [run_id, sorted(set(keep.values()))]) if isinstance(e, ContextInjected)}
-    rep = {k: decoded[s] for k, s in keep.items()}
-    out = [Landing(r[0], step, rep[(r[1], r[2], r[3], r[4])], r[5], r[6])
-           for r, step in placed if step is not None]
-    return out, list(decoded.values()), len(decoded)
+    for r, _step in placed:
+        keep.setdefault(r[3:7], r[_SEQ_])
+    return placed, keep
 
 
-def _admitting(store: Store, run_id: str, landings: Sequence[Landing], known: set[int],
-               explained_iteration: int) -> list[Event]:
-    """The events that admitted the last landing of each piece, and the cursor's moves."""
+def _wanted(hot: Sequence[tuple[Any, ...]], keep: dict[tuple[Any, ...], int],
+            placed: Sequence[tuple[tuple[Any, ...], str]], reply_steps: set[str], every: bool,
+            explained: int) -> set[int]:
+    """Every seq to decode, chosen on the hot columns alone (one read of payloads after).
+
+    The run's calls, tool results, gates and end; the model replies (every one
+    when re-runs will serve them, or when a tool result does not name the call
+    that chose it, an older recording; else those of ``reply_steps``: choices
+    are named by the results, their arguments by the explained request); one
+    landing per piece; the declarations of the pieces that landed; the event
+    that admitted each piece's last landing, and the cursor's moves (not
+    stays, but the stays of the explained iteration).
+    """
+    orphan = any(r[_TYPE_] == "tool.end" and not r[_PARENT_] for r in hot)
+    landed = {r[3] for r, _ in placed if r[3]}
     last: dict[tuple[Any, ...], int] = {}
-    for g in landings:
-        if g.admitted_by is not None:
-            last[(g.piece.injection_id, g.piece.source, g.piece.slot)] = g.admitted_by
-    named = sorted(set(last.values()) - known) or [-1]
-    return _decode(store, "run_id = ? AND (seq IN ? OR (type = 'context.evaluated' AND "
-                   "moved_by IS NOT NULL AND moved_by <> 'none' AND (moved_by <> 'stay' OR "
-                   "iteration = ?)))", [run_id, named, explained_iteration])
-
-
-def _replies(store: Store, run_id: str, hot: Sequence[tuple[Any, ...]], core: list[Event],
-             wanted: set[str], every: bool) -> list[Event]:
-    """The model replies (``llm.end``) to decode: every one when re-runs will serve them
-    (``every``) or a tool result does not name the call that chose it (an older
-    recording); else only those of ``wanted`` calls (the explained one and the last):
-    tool choices are named by the results, their arguments by the explained request."""
-    orphan = any(isinstance(e, ToolEnd) and not e.parent_step for e in core)
-    picked = [int(r[0]) for r in hot if r[1] == "llm.end"
-              and (every or orphan or str(r[2]) in wanted)]
-    return _decode(store, "run_id = ? AND type = 'llm.end' AND seq IN ?",
-                   [run_id, picked or [-1]])
+    for r, _ in placed:
+        if r[_ADMITTED_BY_] is not None:
+            last[r[3:6]] = int(r[_ADMITTED_BY_])
+    at = next((r[_ITERATION_] for r in hot if r[_SEQ_] == explained), -1)
+    wanted = set(keep.values()) | set(last.values())
+    for r in hot:
+        kind = r[_TYPE_]
+        if kind in CORE_TYPES or (kind == "llm.end" and (
+                every or orphan or str(r[_STEP_]) in reply_steps)) or (
+                kind == "injection.declared" and r[3] in landed) or (
+                kind == "context.evaluated" and r[_MOVED_] not in (None, "none") and (
+                r[_MOVED_] != "stay" or r[_ITERATION_] == at)):
+            wanted.add(int(r[_SEQ_]))
+    return wanted
 
 
 def read_past(store: Store, run_id: str, step: str | None = None, *,
@@ -134,26 +141,25 @@ def read_past(store: Store, run_id: str, step: str | None = None, *,
     """The rows the why walk of ``run_id`` needs, decoded; the rest counted, not read.
 
     ``every_reply=False`` (no re-runs to serve from the recording) decodes only
-    the model replies the walk itself needs (:func:`_replies`).
+    the model replies the walk itself needs (:func:`_wanted`). One scan of the
+    hot columns chooses the rows; one read decodes them.
     """
     hot = _hot(store, run_id)
     seqs, steps, explained = _calls(hot, step)
     if step is not None and step not in steps:
         raise ConfigError(f"step {step!r} is not a model call of this run"
                           f"{did_you_mean(step, steps)}; its model calls: {', '.join(steps)}")
-    core = _decode(store, "run_id = ? AND type IN ?", [run_id, list(CORE_TYPES)],
-                   keep=lambda seq, key: key != "request_ref" or seq == explained)
-    core += _replies(store, run_id, hot, core, {steps[-1], step or steps[-1]} if steps else set(),
-                     every_reply)
-    landings, pieces, decoded = _landings(store, run_id, hot, seqs, steps, explained)
-    it = next((e.iteration for e in core if e.seq == explained), -1)
-    moves = _admitting(store, run_id, landings, {e.seq for e in core}, it)
-    landed = sorted({g.piece.injection_id for g in landings if g.piece.injection_id})
-    born = _decode(store, "run_id = ? AND type = 'injection.declared' AND injection_id IN ?",
-                   [run_id, landed or [""]])  # the declarations of the pieces that landed
-    events = sorted([*core, *pieces, *moves, *born], key=lambda e: e.seq)
-    return PastRead(events=events, landings=landings,
-                    read=len(core) + decoded + len(moves) + len(born), total=len(hot))
+    placed, keep = _pieces(hot, seqs, steps, explained)
+    reply_steps = {steps[-1], step or steps[-1]} if steps else set()
+    wanted = _wanted(hot, keep, placed, reply_steps, every_reply, explained)
+    events = _decode(store, "run_id = ? AND seq IN ?", [run_id, sorted(wanted) or [-1]],
+                     keep=lambda seq, key: key != "request_ref" or seq == explained)
+    by_seq = {e.seq: e for e in events}
+    rep: dict[tuple[Any, ...], ContextInjected] = {
+        k: e for k, s in keep.items() if isinstance(e := by_seq.get(s), ContextInjected)}
+    landings = [Landing(r[_SEQ_], step, rep[r[3:7]], r[_ADMITTED_BY_], r[8])
+                for r, step in placed if r[3:7] in rep]
+    return PastRead(events=events, landings=landings, read=len(events), total=len(hot))
 
 
 def read_earlier(store: Store, conversation_id: str | None, turn: int) -> list[Event]:
