@@ -33,6 +33,7 @@ __all__ = ["PastRead", "read_earlier", "read_past"]
 
 CORE_TYPES = ("run.start", "run.end", "run.error", "llm.start", "tool.end",
               "tool.effect", "skill.rejected", "skill.escalated")
+_CORE = frozenset(CORE_TYPES)
 Keep = Callable[[int, str], bool]
 _SEQ = ENVELOPE_NAMES.index("seq")
 
@@ -125,14 +126,18 @@ def _wanted(hot: Sequence[tuple[Any, ...]], keep: dict[tuple[Any, ...], int],
             last[r[3:6]] = int(r[_ADMITTED_BY_])
     at = next((r[_ITERATION_] for r in hot if r[_SEQ_] == explained), -1)
     wanted = set(keep.values()) | set(last.values())
+    replies = every or orphan
     for r in hot:
         kind = r[_TYPE_]
-        if kind in CORE_TYPES or (kind == "llm.end" and (
-                every or orphan or str(r[_STEP_]) in reply_steps)) or (
+        if kind in _CORE:
+            wanted.add(r[_SEQ_])
+        elif kind == "context.injected":
+            continue  # the most common row: its landings are chosen above
+        elif (kind == "llm.end" and (replies or r[_STEP_] in reply_steps)) or (
                 kind == "injection.declared" and r[3] in landed) or (
                 kind == "context.evaluated" and r[_MOVED_] not in (None, "none") and (
                 r[_MOVED_] != "stay" or r[_ITERATION_] == at)):
-            wanted.add(int(r[_SEQ_]))
+            wanted.add(r[_SEQ_])
     return wanted
 
 
@@ -157,8 +162,8 @@ def read_past(store: Store, run_id: str, step: str | None = None, *,
     by_seq = {e.seq: e for e in events}
     rep: dict[tuple[Any, ...], ContextInjected] = {
         k: e for k, s in keep.items() if isinstance(e := by_seq.get(s), ContextInjected)}
-    landings = [Landing(r[_SEQ_], step, rep[r[3:7]], r[_ADMITTED_BY_], r[8])
-                for r, step in placed if r[3:7] in rep]
+    landings = [Landing(r[_SEQ_], step, piece, r[_ADMITTED_BY_], r[8])
+                for r, step in placed if (piece := rep.get(r[3:7])) is not None]
     return PastRead(events=events, landings=landings, read=len(events), total=len(hot))
 
 
