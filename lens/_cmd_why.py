@@ -78,11 +78,15 @@ def run(args: argparse.Namespace) -> int:
 
     try:
         store = open_from(args)
-        agent = build_agent(load_target(args.agent), NullSink()) if args.agent else None
-        with _bar(agent is not None) as tick:
-            report = why(store, args.run, agent=agent, step=args.step, expect=args.expect,
-                         judge=args.judge, budget=args.budget, label=args.label,
-                         seeds=args.seeds, alpha=args.alpha, progress=tick)
+        try:
+            agent = build_agent(load_target(args.agent), NullSink()) if args.agent else None
+            with _bar(agent is not None) as tick:
+                report = why(store, args.run, agent=agent, step=args.step,
+                             expect=args.expect, judge=args.judge, budget=args.budget,
+                             label=args.label, seeds=args.seeds, alpha=args.alpha,
+                             progress=tick)
+        finally:
+            store.close()
     except FootprintError as exc:
         print(f"footprint why: {exc}", file=sys.stderr)
         return 2

@@ -8,6 +8,8 @@ from functools import cache
 from importlib import resources
 from typing import Any, Literal
 
+import orjson
+
 from lens._stream import clip
 from lens._why_stats import Verdict
 
@@ -200,8 +202,14 @@ def why_dict(r: WhyReport) -> dict[str, Any]:
 
 
 def why_json(r: WhyReport) -> str:
-    """The report as JSON text (the shipped schema's shape)."""
-    return json.dumps(_plain(r), ensure_ascii=False, indent=2)
+    """The report as JSON text (the shipped schema's shape), indented by two spaces.
+
+    orjson writes the report's dataclasses itself (tuples as lists, field
+    order kept): the same data as :func:`why_dict`, ~10x cheaper than
+    ``json.dumps(..., indent=2)``, whose indented mode is pure Python.
+    """
+    text: str = orjson.dumps(r, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS).decode()
+    return text
 
 
 @cache

@@ -94,6 +94,10 @@ def _version() -> str:
         return "unknown (not installed)"
 
 
+GC_THRESHOLDS = (50_000, 20, 100)
+"""The collector's thresholds in the ``footprint`` process (the defaults are 700, 10, 10)."""
+
+
 def _tune_process() -> None:
     """Settings for the ``footprint`` process itself, never for a host calling :func:`main`.
 
@@ -106,7 +110,7 @@ def _tune_process() -> None:
     ``ARROW_DEFAULT_MEMORY_POOL`` variable still wins when set.
     """
     gc.freeze()
-    gc.set_threshold(50_000, 20, 100)
+    gc.set_threshold(*GC_THRESHOLDS)
     if sys.platform == "linux" and "ARROW_DEFAULT_MEMORY_POOL" not in os.environ:
         os.environ["ARROW_DEFAULT_MEMORY_POOL"] = "jemalloc"  # in every Linux wheel
 

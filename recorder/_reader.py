@@ -227,12 +227,16 @@ def _unreadable(envelope: tuple[Any, ...], why: str) -> None:
         StoreWarning, stacklevel=4)
 
 
+BLOB_TEXTS = "SELECT hash, text FROM _blobs_all WHERE hash IN (SELECT unnest(?))"
+"""``hash, text`` of the blobs named by the one list parameter (a hash may repeat)."""
+
+
 def blob_texts(store: Store, payloads: list[dict[str, Any]]) -> dict[str, str]:
     """``hash -> text`` of every blob the payloads reference."""
     wanted = sorted({v[BLOB_KEY] for p in payloads for v in p.values() if _is_ref(v)})
     if not wanted:
         return {}
-    found = store.rows("SELECT hash, text FROM blobs WHERE hash IN ?", [wanted])
+    found = store.rows(BLOB_TEXTS, [wanted])
     return {str(h): str(t) for h, t in found}
 
 

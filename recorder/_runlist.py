@@ -18,6 +18,7 @@ import pyarrow.compute as pc
 
 from footprint._errors import ConfigError
 from recorder._outline import outline_view
+from recorder._reader import BLOB_TEXTS
 
 if TYPE_CHECKING:
     from recorder._catalog import Store
@@ -184,7 +185,7 @@ def _with_answers(store: Store, table: pa.Table) -> pa.Table:
     digests = [d for d in table.column("answer_blob").to_pylist() if d]
     if not digests:
         return table
-    texts = dict(store.rows("SELECT hash, text FROM blobs WHERE hash IN ?", [digests]))
+    texts = dict(store.rows(BLOB_TEXTS, [digests]))
     held = pa.array([texts.get(d) if d else None
                      for d in table.column("answer_blob").to_pylist()], pa.string())
     answer = pc.coalesce(held, table.column("answer"))

@@ -105,12 +105,14 @@ def write_long_run(path: Path, events: int, *, batch: int = 8192) -> str:
     return run_id_of(0)
 
 
-def write_many_runs(path: Path, runs: int, *, iterations: int = 3, together: int = 50) -> None:
-    """A store of ``runs`` short runs, ``together`` of them interleaved per segment."""
+def write_many_runs(path: Path, runs: int, *, iterations: int = 3, together: int = 50,
+                    start: int = 0) -> None:
+    """A store of ``runs`` short runs (numbered from ``start``), ``together`` of them
+    interleaved per segment."""
     sink = ParquetSink(path)
     try:
-        for first in range(0, runs, together):
-            group = range(first, min(runs, first + together))
+        for first in range(start, start + runs, together):
+            group = range(first, min(start + runs, first + together))
             pending: list[Event] = []
             for n in group:
                 pending.extend(run_events(n, iterations, start_ns=T0 + n * 60 * 10**9))

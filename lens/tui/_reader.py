@@ -69,7 +69,7 @@ class StoreGate:
 
     def arrow(self, query: str, params: Sequence[object] = ()) -> pa.Table:
         with self.held() as store:
-            return store.con.sql(query, params=list(params)).to_arrow_table()
+            return store.con.sql(store.ready(query), params=list(params)).to_arrow_table()
 
     def close(self) -> None:
         """Stop: waiting reads give up, a running query is interrupted."""

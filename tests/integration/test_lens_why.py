@@ -19,7 +19,7 @@ from footprint.events import EventSink, ListSink
 from lens import _cmd_why
 from lens._examples.support_desk import PLANTED_FACT, make_agent
 from lens._why import why
-from lens._why_report import WhyReport, render_why, schema, why_dict
+from lens._why_report import WhyReport, render_why, schema, why_dict, why_json
 from recorder import ParquetSink, Recorder
 
 DESK = "lens._examples.support_desk:make_agent"
@@ -288,6 +288,13 @@ def test_given_a_report_when_it_breaks_the_schema_then_validation_refuses_it() -
     data["suspects"][0]["verdict"] = "caused"
     with pytest.raises(jsonschema.ValidationError):
         jsonschema.validate(data, schema())
+
+
+def test_given_a_searched_report_when_written_as_json_then_it_holds_the_same_data() -> None:
+    report = _explain(W.price_agent)
+    text = why_json(report)
+    assert json.loads(text) == why_dict(report)
+    assert text.startswith('{\n  "')  # indented, field order kept
 
 
 # ── conversations: re-run as that conversation ───────────────────────────

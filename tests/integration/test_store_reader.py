@@ -145,3 +145,41 @@ def test_given_bad_paging_arguments_when_paged_then_config_errors(store: Store) 
             reader.page(query, **kwargs)  # type: ignore[arg-type]
     with pytest.raises(ConfigError):
         StoreReader(Path("."))  # type: ignore[arg-type]
+
+
+def _view_names(store: Store) -> set[str]:
+    return {r[0] for r in store.con.execute(
+        "SELECT view_name FROM duckdb_views() WHERE NOT internal").fetchall()}
+
+
+def test_given_a_fresh_store_when_only_raw_rows_are_read_then_no_public_view_is_bound(
+    tmp_path: Path,
+) -> None:
+    root = tmp_path / "store"
+    write_many_runs(root, 1, iterations=3, together=1)
+    fresh = open_store(root)
+    try:
+        fresh.rows("SELECT count(*) FROM _events_all")
+        fresh.resolve_run(run_id_of(0))
+        assert "llm_calls" not in _view_names(fresh)
+        (count,) = fresh.rows("SELECT count(*) FROM llm_calls WHERE run_id = ?",
+                              [run_id_of(0)])
+        assert count[0] == 3
+        assert "llm_calls" in _view_names(fresh)
+    finally:
+        fresh.close()
+
+
+def test_given_public_views_when_the_store_refreshes_then_they_see_the_new_runs(
+    tmp_path: Path,
+) -> None:
+    root = tmp_path / "store"
+    write_many_runs(root, 1, iterations=3, together=1)
+    fresh = open_store(root)
+    try:
+        assert fresh.rows("SELECT count(DISTINCT run_id) FROM runs") == [(1,)]
+        write_many_runs(root, 2, iterations=3, together=1, start=1)
+        fresh.refresh()
+        assert fresh.rows("SELECT count(DISTINCT run_id) FROM runs") == [(3,)]
+    finally:
+        fresh.close()
