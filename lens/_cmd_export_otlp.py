@@ -33,8 +33,22 @@ def add_parser(subparsers: Any) -> None:
                         "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT)")
     p.add_argument("--openinference", action="store_true",
                    help="also write OpenInference attributes (Arize Phoenix and similar)")
+    p.add_argument("--processes", type=_count, default=None, metavar="N",
+                   help="processes that read, map and send pieces of the run (cut at "
+                        "iteration ends; the same spans). Default: the cores for a run of "
+                        "200,000 events or more, else 1")
     p.add_argument("--store", metavar="DIR", default=None,
                    help="the store directory (default: $FOOTPRINT_STORE or ./.footprint)")
+
+
+def _count(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a positive number; e.g. --processes 2")
+    return value
 
 
 def _headers(pairs: list[str]) -> dict[str, str]:
@@ -65,7 +79,7 @@ def run(args: argparse.Namespace) -> int:
             run_id, store=store, endpoint=args.endpoint, protocol=args.protocol,
             headers=headers, timeout_s=args.timeout,
             capture_content=True if args.content else None,
-            openinference=args.openinference, progress=advance,
+            openinference=args.openinference, progress=advance, processes=args.processes,
         )
     print(f"exported run {result.run_id}: {result.spans} spans, trace {result.trace_id}")
     return 0

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import gc
 import importlib
 import os
 import sys
@@ -94,23 +93,17 @@ def _version() -> str:
         return "unknown (not installed)"
 
 
-GC_THRESHOLDS = (50_000, 20, 100)
-"""The collector's thresholds in the ``footprint`` process (the defaults are 700, 10, 10)."""
-
-
 def _tune_process() -> None:
     """Settings for the ``footprint`` process itself, never for a host calling :func:`main`.
 
-    Collect cycles less often: a command streaming a million events allocates
-    millions of short-lived, acyclic objects (freed by reference counting), and
-    the default thresholds spent ~7 s of a 1M-event export walking the
-    long-lived heap again and again. Arrow's jemalloc pool (where the wheel has
-    it: Linux) hands freed memory back to the system sooner than the default pool:
-    reading a killed writer's 600k-event segment peaked ~80 MB lower. The
-    ``ARROW_DEFAULT_MEMORY_POOL`` variable still wins when set.
+    Collect cycles less often (``recorder._owned.tune_collector``). Arrow's
+    jemalloc pool (where the wheel has it: Linux) hands freed memory back to the
+    system sooner than the default pool: reading a killed writer's 600k-event
+    segment peaked ~80 MB lower. ``ARROW_DEFAULT_MEMORY_POOL`` still wins when set.
     """
-    gc.freeze()
-    gc.set_threshold(*GC_THRESHOLDS)
+    from recorder._owned import tune_collector
+
+    tune_collector()
     if sys.platform == "linux" and "ARROW_DEFAULT_MEMORY_POOL" not in os.environ:
         os.environ["ARROW_DEFAULT_MEMORY_POOL"] = "jemalloc"  # in every Linux wheel
 

@@ -17,6 +17,7 @@ from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
 
 from footprint._errors import RunError
 from footprint.events import EventBase
+from recorder.otel._chunks import Piece, Target, export_split, plan, processes_for
 from recorder.otel._ids import trace_id_of
 from recorder.otel._mapping import RunTrace, SpanRecord
 from recorder.otel._setup import capture_content_from_env, otlp_exporter
@@ -72,21 +73,30 @@ def _stream(events: Iterable[EventBase], exporter: SpanExporter, options: _Optio
             progress: Progress | None = None) -> BackfillResult:
     """Map the events (one run, seq order) to spans and export them ``_BATCH`` at a time."""
     factory = SpanFactory(options.resource or Resource.create())
+    fed = _records(events, options.content, options.limit, options.openinference)
+    run_id, sent = pump(fed, factory, exporter, progress)
+    if run_id is None:
+        raise RunError("export_events got no events; pass the events of one recorded run")
+    return BackfillResult(run_id=run_id, trace_id=f"{trace_id_of(run_id):032x}", spans=sent)
+
+
+def pump(ended: Iterable[tuple[str, list[SpanRecord]]], factory: SpanFactory,
+         exporter: SpanExporter, progress: Progress | None = None) -> tuple[str | None, int]:
+    """Build and send the spans ``(run id, spans ended)`` hand over, ``_BATCH`` at a time;
+    ``progress(n)`` after each batch, ``n`` the pairs taken so far (one per event)."""
     pending: list[ReadableSpan] = []
     sent = 0
     run_id: str | None = None
-    fed = _records(events, options.content, options.limit, options.openinference)
-    for done, (run_id, ended) in enumerate(fed, 1):
-        pending.extend(factory.build(run_id, ended))
+    for done, (run_id, spans) in enumerate(ended, 1):
+        pending.extend(factory.build(run_id, spans))
         if len(pending) >= _BATCH:
             sent += _send(exporter, pending, run_id)
             pending = []
             if progress is not None:
                 progress(done)
-    if run_id is None:
-        raise RunError("export_events got no events; pass the events of one recorded run")
-    sent += _send(exporter, pending, run_id)
-    return BackfillResult(run_id=run_id, trace_id=f"{trace_id_of(run_id):032x}", spans=sent)
+    if run_id is not None:
+        sent += _send(exporter, pending, run_id)
+    return run_id, sent
 
 
 def _send(exporter: SpanExporter, spans: list[ReadableSpan], run_id: str) -> int:
@@ -96,6 +106,17 @@ def _send(exporter: SpanExporter, spans: list[ReadableSpan], run_id: str) -> int
             f"{run_id!r}; check --endpoint and that a collector listens there, then retry"
         )
     return len(spans)
+
+
+def _split(store: StoreT, run_id: str, options: _Options,
+           processes: int | None) -> list[Piece]:
+    """The pieces to export in parallel, or ``[]`` for one process."""
+    from recorder._reader import StoreReader
+
+    if processes == 1 or options.content:
+        return []
+    events = StoreReader(store).summary(run_id).events if processes is None else 0
+    return plan(store, run_id, processes_for(events, processes))
 
 
 def export_events(events: Iterable[EventBase], exporter: SpanExporter, *,
@@ -127,6 +148,7 @@ def export_otlp(
     exporter: SpanExporter | None = None,
     openinference: bool = False,
     progress: Progress | None = None,
+    processes: int | None = None,
 ) -> BackfillResult:
     """Re-export run ``run`` (full id, unique prefix or ``last``) from the store to OTLP.
 
@@ -135,18 +157,29 @@ def export_otlp(
     ``http://localhost:4318``); ``exporter`` replaces the OTLP one entirely.
     The run streams from the store: memory stays bounded by a window of
     events and one batch of spans; ``progress(events_done)`` is called
-    after each batch is sent.
+    after each batch is sent. ``processes``: how many processes read, map and
+    send pieces of the run (cut at iteration ends; the same spans). Default:
+    the usable cores for a run of 200,000 events or more, else one; always one
+    with content capture or a given ``exporter``.
     """
     from recorder._catalog import Store, open_store
     from recorder._query import EventQuery
     from recorder._reader import StoreReader
 
+    if processes is not None:
+        processes_for(0, processes)  # a bad count is refused before anything is read
     content = capture_content_from_env() if capture_content is None else capture_content
     options = _Options(content=content, limit=16384, openinference=openinference,
                        resource=None)
     opened = store if isinstance(store, Store) else open_store(store)
     try:
         run_id = opened.resolve_run(run)
+        split = _split(opened, run_id, options, processes if exporter is None else 1)
+        if split:
+            target = Target(protocol, endpoint, timeout_s, tuple((headers or {}).items()))
+            sent = export_split(opened, run_id, split, options, target, progress)
+            return BackfillResult(run_id=run_id, trace_id=f"{trace_id_of(run_id):032x}",
+                                  spans=sent)
         events = StoreReader(opened).events(EventQuery(run_id=run_id))
         out = exporter or otlp_exporter(protocol, endpoint, timeout_s=timeout_s,
                                         headers=headers)

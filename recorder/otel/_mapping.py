@@ -41,7 +41,7 @@ from recorder.otel._content import (
 from recorder.otel._ids import ROOT_KEY, span_key
 from recorder.otel._openinference import OpenInference
 
-__all__ = ["FINISH_REASONS", "RunTrace", "SpanRecord"]
+__all__ = ["FINISH_REASONS", "RunTrace", "SpanRecord", "TracePart"]
 
 FINISH_REASONS = {
     "end_turn": "stop", "stop_sequence": "stop", "tool_use": "tool_call",
@@ -67,6 +67,20 @@ class SpanRecord:
     error: str | None = None
 
 
+@dataclass(slots=True, kw_only=True)
+class TracePart:
+    """What feeding one chunk of a split run left open, for the merge in run order
+    (:mod:`recorder.otel._chunks`): the root's share, the spans not ended, usage totals."""
+
+    root: SpanRecord | None
+    open: list[SpanRecord]
+    iteration: SpanRecord | None
+    cache_read: int
+    cache_write: int
+    last_ns: int
+    terminal: bool
+
+
 def _put_content(a: Attrs, key: str, value: Bounded) -> None:
     a[key] = value.text
     if value.omitted:
@@ -79,10 +93,15 @@ class RunTrace:
     """The span state of one run: open spans by key, usage totals, the last timestamp."""
 
     __slots__ = ("_cache_read", "_cache_write", "_content", "_ended_iteration", "_iteration",
-                 "_limit", "_oi", "_open", "_results", "last_ns", "root", "run_id")
+                 "_limit", "_oi", "_open", "_part", "_results", "_terminal", "last_ns", "root",
+                 "run_id")
 
     def __init__(self, run_id: str, *, content: bool = False, content_limit: int = 16384,
-                 openinference: bool = False) -> None:
+                 openinference: bool = False, part: bool = False,
+                 after_iteration: int = -1) -> None:
+        """``part=True`` feeds one chunk of a split run: the end of the run closes
+        nothing (:meth:`part` hands the open state to the merge), and
+        ``after_iteration`` is the iteration the chunk before ended."""
         self.run_id = run_id
         self._content = content
         self._limit = content_limit
@@ -91,7 +110,9 @@ class RunTrace:
         self.root: SpanRecord | None = None
         self._open: dict[str, SpanRecord] = {}
         self._iteration: SpanRecord | None = None
-        self._ended_iteration = -1
+        self._ended_iteration = after_iteration
+        self._part = part
+        self._terminal = False
         self._cache_read = 0
         self._cache_write = 0
         self.last_ns = 0
@@ -114,8 +135,40 @@ class RunTrace:
             host = root if key == ROOT_KEY else self._open.get(key) or self._iteration or root
             host.events.append((_EVENT_NAMES[tag], ts, attributes(event, self._content)))
         if tag in TERMINAL_TYPES:
-            done.extend(self.close(ts))
+            if self._part:
+                self._terminal = True
+            else:
+                done.extend(self.close(ts))
         return done
+
+    @property
+    def terminal(self) -> bool:
+        """Whether the run's end was fed (``part=True``: it closed nothing)."""
+        return self._terminal
+
+    def part(self) -> TracePart:
+        """The state a chunk's feeding left (``part=True``), for :meth:`merge`."""
+        return TracePart(root=self.root, open=list(self._open.values()),
+                         iteration=self._iteration, cache_read=self._cache_read,
+                         cache_write=self._cache_write, last_ns=self.last_ns,
+                         terminal=self._terminal)
+
+    def merge(self, later: TracePart) -> None:
+        """Fold in the part of the chunk that follows this trace's events: the root's
+        name, attributes, error and span events; its open spans; usage totals."""
+        theirs, root = later.root, self.root
+        if theirs is not None and root is not None:
+            if theirs.name != "invoke_agent":
+                root.name = theirs.name
+            root.attributes.update(theirs.attributes)
+            root.events.extend(theirs.events)
+            root.error = theirs.error if theirs.error is not None else root.error
+        self._open.update((s.key, s) for s in later.open)
+        self._iteration = later.iteration or self._iteration
+        self._cache_read += later.cache_read
+        self._cache_write += later.cache_write
+        self.last_ns = later.last_ns
+        self._terminal = self._terminal or later.terminal
 
     def close(self, end_ns: int | None = None) -> list[SpanRecord]:
         """End every open span at ``end_ns`` (default: the last event's time), root last."""

@@ -47,8 +47,8 @@ from footprint import (
     define_steering,
 )
 from footprint.providers import LLMRequest, Reply, call
-from lens.cli import GC_THRESHOLDS
 from recorder import ParquetSink, Recorder
+from recorder._owned import GC_THRESHOLDS
 
 TESTS = Path(__file__).resolve().parents[1]
 if str(TESTS) not in sys.path:
@@ -133,7 +133,7 @@ def _as_cli_process() -> Iterator[None]:
     thresholds = gc.get_threshold()
     gc.collect()
     gc.freeze()
-    gc.set_threshold(*GC_THRESHOLDS)
+    gc.set_threshold(*GC_THRESHOLDS)  # the footprint process: recorder._owned
     try:
         yield
     finally:
