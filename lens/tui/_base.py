@@ -16,7 +16,8 @@ from lens.tui._reader import ReaderClosed
 from lens.tui._state import LensState
 from lens.tui._summary import clip
 
-__all__ = ["LensHeader", "Loader", "RunScreen", "header_text", "worker_cancelled"]
+__all__ = ["LensFooter", "LensHeader", "Loader", "RunScreen", "header_text", "update_fitted",
+           "worker_cancelled"]
 
 T = TypeVar("T")
 
@@ -27,6 +28,38 @@ def worker_cancelled() -> bool:
         return get_current_worker().is_cancelled
     except NoActiveWorker:
         return False
+
+
+def update_fitted(box: Static, content: Text) -> None:
+    """``box.update(content)``; the screen is laid out again only when the content's
+    height at the box's width changes (a layout of a screen costs ~30 ms, more than
+    the rest of a key press). For boxes whose height follows their content."""
+    before = box.content_region
+    box.update(content, layout=False)
+    if before.width <= 0 or box.get_content_height(
+            box.container_size, box.app.size, before.width) != before.height:
+        box.refresh(layout=True)
+
+
+class LensFooter(Footer):
+    """Textual's footer, rebuilt only when the keys it shows change.
+
+    The stock footer rebuilds its keys whenever the screen's bindings are
+    refreshed: on every focus change, so several times while a screen opens,
+    each rebuild restyling every key (~20 ms each; most of opening a screen).
+    """
+
+    _shown: tuple[tuple[str, str, str, bool, str], ...] | None = None
+
+    def bindings_changed(self, screen: Screen[Any]) -> None:
+        shown = tuple(
+            (b.key, b.description, self.app.get_key_display(b), enabled, tooltip)
+            for _node, b, enabled, tooltip in screen.active_bindings.values() if b.show)
+        if shown == self._shown:
+            return
+        if screen.app.app_focus and self.is_attached and screen is self.screen:
+            self._shown = shown  # the stock footer recomposes now
+        super().bindings_changed(screen)
 
 
 class Loader(Screen[None]):
@@ -110,7 +143,7 @@ class RunScreen(Loader):
     def compose(self) -> ComposeResult:
         yield LensHeader(self.state, self.NAME, follow=self.follow)
         yield from self.body()
-        yield Footer()
+        yield LensFooter()
 
     def body(self) -> ComposeResult:
         yield from ()

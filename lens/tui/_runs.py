@@ -14,9 +14,9 @@ from rich.style import Style
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.message import Message
-from textual.widgets import Footer, Static
+from textual.widgets import Static
 
-from lens.tui._base import LensHeader, Loader
+from lens.tui._base import LensFooter, LensHeader, Loader
 from lens.tui._lines import VirtualList
 from lens.tui._state import RUN_COLUMNS, LensState
 from lens.tui._summary import clip
@@ -114,7 +114,7 @@ class RunsScreen(Loader):
         yield Static(header_line(), id="columns")
         yield RunLines(id="runs")
         yield Static(" enter: open the run's timeline", id="hint")
-        yield Footer()
+        yield LensFooter()
 
     def on_screen_resume(self) -> None:
         self.call_after_refresh(self.reload)

@@ -50,16 +50,19 @@ class Walk:
 
 
 def read_walk(reader: RunReader) -> Walk:
-    """The graph (decoded: small) and the walk's seqs and totals (hot columns only)."""
+    """The graph (decoded: small) and the walk's seqs and totals: one scan of the hot
+    columns finds both, then the graph's rows are read by seq."""
+    table = reader.gate.arrow(
+        "SELECT seq, type FROM _events_all WHERE run_id = ? AND "
+        f"(type = 'skill.graph_declared' OR {WALK_SQL}) ORDER BY seq", [reader.run_id])
+    seqs, types = table.column("seq").to_pylist(), table.column("type").to_pylist()
+    graphs = [s for s, t in zip(seqs, types, strict=True) if t == "skill.graph_declared"]
     before: list[Line] = []
-    for e in reader.events_where("type = 'skill.graph_declared'"):
+    for e in reader.events_at(graphs):
         if isinstance(e, SkillGraphDeclared):
             before += graph_lines(e)
-    table = reader.gate.arrow(
-        f"SELECT seq, type FROM _events_all WHERE run_id = ? AND ({WALK_SQL}) ORDER BY seq",
-        [reader.run_id])
-    types = table.column("type").to_pylist()
-    return Walk(before=[*before, WALK_HEAD], seqs=table.column("seq").to_pylist(),
+    walk = [s for s, t in zip(seqs, types, strict=True) if t != "skill.graph_declared"]
+    return Walk(before=[*before, WALK_HEAD], seqs=walk,
                 after=totals_line(types.count("skill.rejected"), types.count("skill.escalated")))
 
 

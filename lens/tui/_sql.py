@@ -13,9 +13,9 @@ from rich.segment import Segment
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.widgets import Footer, Input, Static
+from textual.widgets import Input, Static
 
-from lens.tui._base import LensHeader, Loader
+from lens.tui._base import LensFooter, LensHeader, Loader
 from lens.tui._lines import VirtualList
 from lens.tui._state import LensState
 from lens.tui._summary import clip
@@ -112,7 +112,7 @@ class SqlScreen(Loader):
         yield Static(Text(f"views: {VIEWS}", style="dim"), id="status")
         yield Static(id="columns")
         yield SqlLines(id="result")
-        yield Footer()
+        yield LensFooter()
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         lines = self.query_one(SqlLines)

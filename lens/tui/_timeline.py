@@ -19,7 +19,7 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import OptionList, Static, TabbedContent, TabPane
 from textual.widgets.option_list import Option
 
-from lens.tui._base import RunScreen
+from lens.tui._base import RunScreen, update_fitted
 from lens.tui._lines import VirtualList
 from lens.tui._model import SLOT_TITLES, SLOTS, Block, Iteration
 from lens.tui._reader import IterationHead, Outline, RunReader
@@ -145,6 +145,8 @@ class TimelineScreen(RunScreen):
     def on_mount(self) -> None:
         self.index = -1
         self.shown: Iteration | None = None
+        self._filled: set[str] = set()
+        """The slots whose list holds ``shown``'s blocks."""
         self.details: OrderedDict[int, Iteration] = OrderedDict()
         self.reader: RunReader = self.state.reader()
         strip = self.query_one(IterationStrip)
@@ -208,9 +210,8 @@ class TimelineScreen(RunScreen):
         if cached is not None:
             self._show(cached)
         else:
-            self.query_one("#seen-title", Static).update(Text(
-                f"What the model saw — iteration {outline.numbers[index]} · loading…",
-                style="dim italic"))
+            self._title(Text(f"What the model saw — iteration {outline.numbers[index]} · "
+                             "loading…", style="dim italic"))
             self._fetch(index)
 
     def _detail(self, outline: Outline, index: int) -> Iteration:
@@ -251,14 +252,22 @@ class TimelineScreen(RunScreen):
 
     def _show(self, it: Iteration) -> None:
         self.shown = it
-        self.query_one("#seen-title", Static).update(_seen_title(it))
-        for slot in SLOTS:
-            blocks = self.query_one(f"#blocks-{slot}", OptionList)
-            blocks.set_options(_divided([Option(block_prompt(b)) for b in it.slot(slot)]))
-            blocks.highlighted = 0 if it.slot(slot) else None
+        self._title(_seen_title(it))
+        self._filled = {self.active_slot}
+        self._fill(self.active_slot)
         self._inspect()
         if self.index >= 0 and self.details.get(self.outline.numbers[self.index]) is it:
             self._prefetch(self.index)
+
+    def _title(self, text: Text) -> None:
+        update_fitted(self.query_one("#seen-title", Static), text)
+
+    def _fill(self, slot: str) -> None:
+        """The blocks of ``slot`` in its list (the other tabs are filled when opened)."""
+        blocks = self.query_one(f"#blocks-{slot}", OptionList)
+        shown = () if self.shown is None else self.shown.slot(slot)
+        blocks.set_options(_divided([Option(block_prompt(b)) for b in shown]))
+        blocks.highlighted = 0 if shown else None
 
     def current_blocks(self) -> tuple[Block, ...]:
         return () if self.shown is None else self.shown.slot(self.active_slot)
@@ -272,7 +281,7 @@ class TimelineScreen(RunScreen):
         blocks = self.current_blocks()
         chosen = self.query_one(f"#blocks-{self.active_slot}", OptionList).highlighted
         block = blocks[chosen] if chosen is not None and chosen < len(blocks) else None
-        self.query_one("#inspector", Static).update(inspector_text(block))
+        update_fitted(self.query_one("#inspector", Static), inspector_text(block))
 
     def on_virtual_list_moved(self, event: VirtualList.Moved) -> None:
         if event.index != self.index and event.index == event.lines.cursor and len(self.outline):
@@ -282,6 +291,10 @@ class TimelineScreen(RunScreen):
         self._inspect()
 
     def on_tabbed_content_tab_activated(self, event: TabbedContent.TabActivated) -> None:
+        slot = self.active_slot
+        if slot not in self._filled:
+            self._filled.add(slot)
+            self._fill(slot)
         self._inspect()
 
     def action_step(self, delta: int) -> None:
