@@ -52,7 +52,8 @@ def build_parser() -> argparse.ArgumentParser:
         description="Explainable agent runs: record, query and explain every decision.",
         epilog=epilog(), formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("--version", action="version", version=f"footprint {_version()}")
+    parser.add_argument("--version", action=_Version, nargs=0,
+                        help="show the installed version and exit")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     demo = sub.add_parser(
         "demo", help="run the bundled support-desk agent offline into the store, then explain it"
@@ -82,6 +83,16 @@ def build_parser() -> argparse.ArgumentParser:
     for p in sub.choices.values():
         p.epilog = p.epilog or short_epilog()
     return parser
+
+
+class _Version(argparse.Action):
+    """``--version``: the installed version, read only when asked (the package
+    metadata costs ~30 ms to import and search, on every command otherwise)."""
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
+                 values: object, option_string: str | None = None) -> None:
+        print(f"footprint {_version()}")
+        parser.exit(0)
 
 
 def _version() -> str:

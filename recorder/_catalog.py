@@ -18,9 +18,8 @@ from recorder._discover import StoreFiles, discover
 from recorder._layout import resolve_store
 from recorder._livespill import LiveSpill
 from recorder._outline import Outlines, outline_view
-from recorder._parquet_sink import STATS_SCHEMA
 from recorder._remote import is_remote, mirror
-from recorder._rows import BLOB_SCHEMA, CHAIN_SCHEMA, EVENT_SCHEMA
+from recorder._rows import BLOB_SCHEMA, CHAIN_SCHEMA, EVENT_SCHEMA, STATS_SCHEMA
 from recorder._sandbox import Sandbox
 from recorder._views import VIEWS
 
@@ -57,7 +56,9 @@ def _parquet(paths: list[Path], *, hive: bool) -> str:
     return f"read_parquet({_list(paths)}, union_by_name = true{extra})"
 
 
-_PUBLIC = re.compile(r"\b(?:" + "|".join(name for name, _ in VIEWS) + r")\b", re.IGNORECASE)
+_PUBLIC = re.compile(r"\b(?:FROM|JOIN)\s+(?:" + "|".join(name for name, _ in VIEWS) + r")\b",
+                     re.IGNORECASE)
+"""A query that reads a public view (they are only ever named after FROM or JOIN)."""
 
 
 def _public_views(con: duckdb.DuckDBPyConnection) -> None:

@@ -7,7 +7,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pyarrow as pa
-import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from recorder._damage import StoreWarning, schema_problem, warn_damaged
@@ -118,6 +117,8 @@ def heads_of_rows_read(chain: list[pa.RecordBatch],
     """
     if not chain:
         return []
+    import pyarrow.compute as pc  # ~60 ms to import: only when there are live heads
+
     last = events if isinstance(events, dict) else _last_seqs(events)
     kept = []
     for batch in chain:

@@ -16,7 +16,7 @@ from recorder._adopt import WriterLock, adopt_orphans
 from recorder._layout import STATS, new_writer_id, resolve_store
 from recorder._link import RunHeads
 from recorder._remote import Uploader, is_remote, staging_root
-from recorder._rows import EVENT_SCHEMA, RowBuilder, RunTail
+from recorder._rows import EVENT_SCHEMA, STATS_SCHEMA, RowBuilder, RunTail
 from recorder._segment import Segment, write_atomically
 from recorder._sink import ExportResult
 from recorder._writer import FileWorker
@@ -24,23 +24,6 @@ from recorder._writer import FileWorker
 __all__ = ["STATS_SCHEMA", "ParquetSink"]
 
 _log = logging.getLogger("recorder")
-
-STATS_SCHEMA = pa.schema(
-    [
-        pa.field("run_id", pa.string(), nullable=False),
-        pa.field("writer", pa.string(), nullable=False),
-        pa.field("overflow", pa.int64(), nullable=False),
-        pa.field("processor_drops", pa.int64(), nullable=False),
-        pa.field("sink_drops", pa.int64(), nullable=False),
-        pa.field("written_ns", pa.int64(), nullable=False),
-        pa.field("unencodable", pa.int64(), nullable=False),
-    ]
-)
-"""Per run and writer, cumulative counts: ``overflow`` (the recorder's full buffer),
-``processor_drops`` (a processor's DROP or failure), ``sink_drops`` (what mirrors such as
-OpenTelemetry lost) and ``unencodable`` (events this writer could not store even escaped)."""
-
-
 
 
 class ParquetSink:

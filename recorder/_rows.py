@@ -23,6 +23,7 @@ __all__ = [
     "ENVELOPE_NAMES",
     "EVENT_SCHEMA",
     "HOT_FIELDS",
+    "STATS_SCHEMA",
     "RowBuilder",
     "RunTail",
     "hot_fields",
@@ -62,6 +63,21 @@ CHAIN_SCHEMA = pa.schema(
 )
 """Per run, after every batch the writer wrote: its last seq there, the run's head, and
 the chain format (``recorder._chain.CHAIN_FORMAT``) the head was taken in."""
+
+STATS_SCHEMA = pa.schema(
+    [
+        pa.field("run_id", pa.string(), nullable=False),
+        pa.field("writer", pa.string(), nullable=False),
+        pa.field("overflow", pa.int64(), nullable=False),
+        pa.field("processor_drops", pa.int64(), nullable=False),
+        pa.field("sink_drops", pa.int64(), nullable=False),
+        pa.field("written_ns", pa.int64(), nullable=False),
+        pa.field("unencodable", pa.int64(), nullable=False),
+    ]
+)
+"""Per run and writer, cumulative counts: ``overflow`` (the recorder's full buffer),
+``processor_drops`` (a processor's DROP or failure), ``sink_drops`` (what mirrors such as
+OpenTelemetry lost) and ``unencodable`` (events this writer could not store even escaped)."""
 
 
 _log = logging.getLogger("recorder")

@@ -14,7 +14,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from footprint._errors import ConfigError
 from recorder._outline import outline_view
@@ -142,7 +141,7 @@ d AS (
   FROM (SELECT run_id, writer, max(overflow) AS overflow,
                max(processor_drops) AS processor_drops, max(sink_drops) AS sink_drops
         FROM _stats_all GROUP BY run_id, writer) GROUP BY run_id),
-runs AS (
+run_rows AS (
   SELECT r.run_id, make_timestamp(r.start_ns // 1000) AS started,
          make_timestamp(r.end_ns // 1000) AS ended,
          CASE WHEN r.ended > 0 THEN 'complete' WHEN r.failed > 0 THEN 'failed'
@@ -159,11 +158,12 @@ def count_runs(store: Store, query: RunQuery | None = None) -> int:
     """How many runs match ``query`` (paging ignored)."""
     query = query or RunQuery()
     base, (where, params) = _base(store, query)
-    return int(store.rows(f"{base} SELECT count(*) FROM runs WHERE {where}", params)[0][0])
+    return int(store.rows(f"{base} SELECT count(*) FROM run_rows WHERE {where}", params)[0][0])
 
 
 def _base(store: Store, query: RunQuery) -> tuple[str, tuple[str, list[object]]]:
-    text = ("coalesce((SELECT b.text FROM blobs b WHERE b.hash = r.answer_blob), r.answer)"
+    text = ("coalesce((SELECT first(b.text) FROM _blobs_all b WHERE b.hash = r.answer_blob), "
+            "r.answer)"
             if query.answer else "r.answer")
     return _RUNS.format(view=outline_view(store), answer_text=text), query.where()
 
@@ -174,7 +174,7 @@ def list_runs(store: Store, query: RunQuery | None = None) -> pa.Table:
     base, (where, params) = _base(store, query)
     order = "DESC" if query.newest_first else "ASC"
     table = store.arrow(
-        f"{base} SELECT * EXCLUDE (answer_text) FROM runs WHERE {where} "
+        f"{base} SELECT * EXCLUDE (answer_text) FROM run_rows WHERE {where} "
         f"ORDER BY start_ns {order}, run_id {order} LIMIT {query.limit} OFFSET {query.offset}",
         params)
     return _with_answers(store, table).select(list(RUN_COLUMNS))
@@ -188,5 +188,6 @@ def _with_answers(store: Store, table: pa.Table) -> pa.Table:
     texts = dict(store.rows(BLOB_TEXTS, [digests]))
     held = pa.array([texts.get(d) if d else None
                      for d in table.column("answer_blob").to_pylist()], pa.string())
+    import pyarrow.compute as pc  # ~60 ms to import: only when needed
     answer = pc.coalesce(held, table.column("answer"))
     return table.set_column(table.schema.get_field_index("answer"), "answer", answer)
