@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import signal
 from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_EXCEPTION, Future, ProcessPoolExecutor, wait
 from dataclasses import dataclass, replace
@@ -146,6 +147,7 @@ _done: Any = None  # a worker's shared counters (one per piece), set by _start
 def _start(counters: Any) -> None:
     from recorder._owned import tune_collector
 
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to act on
     global _done
     _done = counters
     tune_collector()
@@ -199,9 +201,17 @@ def export_split(store: Store, run_id: str, pieces: Sequence[Piece], options: _O
                     trace, [p for _, p in parts], options, exporter)
             finally:
                 exporter.shutdown()
-        except BaseException:
-            pool.shutdown(wait=True, cancel_futures=True)
+        except BaseException:  # a failure, or Ctrl-C: the other pieces are moot
+            _stop(pool)
             raise
+
+
+def _stop(pool: ProcessPoolExecutor) -> None:
+    """End the workers now rather than after their pieces."""
+    workers: dict[int, Any] = getattr(pool, "_processes", None) or {}  # CPython: pid -> Process
+    for process in list(workers.values()):
+        process.terminate()
+    pool.shutdown(wait=True, cancel_futures=True)
 
 
 def _results(futures: list[Future[tuple[int, TracePart]]],

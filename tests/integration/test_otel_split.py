@@ -5,6 +5,10 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import itertools
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -139,3 +143,49 @@ def test_given_the_cli_flag_when_exporting_then_the_pieces_are_sent(
         assert _cmd_export_otlp.run(args) == 0
         assert receiver.wait_for(lambda s: len(s) == 1 + 30 * 3)
     assert f"exported run {run_id_of(COMPLETE)}: 91 spans" in capsys.readouterr().out
+
+
+def _children(pid: int) -> set[int]:
+    found = set()
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == pid:
+            found.add(int(stat.parent.name))
+    return found
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc")
+def test_given_a_split_export_when_ctrl_c_then_it_exits_at_once_and_its_workers_end(
+    store: Path,
+) -> None:
+    with HttpReceiver("slow", delay_s=30.0) as receiver:
+        cli = subprocess.Popen(
+            [sys.executable, "-m", "lens.cli", "export-otlp", run_id_of(COMPLETE),
+             "--store", str(store), "--endpoint", receiver.endpoint, "--processes", "3",
+             "--timeout", "60"],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        deadline = time.monotonic() + 60
+        while receiver.attempts < 3 and time.monotonic() < deadline:  # every piece sending
+            time.sleep(0.05)
+        assert receiver.attempts >= 3
+        workers = _children(cli.pid)
+        assert len(workers) >= 2
+        started = time.monotonic()
+        cli.send_signal(signal.SIGINT)
+        _, err = cli.communicate(timeout=20)
+        took = time.monotonic() - started
+    assert cli.returncode == 130, err
+    assert took < 5, f"took {took:.1f} s to stop"
+    assert "interrupted" in err and "Traceback" not in err
+    assert not [p for p in workers if _alive(p)]
