@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -152,34 +152,32 @@ def _view_names(store: Store) -> set[str]:
         "SELECT view_name FROM duckdb_views() WHERE NOT internal").fetchall()}
 
 
-def test_given_a_fresh_store_when_only_raw_rows_are_read_then_no_public_view_is_bound(
-    tmp_path: Path,
-) -> None:
+@pytest.fixture
+def one_run(tmp_path: Path) -> Iterator[tuple[Path, Store]]:
     root = tmp_path / "store"
     write_many_runs(root, 1, iterations=3, together=1)
-    fresh = open_store(root)
-    try:
-        fresh.rows("SELECT count(*) FROM _events_all")
-        fresh.resolve_run(run_id_of(0))
-        assert "llm_calls" not in _view_names(fresh)
-        (count,) = fresh.rows("SELECT count(*) FROM llm_calls WHERE run_id = ?",
-                              [run_id_of(0)])
-        assert count[0] == 3
-        assert "llm_calls" in _view_names(fresh)
-    finally:
-        fresh.close()
+    opened = open_store(root)
+    yield root, opened
+    opened.close()
+
+
+def test_given_a_fresh_store_when_only_raw_rows_are_read_then_no_public_view_is_bound(
+    one_run: tuple[Path, Store],
+) -> None:
+    _, fresh = one_run
+    fresh.rows("SELECT count(*) FROM _events_all")
+    fresh.resolve_run(run_id_of(0))
+    assert "llm_calls" not in _view_names(fresh)
+    (count,) = fresh.rows("SELECT count(*) FROM llm_calls WHERE run_id = ?", [run_id_of(0)])
+    assert count[0] == 3
+    assert "llm_calls" in _view_names(fresh)
 
 
 def test_given_public_views_when_the_store_refreshes_then_they_see_the_new_runs(
-    tmp_path: Path,
+    one_run: tuple[Path, Store],
 ) -> None:
-    root = tmp_path / "store"
-    write_many_runs(root, 1, iterations=3, together=1)
-    fresh = open_store(root)
-    try:
-        assert fresh.rows("SELECT count(DISTINCT run_id) FROM runs") == [(1,)]
-        write_many_runs(root, 2, iterations=3, together=1, start=1)
-        fresh.refresh()
-        assert fresh.rows("SELECT count(DISTINCT run_id) FROM runs") == [(3,)]
-    finally:
-        fresh.close()
+    root, fresh = one_run
+    assert fresh.rows("SELECT count(DISTINCT run_id) FROM runs") == [(1,)]
+    write_many_runs(root, 2, iterations=3, together=1, start=1)
+    fresh.refresh()
+    assert fresh.rows("SELECT count(DISTINCT run_id) FROM runs") == [(3,)]
