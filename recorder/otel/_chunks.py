@@ -18,7 +18,7 @@ from __future__ import annotations
 import multiprocessing
 import os
 import signal
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import FIRST_EXCEPTION, Future, ProcessPoolExecutor, wait
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
@@ -28,7 +28,7 @@ from opentelemetry.sdk.trace.export import SpanExporter
 
 from footprint._errors import ConfigError
 from recorder.otel._ids import _KIND, _ROOT
-from recorder.otel._mapping import RunTrace, TracePart
+from recorder.otel._mapping import RunTrace, SpanRecord, TracePart
 from recorder.otel._setup import otlp_exporter
 from recorder.otel._spans import SpanFactory
 
@@ -137,7 +137,17 @@ def _send_piece(store: Store, run_id: str, piece: Piece, options: _Options,
     events = StoreReader(store).events(EventQuery(run_id=run_id,
                                                   seqs=(piece.first, piece.last)))
     factory = SpanFactory(options.resource or Resource.create())  # given in every piece
-    _, sent = pump(((run_id, trace.feed(e)) for e in events), factory, exporter, progress)
+    fed = 0
+
+    def ended() -> Iterator[tuple[str, list[SpanRecord]]]:
+        nonlocal fed
+        for event in events:
+            fed += 1
+            yield run_id, trace.feed(event)
+
+    _, sent = pump(ended(), factory, exporter, progress)
+    if progress is not None:
+        progress(fed)  # the whole piece, not only its last full batch
     return sent, trace
 
 

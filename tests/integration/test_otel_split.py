@@ -189,3 +189,14 @@ def test_given_a_split_export_when_ctrl_c_then_it_exits_at_once_and_its_workers_
     assert took < 5, f"took {took:.1f} s to stop"
     assert "interrupted" in err and "Traceback" not in err
     assert not [p for p in workers if _alive(p)]
+
+
+def test_given_a_split_export_when_it_reports_progress_then_the_counts_only_grow(
+    store: Path,
+) -> None:
+    seen: list[int] = []
+    with HttpReceiver() as receiver:
+        export_otlp(run_id_of(COMPLETE), store=store, endpoint=receiver.endpoint,
+                    processes=3, progress=seen.append)
+    assert seen and seen == sorted(seen)
+    assert seen[-1] == 30 * 8 + 2  # every event of the run, counted across the pieces
