@@ -6,16 +6,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pyarrow.parquet as pq
 import pytest
 from otlp_receiver import HttpReceiver
+from store_bytes import every_byte
 
 from footprint.agent import Agent, StepClock, tool
 from footprint.events import SUMMARY_LIMIT, ToolStart, summarize_content
 from footprint.injection import define_fact
 from footprint.providers import ScriptedModel, call
 from recorder import ParquetSink, Recorder, Redactor, marker, open_store
-from recorder._discover import read_live
 from recorder.otel import OTelSink, otlp_exporter
 
 AWS = "AKIAIOSFODNN7EXAMPLE"  # 20 characters
@@ -36,17 +35,6 @@ def lookup(order: str) -> str:
 def _fragments(secret: str, size: int = 12) -> list[bytes]:
     """Every ``size``-character piece of the secret: a partial leak is a leak."""
     return [secret[i:i + size].encode() for i in range(len(secret) - size + 1)]
-
-
-def _every_byte(root: Path) -> bytes:
-    out = bytearray()
-    for path in sorted(p for p in root.rglob("*") if p.is_file()):
-        out += path.read_bytes()
-        if path.suffix == ".parquet":
-            out += repr(pq.read_table(path).to_pylist()).encode()
-        elif path.suffix == ".arrows":
-            out += repr([b.to_pylist() for b in read_live(path)]).encode()
-    return bytes(out)
 
 
 def _record(root: Path, processors: list[Redactor], receiver: HttpReceiver) -> None:
@@ -70,7 +58,7 @@ def test_given_secrets_as_keys_and_across_the_summary_cut_when_recorded_then_non
     with HttpReceiver() as receiver:
         _record(root, [Redactor()] if redact else [], receiver)
     wire = b"".join(receiver.payloads)
-    store = _every_byte(root)
+    store = every_byte(root)
     summaries = [s for (s,) in open_store(root).rows("SELECT content_summary FROM injections")]
     if not redact:  # the control: the same search finds every secret when nothing redacts
         assert AWS[:19] in summaries[0] and AWS not in summaries[0]  # cut at the 20th char

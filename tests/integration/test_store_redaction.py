@@ -5,8 +5,8 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
-import pyarrow.parquet as pq
 import pytest
+from store_bytes import every_byte
 
 from footprint.events import (
     ContextInjected,
@@ -19,7 +19,6 @@ from footprint.events import (
     ToolStart,
 )
 from recorder import ParquetSink, Recorder, Redactor, open_store
-from recorder._discover import read_live
 
 API_KEY = "sk-proj-A1b2C3d4E5f6G7h8I9j0KLmnOPqr"
 PASSWORD = "correct-horse-battery-staple"
@@ -47,18 +46,6 @@ def _run() -> list[Event]:
     ]
 
 
-def _every_byte(root: Path) -> bytes:
-    """Raw file bytes plus every decoded cell, so compression cannot hide a secret."""
-    out = bytearray()
-    for path in sorted(p for p in root.rglob("*") if p.is_file()):
-        out += path.read_bytes()
-        if path.suffix == ".parquet":
-            out += repr(pq.read_table(path).to_pylist()).encode()
-        elif path.suffix == ".arrows":
-            out += repr([b.to_pylist() for b in read_live(path)]).encode()
-    return bytes(out)
-
-
 def _record(root: Path, processors: list[Redactor]) -> None:
     with Recorder([ParquetSink(root, blob_min_chars=64)], processors) as rec:
         for e in _run():
@@ -78,7 +65,7 @@ def test_given_planted_secrets_when_redacted_then_no_store_file_holds_them(
         for e in _run()[:-1]:
             rec.emit(e)
         assert rec.flush()
-    blob = _every_byte(root)
+    blob = every_byte(root)
     for secret in (API_KEY, PASSWORD, AWS):
         assert secret.encode() not in blob
         assert hashlib.sha256(secret.encode()).hexdigest().encode() in blob
@@ -89,7 +76,7 @@ def test_given_no_redactor_when_recorded_then_the_same_search_finds_the_secrets(
 ) -> None:
     root = tmp_path / "store"
     _record(root, [])
-    blob = _every_byte(root)
+    blob = every_byte(root)
     assert all(s.encode() in blob for s in (API_KEY, PASSWORD, AWS))
 
 
