@@ -148,7 +148,7 @@ def export_otlp(
     exporter: SpanExporter | None = None,
     openinference: bool = False,
     progress: Progress | None = None,
-    processes: int | None = None,
+    processes: int | None = 1,
 ) -> BackfillResult:
     """Re-export run ``run`` (full id, unique prefix or ``last``) from the store to OTLP.
 
@@ -158,9 +158,12 @@ def export_otlp(
     The run streams from the store: memory stays bounded by a window of
     events and one batch of spans; ``progress(events_done)`` is called
     after each batch is sent. ``processes``: how many processes read, map and
-    send pieces of the run (cut at iteration ends; the same spans). Default:
-    the usable cores for a run of 200,000 events or more, else one; always one
-    with content capture or a given ``exporter``.
+    send pieces of the run (cut at iteration ends; the same spans); ``None``:
+    the usable cores for a run of 200,000 events or more, else one (what
+    ``footprint export-otlp`` does). Always one with content capture or a given
+    ``exporter``. Default 1: worker processes start by importing the caller's
+    main module, whose top-level code must then sit under
+    ``if __name__ == "__main__":``.
     """
     from recorder._catalog import Store, open_store
     from recorder._query import EventQuery
