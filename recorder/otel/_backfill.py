@@ -20,7 +20,7 @@ from footprint.events import EventBase
 from recorder.otel._chunks import Piece, Target, export_split, plan, processes_for
 from recorder.otel._ids import trace_id_of
 from recorder.otel._mapping import RunTrace, SpanRecord
-from recorder.otel._setup import capture_content_from_env, otlp_exporter
+from recorder.otel._setup import capture_content_from_env
 from recorder.otel._spans import SpanFactory
 
 if TYPE_CHECKING:
@@ -166,31 +166,38 @@ def export_otlp(
     ``if __name__ == "__main__":``.
     """
     from recorder._catalog import Store, open_store
-    from recorder._query import EventQuery
-    from recorder._reader import StoreReader
 
     if processes is not None:
         processes_for(0, processes)  # a bad count is refused before anything is read
     content = capture_content_from_env() if capture_content is None else capture_content
     options = _Options(content=content, limit=16384, openinference=openinference,
                        resource=None)
+    target = Target(protocol, endpoint, timeout_s, tuple((headers or {}).items()))
     opened = store if isinstance(store, Store) else open_store(store)
     try:
-        run_id = opened.resolve_run(run)
-        split = _split(opened, run_id, options, processes if exporter is None else 1)
-        if split:
-            target = Target(protocol, endpoint, timeout_s, tuple((headers or {}).items()))
-            sent = export_split(opened, run_id, split, options, target, progress)
-            return BackfillResult(run_id=run_id, trace_id=f"{trace_id_of(run_id):032x}",
-                                  spans=sent)
-        events = StoreReader(opened).events(EventQuery(run_id=run_id))
-        out = exporter or otlp_exporter(protocol, endpoint, timeout_s=timeout_s,
-                                        headers=headers)
-        try:
-            return _stream(events, out, options, progress)
-        finally:
-            if exporter is None:
-                out.shutdown()
+        return _export_from(opened, opened.resolve_run(run), options, target, exporter,
+                            processes, progress)
     finally:
         if opened is not store:
             opened.close()
+
+
+def _export_from(store: StoreT, run_id: str, options: _Options, target: Target,
+                 exporter: SpanExporter | None, processes: int | None,
+                 progress: Progress | None) -> BackfillResult:
+    """One run of an open store: in pieces across processes, or streamed here."""
+    from recorder._query import EventQuery
+    from recorder._reader import StoreReader
+
+    split = _split(store, run_id, options, processes if exporter is None else 1)
+    if split:
+        sent = export_split(store, run_id, split, options, target, progress)
+        return BackfillResult(run_id=run_id, trace_id=f"{trace_id_of(run_id):032x}",
+                              spans=sent)
+    events = StoreReader(store).events(EventQuery(run_id=run_id))
+    out = exporter or target.exporter()
+    try:
+        return _stream(events, out, options, progress)
+    finally:
+        if exporter is None:
+            out.shutdown()
