@@ -57,8 +57,7 @@ def _records(events: Iterable[EventBase], content: bool, limit: int,
             )
         yield trace.run_id, trace.feed(event)
     if trace is not None and trace.root is not None:
-        trace.root.attributes["footprint.incomplete"] = True
-        yield trace.run_id, trace.close()
+        yield trace.run_id, trace.finish()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

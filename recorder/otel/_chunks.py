@@ -243,8 +243,6 @@ def _finish(trace: RunTrace, parts: list[TracePart], options: _Options,
 
     for part in parts:
         trace.merge(part)
-    if not trace.terminal and trace.root is not None:
-        trace.root.attributes["footprint.incomplete"] = True
     factory = SpanFactory(options.resource or Resource.create())  # set by export_split
-    _, sent = pump([(trace.run_id, trace.close())], factory, exporter)
+    _, sent = pump([(trace.run_id, trace.finish())], factory, exporter)
     return sent

@@ -141,10 +141,14 @@ class RunTrace:
                 done.extend(self.close(ts))
         return done
 
-    @property
-    def terminal(self) -> bool:
-        """Whether the run's end was fed (``part=True``: it closed nothing)."""
-        return self._terminal
+    def finish(self) -> list[SpanRecord]:
+        """Once no event of the run will follow: every open span ended, the root marked
+        ``footprint.incomplete`` when the run's end never came (nothing when it closed)."""
+        if self.root is None:
+            return []
+        if not self._terminal:
+            self.root.attributes["footprint.incomplete"] = True
+        return self.close()
 
     def part(self) -> TracePart:
         """The state a chunk's feeding left (``part=True``), for :meth:`merge`."""

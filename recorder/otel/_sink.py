@@ -228,9 +228,7 @@ class OTelSink:
         state = self._runs.get(run_id)
         if state is None:
             return
-        if state.root is not None:
-            state.root.attributes["footprint.incomplete"] = True
-        self._ship(run_id, state.close())
+        self._ship(run_id, state.finish())
         self._finish(run_id, traced=True)
 
     def _finish(self, run_id: str, *, traced: bool) -> None:

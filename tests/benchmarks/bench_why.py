@@ -48,7 +48,7 @@ from footprint import (
 )
 from footprint.providers import LLMRequest, Reply, call
 from recorder import ParquetSink, Recorder
-from recorder._owned import GC_THRESHOLDS
+from recorder._owned import tune_collector
 
 TESTS = Path(__file__).resolve().parents[1]
 if str(TESTS) not in sys.path:
@@ -132,8 +132,7 @@ def _as_cli_process() -> Iterator[None]:
     """The garbage collector as the ``footprint`` executable sets it, then as it was."""
     thresholds = gc.get_threshold()
     gc.collect()
-    gc.freeze()
-    gc.set_threshold(*GC_THRESHOLDS)  # the footprint process: recorder._owned
+    tune_collector()
     try:
         yield
     finally:
