@@ -23,9 +23,9 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from lens._api import ReplayResult, assert_decisions, assert_replays, diff, replay
-    from lens._diff import RunDiff
-    from lens._why import why
-    from lens._why_report import WhyReport
+    from lens.explain._report import WhyReport
+    from lens.explain._why import why
+    from lens.playback._diff import RunDiff
     from recorder import open_store
 
 __all__ = [
@@ -40,8 +40,8 @@ __all__ = [
     "why",
 ]
 
-_HOMES = {"RunDiff": "lens._diff", "open_store": "recorder", "why": "lens._why",
-          "WhyReport": "lens._why_report"}
+_HOMES = {"RunDiff": "lens.playback._diff", "open_store": "recorder", "why": "lens.explain._why",
+          "WhyReport": "lens.explain._report"}
 
 
 def __getattr__(name: str) -> Any:

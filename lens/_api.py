@@ -9,19 +9,15 @@ string.
 
 from __future__ import annotations
 
-import contextlib
 import difflib
 import os
-from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from footprint._errors import ConfigError
-from footprint.events import NullSink
-from lens._agent_ref import build_agent, load_target
-from lens._cassette import PartDiff
-from lens._conversation import (
+from lens.playback._cassette import PartDiff
+from lens.playback._conversation import (
     ConversationReplay,
     conversation_of,
     events_of,
@@ -29,42 +25,14 @@ from lens._conversation import (
     replay_conversation,
     resolve_run,
 )
-from lens._decisions import rerun_decisions
-from lens._diff import RunDiff, diff_runs
-from lens._replay import ReplayReport
-from lens._snapshot import DECISIONS, Recording, is_recording
-from lens._stream import Divergence
+from lens.playback._decisions import rerun_decisions
+from lens.playback._diff import RunDiff, diff_runs
+from lens.playback._replay import ReplayReport
+from lens.playback._snapshot import DECISIONS, Recording, is_recording
+from lens.playback._source import StoreLike, agent_of, opened
+from lens.playback._stream import Divergence
 
 __all__ = ["ReplayResult", "assert_decisions", "assert_replays", "diff", "replay"]
-
-StoreLike = Any
-"""A ``Store``, a path to a store or a recording folder, or a sequence of events."""
-
-
-@contextlib.contextmanager
-def opened(store: StoreLike) -> Iterator[Any]:
-    """``store`` as something the conversation reader takes; a store opened here is closed."""
-    if isinstance(store, str | os.PathLike):
-        if is_recording(store):
-            yield Recording.load(store)
-            return
-        from recorder import open_store
-
-        with open_store(store) as opened_store:
-            yield opened_store
-        return
-    if isinstance(store, Sequence) or hasattr(store, "events"):
-        yield store
-        return
-    raise ConfigError(f"store={store!r} is not a store; pass lens.open_store(path), a store or "
-                      "recording folder path, or a list of events")
-
-
-def agent_of(agent: Any) -> Any:
-    """An ``Agent`` from an Agent, a factory, or a ``MODULE:FACTORY`` string."""
-    target = load_target(agent) if isinstance(agent, str) else agent
-    return build_agent(target, NullSink())
-
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ReplayResult:

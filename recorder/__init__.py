@@ -16,9 +16,18 @@ from typing import TYPE_CHECKING
 from footprint._lazy import lazy_names
 
 if TYPE_CHECKING:
-    from recorder._adopt import adopt_orphans
-    from recorder._catalog import Store, open_store
-    from recorder._chain import (
+    from recorder.store._catalog import Store, open_store
+    from recorder.store._discover import StoreWarning
+    from recorder.store._query import EventQuery
+    from recorder.store._reader import DECODE_COLUMNS, StoreReader
+    from recorder.store._runlist import RUN_COLUMNS, STATUSES, RunQuery, count_runs, list_runs
+    from recorder.store._sandbox import SqlRefused
+    from recorder.store._summary import IterationSpan, RunSummary
+    from recorder.store._upcast import UPCASTERS, upcast
+    from recorder.store._verify import VerifyResult, verify_run
+    from recorder.store._views import VIEWS
+    from recorder.write._adopt import adopt_orphans
+    from recorder.write._chain import (
         CHAIN_FORMAT,
         canonical_json,
         envelope_canonical,
@@ -26,10 +35,9 @@ if TYPE_CHECKING:
         record_canonical,
         row_check,
     )
-    from recorder._discover import StoreWarning
-    from recorder._layout import default_store_path
-    from recorder._parquet_sink import ParquetSink
-    from recorder._process import (
+    from recorder.write._layout import default_store_path
+    from recorder.write._parquet_sink import ParquetSink
+    from recorder.write._process import (
         API_KEY_PATTERNS,
         CONTENT_FIELDS,
         CaptureLevel,
@@ -37,65 +45,57 @@ if TYPE_CHECKING:
         capture,
         marker,
     )
-    from recorder._query import EventQuery
-    from recorder._reader import DECODE_COLUMNS, StoreReader
-    from recorder._recorder import Recorder, RecorderStats
-    from recorder._rows import BLOB_SCHEMA, EVENT_SCHEMA, HOT_FIELDS
-    from recorder._runlist import RUN_COLUMNS, STATUSES, RunQuery, count_runs, list_runs
-    from recorder._sandbox import SqlRefused
-    from recorder._sink import DROP, Drop, EmitSink, ExportResult, Processor, Sink, StatsAware
-    from recorder._summary import IterationSpan, RunSummary
-    from recorder._upcast import UPCASTERS, upcast
-    from recorder._verify import VerifyResult, verify_run
-    from recorder._views import VIEWS
+    from recorder.write._recorder import Recorder, RecorderStats
+    from recorder.write._rows import BLOB_SCHEMA, EVENT_SCHEMA, HOT_FIELDS
+    from recorder.write._sink import DROP, Drop, EmitSink, ExportResult, Processor, Sink, StatsAware
 
 _HOME = {
-    "adopt_orphans": "recorder._adopt",
-    "Store": "recorder._catalog",
-    "open_store": "recorder._catalog",
-    "CHAIN_FORMAT": "recorder._chain",
-    "canonical_json": "recorder._chain",
-    "envelope_canonical": "recorder._chain",
-    "frame": "recorder._chain",
-    "record_canonical": "recorder._chain",
-    "row_check": "recorder._chain",
-    "StoreWarning": "recorder._discover",
-    "default_store_path": "recorder._layout",
-    "ParquetSink": "recorder._parquet_sink",
-    "API_KEY_PATTERNS": "recorder._process",
-    "CONTENT_FIELDS": "recorder._process",
-    "CaptureLevel": "recorder._process",
-    "Redactor": "recorder._process",
-    "capture": "recorder._process",
-    "marker": "recorder._process",
-    "EventQuery": "recorder._query",
-    "DECODE_COLUMNS": "recorder._reader",
-    "StoreReader": "recorder._reader",
-    "Recorder": "recorder._recorder",
-    "RecorderStats": "recorder._recorder",
-    "BLOB_SCHEMA": "recorder._rows",
-    "EVENT_SCHEMA": "recorder._rows",
-    "HOT_FIELDS": "recorder._rows",
-    "RUN_COLUMNS": "recorder._runlist",
-    "STATUSES": "recorder._runlist",
-    "RunQuery": "recorder._runlist",
-    "count_runs": "recorder._runlist",
-    "list_runs": "recorder._runlist",
-    "SqlRefused": "recorder._sandbox",
-    "DROP": "recorder._sink",
-    "Drop": "recorder._sink",
-    "EmitSink": "recorder._sink",
-    "ExportResult": "recorder._sink",
-    "Processor": "recorder._sink",
-    "Sink": "recorder._sink",
-    "StatsAware": "recorder._sink",
-    "IterationSpan": "recorder._summary",
-    "RunSummary": "recorder._summary",
-    "UPCASTERS": "recorder._upcast",
-    "upcast": "recorder._upcast",
-    "VerifyResult": "recorder._verify",
-    "verify_run": "recorder._verify",
-    "VIEWS": "recorder._views",
+    "adopt_orphans": "recorder.write._adopt",
+    "Store": "recorder.store._catalog",
+    "open_store": "recorder.store._catalog",
+    "CHAIN_FORMAT": "recorder.write._chain",
+    "canonical_json": "recorder.write._chain",
+    "envelope_canonical": "recorder.write._chain",
+    "frame": "recorder.write._chain",
+    "record_canonical": "recorder.write._chain",
+    "row_check": "recorder.write._chain",
+    "StoreWarning": "recorder.store._discover",
+    "default_store_path": "recorder.write._layout",
+    "ParquetSink": "recorder.write._parquet_sink",
+    "API_KEY_PATTERNS": "recorder.write._process",
+    "CONTENT_FIELDS": "recorder.write._process",
+    "CaptureLevel": "recorder.write._process",
+    "Redactor": "recorder.write._process",
+    "capture": "recorder.write._process",
+    "marker": "recorder.write._process",
+    "EventQuery": "recorder.store._query",
+    "DECODE_COLUMNS": "recorder.store._reader",
+    "StoreReader": "recorder.store._reader",
+    "Recorder": "recorder.write._recorder",
+    "RecorderStats": "recorder.write._recorder",
+    "BLOB_SCHEMA": "recorder.write._rows",
+    "EVENT_SCHEMA": "recorder.write._rows",
+    "HOT_FIELDS": "recorder.write._rows",
+    "RUN_COLUMNS": "recorder.store._runlist",
+    "STATUSES": "recorder.store._runlist",
+    "RunQuery": "recorder.store._runlist",
+    "count_runs": "recorder.store._runlist",
+    "list_runs": "recorder.store._runlist",
+    "SqlRefused": "recorder.store._sandbox",
+    "DROP": "recorder.write._sink",
+    "Drop": "recorder.write._sink",
+    "EmitSink": "recorder.write._sink",
+    "ExportResult": "recorder.write._sink",
+    "Processor": "recorder.write._sink",
+    "Sink": "recorder.write._sink",
+    "StatsAware": "recorder.write._sink",
+    "IterationSpan": "recorder.store._summary",
+    "RunSummary": "recorder.store._summary",
+    "UPCASTERS": "recorder.store._upcast",
+    "upcast": "recorder.store._upcast",
+    "VerifyResult": "recorder.store._verify",
+    "verify_run": "recorder.store._verify",
+    "VIEWS": "recorder.store._views",
 }
 """Where each public name lives: imported on first use, so a command that reads the
 store does not pay for the writer, the processors and the verifier (and the other way round)."""

@@ -26,8 +26,8 @@ import os
 import re
 from typing import Any
 
-from recorder._layout import BLOBS, EVENTS, STATS
-from recorder._views import VIEWS
+from recorder.store._views import VIEWS
+from recorder.write._layout import BLOBS, EVENTS, STATS
 
 __all__ = ["DUCKDB_ONLY", "SPARK_VIEWS", "register_views", "to_spark"]
 

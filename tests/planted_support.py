@@ -12,6 +12,8 @@ from recorder import ParquetSink, Recorder
 
 ROOT = Path(__file__).resolve().parents[1]
 PLANTED = ROOT / "examples" / "planted"
+if str(PLANTED) not in sys.path:  # main() imports the folder's _record, as a script does
+    sys.path.append(str(PLANTED))
 
 # Each example's expected outcome of `footprint why last --agent examples/planted/X.py:make_agent`.
 CONFIRMS_INJECTION = ("wrong_fact", "wrong_rag_chunk", "steering_over_fact", "skill_wrong_tool",

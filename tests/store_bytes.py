@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 
-from recorder._discover import read_live
+from recorder.store._discover import read_live
 
 
 def every_byte(root: Path) -> bytes:

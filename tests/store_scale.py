@@ -119,3 +119,11 @@ def write_many_runs(path: Path, runs: int, *, iterations: int = 3, together: int
             sink.export(pending)
     finally:
         sink.shutdown()
+
+
+def one_run_per_segment(folder: Path, runs: int, iterations: int) -> Path:
+    """``folder/store`` with ``runs`` runs of ``iterations`` iterations, each in its own
+    segment (damage to one file touches one run); the store's path."""
+    root = folder / "store"
+    write_many_runs(root, runs, iterations=iterations, together=1)
+    return root

@@ -23,8 +23,6 @@ from __future__ import annotations
 
 import json
 import re
-import secrets
-import sys
 
 from footprint import (
     Agent,
@@ -33,7 +31,6 @@ from footprint import (
     InjectionContext,
     RunResult,
     StepClock,
-    SystemClock,
     define_fact,
     define_instruction,
     define_steering,
@@ -111,20 +108,10 @@ def converse(agent: Agent) -> RunResult:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Record one run into the store (``argv[0]``, else the default store)."""
-    from recorder import ParquetSink, Recorder, default_store_path
+    """Record one conversation into the store (``argv[0]``, else the default store)."""
+    from _record import record  # examples/planted/_record.py: the scripts' shared part
 
-    args = sys.argv[1:] if argv is None else argv
-    recorder = Recorder(sinks=[ParquetSink(args[0] if args else default_store_path())])
-    try:
-        # a real clock, so `why last` finds the newest recording; a fresh seed for each one
-        agent = make_agent(sink=recorder, clock=SystemClock(), seed=secrets.randbits(32))
-        result = converse(agent)
-    finally:
-        recorder.close()
-    print(result.answer)
-    print("explain: footprint why last --agent examples/planted/early_instruction.py:make_agent")
-    return 0
+    return record(make_agent, converse, __file__, argv)
 
 
 if __name__ == "__main__":

@@ -2,6 +2,9 @@
 
 Importing this package imports Textual; the CLI imports it only inside
 ``footprint lens`` so ``footprint --help`` stays fast.
+
+May import: ``footprint``, ``recorder``, ``lens.playback`` and ``lens.explain``;
+never ``lens.cli`` or the public API module.
 """
 
 from lens.tui.app import LensApp, View

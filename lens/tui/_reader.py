@@ -23,7 +23,7 @@ import pyarrow as pa
 from footprint.events import ContextInjected, Event, LLMStart, from_record
 from lens.tui._model import Iteration, build_iteration, request_messages
 from recorder import upcast
-from recorder._rows import BLOB_KEY, ENVELOPE_NAMES
+from recorder.write._rows import BLOB_KEY, ENVELOPE_NAMES
 
 if TYPE_CHECKING:
     from recorder import Store

@@ -16,7 +16,7 @@ from footprint.events import (
     ToolEnd,
     ToolStart,
 )
-from lens._cmd_common import clip
+from lens.playback._stream import clip
 
 __all__ = ["clip", "condition_text", "move_text", "summarize", "value_text"]
 

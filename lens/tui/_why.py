@@ -15,7 +15,7 @@ from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
 from footprint.events import ContextInjected, Event, LLMEnd, LLMStart
-from lens._custody import Custody, Piece, answer_custody
+from lens.explain._custody import Custody, Piece, answer_custody
 from lens.tui._base import RunScreen
 from lens.tui._model import request_messages
 from lens.tui._reader import RunReader

@@ -4,7 +4,11 @@
 thread, exported on their own); ``OTelIds`` derives the trace id from the
 run id and span ids from span keys, so ``Recorder(processors=[sink.stamp])``
 writes the very same ids into the Parquet record; ``export_otlp`` replays a
-stored run to an OTLP endpoint with its original timestamps.
+stored run to an OTLP endpoint with its original timestamps (one process,
+or split across processes at iteration ends: ``_chunks``, sharing ``_pump``).
+
+May import: ``footprint``, ``recorder.write`` and ``recorder.store``; never
+``recorder.ingest``.
 """
 
 from recorder.otel._backfill import BackfillResult, export_events, export_otlp

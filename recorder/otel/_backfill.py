@@ -7,30 +7,27 @@ live sink, so a backfilled run and a live-exported one are the same trace.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from opentelemetry.sdk.resources import Resource
-from opentelemetry.sdk.trace import ReadableSpan
-from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
+from opentelemetry.sdk.trace.export import SpanExporter
 
 from footprint._errors import RunError
 from footprint.events import EventBase
 from recorder.otel._chunks import Piece, Target, export_split, plan, processes_for
 from recorder.otel._ids import trace_id_of
 from recorder.otel._mapping import RunTrace, SpanRecord
+from recorder.otel._pump import Options, Progress, pump
 from recorder.otel._setup import capture_content_from_env
 from recorder.otel._spans import SpanFactory
 
 if TYPE_CHECKING:
-    from recorder._catalog import Store as StoreT
+    from recorder.store._catalog import Store as StoreT
 
 __all__ = ["BackfillResult", "export_events", "export_otlp"]
 
-_BATCH = 512
-Progress = Callable[[int], None]
-"""Called with the number of events mapped so far."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -60,15 +57,7 @@ def _records(events: Iterable[EventBase], content: bool, limit: int,
         yield trace.run_id, trace.finish()
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class _Options:
-    content: bool
-    limit: int
-    openinference: bool
-    resource: Resource | None
-
-
-def _stream(events: Iterable[EventBase], exporter: SpanExporter, options: _Options,
+def _stream(events: Iterable[EventBase], exporter: SpanExporter, options: Options,
             progress: Progress | None = None) -> BackfillResult:
     """Map the events (one run, seq order) to spans and export them ``_BATCH`` at a time."""
     factory = SpanFactory(options.resource or Resource.create())
@@ -79,38 +68,10 @@ def _stream(events: Iterable[EventBase], exporter: SpanExporter, options: _Optio
     return BackfillResult(run_id=run_id, trace_id=f"{trace_id_of(run_id):032x}", spans=sent)
 
 
-def pump(ended: Iterable[tuple[str, list[SpanRecord]]], factory: SpanFactory,
-         exporter: SpanExporter, progress: Progress | None = None) -> tuple[str | None, int]:
-    """Build and send the spans ``(run id, spans ended)`` hand over, ``_BATCH`` at a time;
-    ``progress(n)`` after each batch, ``n`` the pairs taken so far (one per event)."""
-    pending: list[ReadableSpan] = []
-    sent = 0
-    run_id: str | None = None
-    for done, (run_id, spans) in enumerate(ended, 1):
-        pending.extend(factory.build(run_id, spans))
-        if len(pending) >= _BATCH:
-            sent += _send(exporter, pending, run_id)
-            pending = []
-            if progress is not None:
-                progress(done)
-    if run_id is not None:
-        sent += _send(exporter, pending, run_id)
-    return run_id, sent
-
-
-def _send(exporter: SpanExporter, spans: list[ReadableSpan], run_id: str) -> int:
-    if spans and exporter.export(spans) is not SpanExportResult.SUCCESS:
-        raise RunError(
-            f"the OTLP endpoint refused or did not take {len(spans)} spans of run "
-            f"{run_id!r}; check --endpoint and that a collector listens there, then retry"
-        )
-    return len(spans)
-
-
-def _split(store: StoreT, run_id: str, options: _Options,
+def _split(store: StoreT, run_id: str, options: Options,
            processes: int | None) -> list[Piece]:
     """The pieces to export in parallel, or ``[]`` for one process."""
-    from recorder._reader import StoreReader
+    from recorder.store._reader import StoreReader
 
     if processes == 1 or options.content:
         return []
@@ -130,7 +91,7 @@ def export_events(events: Iterable[EventBase], exporter: SpanExporter, *,
             f"export_events got events of several runs ({ordered[0].run_id!r}, "
             f"{others[0]!r}…); export one run at a time"
         )
-    return _stream(ordered, exporter, _Options(content=capture_content, limit=content_limit,
+    return _stream(ordered, exporter, Options(content=capture_content, limit=content_limit,
                                                openinference=openinference,
                                                resource=resource))
 
@@ -164,12 +125,12 @@ def export_otlp(
     main module, whose top-level code must then sit under
     ``if __name__ == "__main__":``.
     """
-    from recorder._catalog import Store, open_store
+    from recorder.store._catalog import Store, open_store
 
     if processes is not None:
         processes_for(0, processes)  # a bad count is refused before anything is read
     content = capture_content_from_env() if capture_content is None else capture_content
-    options = _Options(content=content, limit=16384, openinference=openinference,
+    options = Options(content=content, limit=16384, openinference=openinference,
                        resource=None)
     target = Target(protocol, endpoint, timeout_s, tuple((headers or {}).items()))
     opened = store if isinstance(store, Store) else open_store(store)
@@ -181,12 +142,12 @@ def export_otlp(
             opened.close()
 
 
-def _export_from(store: StoreT, run_id: str, options: _Options, target: Target,
+def _export_from(store: StoreT, run_id: str, options: Options, target: Target,
                  exporter: SpanExporter | None, processes: int | None,
                  progress: Progress | None) -> BackfillResult:
     """One run of an open store: in pieces across processes, or streamed here."""
-    from recorder._query import EventQuery
-    from recorder._reader import StoreReader
+    from recorder.store._query import EventQuery
+    from recorder.store._reader import StoreReader
 
     split = _split(store, run_id, options, processes if exporter is None else 1)
     if split:

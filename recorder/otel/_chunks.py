@@ -29,12 +29,12 @@ from opentelemetry.sdk.trace.export import SpanExporter
 from footprint._errors import ConfigError
 from recorder.otel._ids import _KIND, _ROOT
 from recorder.otel._mapping import RunTrace, SpanRecord, TracePart
+from recorder.otel._pump import Options, Progress, pump
 from recorder.otel._setup import otlp_exporter
 from recorder.otel._spans import SpanFactory
 
 if TYPE_CHECKING:
-    from recorder._catalog import Store
-    from recorder.otel._backfill import Progress, _Options
+    from recorder.store._base import StoreView as Store
 
 __all__ = ["MIN_EVENTS", "Piece", "Target", "export_split", "plan", "processes_for"]
 
@@ -126,12 +126,10 @@ def plan(store: Store, run_id: str, parts: int) -> list[Piece]:
     return [Piece(s, e, after) for (s, after), e in zip(starts, ends_at, strict=True)]
 
 
-def _send_piece(store: Store, run_id: str, piece: Piece, options: _Options,
+def _send_piece(store: Store, run_id: str, piece: Piece, options: Options,
                 exporter: SpanExporter, progress: Progress | None) -> tuple[int, RunTrace]:
-    from recorder._query import EventQuery
-    from recorder._reader import StoreReader
-    from recorder.otel._backfill import pump
-
+    from recorder.store._query import EventQuery
+    from recorder.store._reader import StoreReader
     trace = RunTrace(run_id, content=options.content, content_limit=options.limit,
                      openinference=options.openinference, part=True, after_iteration=piece.after)
     events = StoreReader(store).events(EventQuery(run_id=run_id,
@@ -155,7 +153,7 @@ _done: Any = None  # a worker's shared counters (one per piece), set by _start
 
 
 def _start(counters: Any) -> None:
-    from recorder._owned import tune_collector
+    from recorder.store._owned import tune_collector
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to act on
     global _done
@@ -163,10 +161,10 @@ def _start(counters: Any) -> None:
     tune_collector()
 
 
-def _work(root: str, run_id: str, piece: Piece, options: _Options, target: Target,
+def _work(root: str, run_id: str, piece: Piece, options: Options, target: Target,
           slot: int) -> tuple[int, TracePart]:
     """A worker: read, map and send one piece; hand back what it left open."""
-    from recorder._catalog import open_store
+    from recorder.store._catalog import open_store
 
     def tick(n: int) -> None:
         _done[slot] = n
@@ -183,7 +181,7 @@ def _work(root: str, run_id: str, piece: Piece, options: _Options, target: Targe
         store.close()
 
 
-def export_split(store: Store, run_id: str, pieces: Sequence[Piece], options: _Options,
+def export_split(store: Store, run_id: str, pieces: Sequence[Piece], options: Options,
                  target: Target, progress: Progress | None = None) -> int:
     """Export the run in ``pieces`` (from :func:`plan`), one process each; the spans sent."""
     resource = options.resource or Resource.create()
@@ -236,11 +234,9 @@ def _results(futures: list[Future[tuple[int, TracePart]]],
     return [f.result() for f in futures]
 
 
-def _finish(trace: RunTrace, parts: list[TracePart], options: _Options,
+def _finish(trace: RunTrace, parts: list[TracePart], options: Options,
             exporter: SpanExporter) -> int:
     """Merge the later pieces' parts in order; close and send the root and what is open."""
-    from recorder.otel._backfill import pump
-
     for part in parts:
         trace.merge(part)
     factory = SpanFactory(options.resource or Resource.create())  # set by export_split

@@ -21,11 +21,11 @@ from opentelemetry.trace import SpanKind
 
 from footprint._errors import ConfigError
 from footprint.events import TERMINAL_TYPES, EventBase
-from recorder._sink import ExportResult
 from recorder.otel._ids import OTelIds
 from recorder.otel._mapping import RunTrace, SpanRecord
 from recorder.otel._setup import capture_content_from_env, resolve_pipeline
 from recorder.otel._spans import SpanFactory
+from recorder.write._sink import ExportResult
 
 __all__ = ["OTelSink", "OTelStats"]
 

@@ -15,10 +15,10 @@ import time
 from collections.abc import Callable
 
 from footprint.events import ListSink
-from lens._diff import diff_runs
 from lens._examples.support_desk import PLANTED_FACT, make_agent
-from lens._replay import replay
-from lens._why import why
+from lens.explain._why import why
+from lens.playback._diff import diff_runs
+from lens.playback._replay import replay
 
 
 def _median_ms(work: Callable[[], object], repeats: int) -> float:

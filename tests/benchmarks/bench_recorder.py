@@ -41,8 +41,8 @@ from footprint.events import (
     ToolStart,
 )
 from recorder import EVENT_SCHEMA, ParquetSink, Recorder, open_store
-from recorder._chain import CHAIN_FORMAT
-from recorder._segment import parquet_options
+from recorder.write._chain import CHAIN_FORMAT
+from recorder.write._segment import parquet_options
 
 _T0 = 1_700_000_000_000_000_000
 _LAYOUT = CHAIN_FORMAT.replace("/", "")  # the cached big store is rebuilt when the layout changes
@@ -131,7 +131,7 @@ def _emit_and_throughput(n: int) -> tuple[float, float, float]:
 
 def _convert_us(n: int) -> float:
     """CPU µs per event of ``RowBuilder.take`` on the benchmark mix, best of three passes."""
-    from recorder._rows import RowBuilder
+    from recorder.write._rows import RowBuilder
 
     events = [_event(f"conv-{i // 10_000:04d}", i % 10_000) for i in range(n)]
     passes = []
@@ -147,7 +147,7 @@ def _convert_us(n: int) -> float:
 
 def _template(rows: int) -> pa.Table:
     """One run's rows in the store schema, built through the real row builder."""
-    from recorder._rows import RowBuilder
+    from recorder.write._rows import RowBuilder
 
     builder = RowBuilder()
     builder.add_all(_event("template", s) for s in range(rows))

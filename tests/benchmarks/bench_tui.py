@@ -280,7 +280,7 @@ if __name__ == "__main__":
     if len(sys.argv) == 4 and sys.argv[1] == "--child":
         sys.path.insert(0, str(ROOT))
         os.environ.setdefault("TEXTUAL_ANIMATIONS", "none")
-        from lens.cli import _tune_process
+        from lens.cli._main import _tune_process
 
         _tune_process()  # what the footprint executable does before `lens` runs
         _child(sys.argv[2], sys.argv[3])

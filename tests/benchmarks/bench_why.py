@@ -4,7 +4,7 @@
 ``footprint why RUN --json`` without an agent (correlational), run in process
 exactly as the CLI runs it (open the store, resolve the run, walk, render) and
 with the collector settings the ``footprint`` process gives itself
-(``lens.cli._tune_process``: the heap frozen, fewer passes; restored after),
+(``lens.cli._main._tune_process``: the heap frozen, fewer passes; restored after),
 so the figure does not depend on how big the benchmark's own heap has grown; on
 a generated ~10k-event run in a store: an agent with 18 always-on pieces
 (steering and facts) that makes ~320 tool calls before answering, so its
@@ -48,7 +48,7 @@ from footprint import (
 )
 from footprint.providers import LLMRequest, Reply, call
 from recorder import ParquetSink, Recorder
-from recorder._owned import tune_collector
+from recorder.store._owned import tune_collector
 
 TESTS = Path(__file__).resolve().parents[1]
 if str(TESTS) not in sys.path:

@@ -15,8 +15,8 @@ import pytest
 
 from footprint.agent import SeededIds
 from lens._examples.support_desk import make_agent
-from lens._exits import EXIT_CODES
 from lens.cli import build_parser, main
+from lens.cli._exits import EXIT_CODES
 from recorder import ParquetSink, Recorder
 
 HUGE = "9" * 40

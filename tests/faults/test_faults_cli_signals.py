@@ -20,7 +20,7 @@ import pytest
 
 from footprint.agent import SeededIds
 from lens._examples.support_desk import make_agent
-from lens._exits import EXIT_CODES
+from lens.cli._exits import EXIT_CODES
 from recorder import ParquetSink, Recorder
 
 DESK = "lens._examples.support_desk:make_agent"

@@ -19,7 +19,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from store_scale import run_id_of, write_many_runs
+from store_scale import one_run_per_segment, run_id_of
 
 from recorder import (
     EventQuery,
@@ -36,9 +36,7 @@ RUNS = 4
 
 @pytest.fixture(scope="module")
 def pristine(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = tmp_path_factory.mktemp("damage") / "store"
-    write_many_runs(root, RUNS, iterations=3, together=1)
-    return root
+    return one_run_per_segment(tmp_path_factory.mktemp("damage"), RUNS, 3)
 
 
 @pytest.fixture

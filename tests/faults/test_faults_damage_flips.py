@@ -14,7 +14,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from store_scale import run_id_of, write_many_runs
+from store_scale import one_run_per_segment, run_id_of
 
 from lens.cli import main
 
@@ -24,9 +24,7 @@ FLIPS = 24
 
 @pytest.fixture(scope="module")
 def pristine(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = tmp_path_factory.mktemp("flips") / "store"
-    write_many_runs(root, RUNS, iterations=4, together=1)
-    return root
+    return one_run_per_segment(tmp_path_factory.mktemp("flips"), RUNS, 4)
 
 
 def _flip(root: Path, seed: int) -> Path:

@@ -20,7 +20,7 @@ import pytest
 from footprint.agent import SeededIds
 from lens._examples.support_desk import make_agent
 from recorder import ParquetSink, Recorder, SqlRefused, open_store
-from recorder._sandbox import Sandbox
+from recorder.store._sandbox import Sandbox
 
 # {sealed} is one of the store's own Parquet files, {out} a path outside the store
 ESCAPES = [

@@ -9,8 +9,8 @@ import pytest
 
 from footprint.events import RunStart
 from lens._examples.support_desk import make_agent
-from lens._snapshot import Recording
 from lens.cli import main as footprint
+from lens.playback._snapshot import Recording
 from recorder import ParquetSink, Recorder, Redactor, open_store
 
 DESK = "lens._examples.support_desk:make_agent"

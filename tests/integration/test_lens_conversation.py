@@ -31,8 +31,8 @@ from footprint import (
 from footprint._errors import ConfigError, RunError
 from footprint.events import EventSink, ToolEnd, TurnRouted
 from footprint.providers import LLMRequest, Reply
-from lens import _cmd_replay
-from lens._conversation import (
+from lens.cli import _replay as _cmd_replay
+from lens.playback._conversation import (
     conversation_of,
     replay_conversation,
     restore_turn,

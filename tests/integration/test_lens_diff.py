@@ -11,9 +11,9 @@ from hypothesis import strategies as st
 
 from footprint.events import ListSink
 from footprint.events._envelope import EventBase
-from lens import _cmd_diff
-from lens._diff import diff_runs, render_diff
 from lens._examples.support_desk import PLANTED_FACT, make_agent
+from lens.cli import _diff as _cmd_diff
+from lens.playback._diff import diff_runs, render_diff
 from recorder import ParquetSink, Recorder
 
 

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from lens import _cmd_replay
 from lens._examples.support_desk import PLANTED_FACT, make_agent
+from lens.cli import _replay as _cmd_replay
 from recorder import ParquetSink, Recorder
 
 DESK = "lens._examples.support_desk:make_agent"

@@ -16,10 +16,10 @@ import why_agents as W
 
 from footprint import Agent
 from footprint.events import EventSink, ListSink
-from lens import _cmd_why
 from lens._examples.support_desk import PLANTED_FACT, make_agent
-from lens._why import why
-from lens._why_report import WhyReport, render_why, schema, why_dict, why_json
+from lens.cli import _why as _cmd_why
+from lens.explain._report import WhyReport, render_why, schema, why_dict, why_json
+from lens.explain._why import why
 from recorder import ParquetSink, Recorder
 
 DESK = "lens._examples.support_desk:make_agent"

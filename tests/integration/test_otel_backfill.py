@@ -13,7 +13,7 @@ from otel_runs import scripted_run
 from otlp_receiver import GrpcReceiver, HttpReceiver, ReceivedSpan, down_endpoint, tree
 
 from footprint._errors import RunError
-from lens import _cmd_export_otlp
+from lens.cli import _export_otlp as _cmd_export_otlp
 from recorder import ParquetSink, Recorder
 from recorder.otel import OTelSink, export_otlp, otlp_exporter, trace_id_of
 

@@ -18,7 +18,7 @@ from store_scale import run_events, run_id_of
 
 from footprint._errors import ConfigError, RunError
 from footprint.events import Event, RunEnd
-from lens import _cmd_export_otlp
+from lens.cli import _export_otlp as _cmd_export_otlp
 from recorder import ParquetSink, Recorder, open_store
 from recorder.otel import export_otlp
 from recorder.otel._chunks import MIN_EVENTS, plan, processes_for

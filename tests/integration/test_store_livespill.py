@@ -12,9 +12,9 @@ import pyarrow as pa
 import pytest
 
 from recorder import EventQuery, StoreReader, open_store, verify_run
-from recorder._discover import read_live
-from recorder._livespill import LiveSpill
-from recorder._rows import EVENT_SCHEMA
+from recorder.store._discover import read_live
+from recorder.store._livespill import LiveSpill
+from recorder.write._rows import EVENT_SCHEMA
 
 HERE = Path(__file__).resolve().parent
 EVENTS = 3_000

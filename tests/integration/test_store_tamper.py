@@ -33,10 +33,10 @@ N = 40
 def verify_window(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
     """Every verdict below holds whatever window the walk reads the run in (a head, a
     block or a tampered record falling on a window's edge)."""
-    import recorder._verify
+    import recorder.store._verify
 
     if request.param is not None:
-        monkeypatch.setattr(recorder._verify, "WINDOW", request.param)
+        monkeypatch.setattr(recorder.store._verify, "WINDOW", request.param)
 
 
 def _events(run_id: str = "run-t") -> list[Event]:

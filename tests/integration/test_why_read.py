@@ -17,7 +17,7 @@ import pytest
 from footprint import Agent, FunctionModel, StepClock, define_fact, define_steering
 from footprint.providers import LLMRequest, Reply, call
 from lens import why
-from lens._why_report import why_dict
+from lens.explain._report import why_dict
 from recorder import ParquetSink, Recorder, open_store
 
 PAGES = 12
@@ -49,7 +49,7 @@ def store(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def _report(store: Path, *, every_reply: bool, monkeypatch: pytest.MonkeyPatch,
             step: str | None = None) -> dict[str, Any]:
-    import lens._why as module
+    import lens.explain._why as module
 
     load = module._load
     monkeypatch.setattr(module, "_load", lambda source, run, at, reruns: load(

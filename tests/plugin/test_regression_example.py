@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from lens._snapshot import Recording
+from lens.playback._snapshot import Recording
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "regression"
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from footprint._errors import ConfigError
-from lens import _cmd_lens
+from lens.cli import _lens as _cmd_lens
 from lens.tui import LensApp
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -54,7 +54,7 @@ def test_given_a_good_run_when_lens_runs_then_the_app_opens_on_it_with_follow(
 
 def test_given_a_fresh_interpreter_when_the_lens_command_module_loads_then_textual_does_not(
 ) -> None:
-    probe = ("import sys, lens._cmd_lens\n"
+    probe = ("import sys, lens.cli._lens\n"
              "print(sorted(m for m in ('textual', 'duckdb') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
                          check=True, cwd=ROOT)

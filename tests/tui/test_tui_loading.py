@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 from textual.widgets import Static
-from tui_support import settle
+from tui_support import SIZE, settle
 
 from lens.tui import LensApp, View
 from lens.tui._decisions import DecisionsScreen
@@ -20,7 +20,6 @@ from lens.tui._lines import VirtualList
 from lens.tui._skills import SkillsScreen
 from lens.tui._timeline import TimelineScreen
 
-SIZE = (120, 40)
 Snap = Callable[..., bool]
 
 

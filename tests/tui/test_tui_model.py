@@ -16,8 +16,8 @@ from footprint.events import (
     SkillRejected,
     ToolStart,
 )
-from lens._custody import answer_custody
 from lens._examples.support_desk import PLANTED_FACT
+from lens.explain._custody import answer_custody
 from lens.tui._model import SLOTS, build_run
 from lens.tui._rows import EventRows, parse_filter
 from lens.tui._summary import clip, summarize

@@ -5,9 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from rich.text import Text
 from textual.widgets import Input, OptionList, Static, TabbedContent
-from tui_support import settle
+from tui_support import lens_on, settle, text_of
 
 from footprint._errors import ConfigError
 from lens.tui import LensApp
@@ -19,21 +18,13 @@ from lens.tui._sql import SqlLines, SqlScreen
 from lens.tui._timeline import TimelineScreen
 from lens.tui._why import WhyScreen
 
-SIZE = (120, 40)
-
-
-def text_of(widget: Static) -> str:
-    content = widget.content
-    return content.plain if isinstance(content, Text) else str(content)
-
 
 async def test_given_the_runs_table_when_enter_is_pressed_then_the_timeline_of_that_run_opens(
     desk_store: tuple[Path, str],
 ) -> None:
     path, run_id = desk_store
-    app = LensApp(path)
-    async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
+    async with lens_on(path, None) as pilot:
+        app = pilot.app
         assert isinstance(app.screen, RunsScreen)
         table = app.screen.query_one(RunLines)
         assert table.count == 1 and cells(table.rows[0])[1] == run_id[:13] + "…"
@@ -50,9 +41,8 @@ async def test_given_the_runs_table_when_enter_is_pressed_then_the_timeline_of_t
 async def test_given_the_timeline_when_iteration_keys_are_pressed_then_the_selection_moves(
     desk_store: tuple[Path, str],
 ) -> None:
-    app = LensApp(desk_store[0], run="last")
-    async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
+    async with lens_on(desk_store[0]) as pilot:
+        app = pilot.app
         screen = app.screen
         assert isinstance(screen, TimelineScreen) and screen.index == 0
         await pilot.press("left")
@@ -75,9 +65,8 @@ async def test_given_the_timeline_when_iteration_keys_are_pressed_then_the_selec
 async def test_given_a_block_when_highlighted_then_the_inspector_names_hash_reason_and_admitter(
     desk_store: tuple[Path, str],
 ) -> None:
-    app = LensApp(desk_store[0], run="last")
-    async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
+    async with lens_on(desk_store[0]) as pilot:
+        app = pilot.app
         screen = app.screen
         assert isinstance(screen, TimelineScreen)
         await pilot.press("right", "right")  # iteration 3: billing → refund by route
@@ -99,8 +88,8 @@ async def test_given_a_block_when_highlighted_then_the_inspector_names_hash_reas
 async def test_given_the_decisions_screen_when_a_prefix_is_typed_then_only_those_events_list(
     desk_store: tuple[Path, str],
 ) -> None:
-    app = LensApp(desk_store[0], run="last")
-    async with app.run_test(size=SIZE) as pilot:
+    async with lens_on(desk_store[0], settled=False) as pilot:
+        app = pilot.app
         await pilot.press("d")
         await settle(pilot)
         screen = app.screen
@@ -125,8 +114,8 @@ async def test_given_the_decisions_screen_when_a_prefix_is_typed_then_only_those
 async def test_given_a_run_when_s_and_w_are_pressed_then_skills_and_why_show_their_evidence(
     desk_store: tuple[Path, str],
 ) -> None:
-    app = LensApp(desk_store[0], run="last")
-    async with app.run_test(size=SIZE) as pilot:
+    async with lens_on(desk_store[0], settled=False) as pilot:
+        app = pilot.app
         await pilot.press("s")
         await settle(pilot)
         assert isinstance(app.screen, SkillsScreen)
@@ -155,8 +144,8 @@ async def test_given_a_run_when_s_and_w_are_pressed_then_skills_and_why_show_the
 async def test_given_the_sql_console_when_good_then_bad_queries_run_then_rows_then_inline_error(
     desk_store: tuple[Path, str],
 ) -> None:
-    app = LensApp(desk_store[0])
-    async with app.run_test(size=SIZE) as pilot:
+    async with lens_on(desk_store[0], None, settled=False) as pilot:
+        app = pilot.app
         await pilot.press("colon")
         assert isinstance(app.screen, SqlScreen)
         query = app.screen.query_one(Input)
@@ -181,9 +170,8 @@ async def test_given_the_sql_console_when_good_then_bad_queries_run_then_rows_th
 async def test_given_no_run_selected_when_a_run_screen_key_is_pressed_then_the_runs_stay(
     desk_store: tuple[Path, str],
 ) -> None:
-    app = LensApp(desk_store[0])
-    async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
+    async with lens_on(desk_store[0], None) as pilot:
+        app = pilot.app
         app.screen.query_one(RunLines).blur()
         await pilot.press("w")
         assert isinstance(app.screen, RunsScreen)

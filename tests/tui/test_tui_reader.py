@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from footprint.events import Event
-from lens._custody import answer_custody
+from lens.explain._custody import answer_custody
 from lens.tui._model import build_run
 from lens.tui._reader import ReaderClosed, RunReader, StoreGate
 from lens.tui._rows import COLUMNS, EventRows

@@ -9,14 +9,11 @@ from textual.app import App, ComposeResult
 from textual.containers import VerticalScroll
 from textual.widgets import Static
 from textual.widgets._footer import FooterKey
-from tui_support import settle
+from tui_support import lens_on, settle
 
-from lens.tui import LensApp
 from lens.tui._base import LensFooter, update_fitted
 from lens.tui._decisions import DecisionsScreen
 from lens.tui._timeline import TimelineScreen
-
-SIZE = (120, 40)
 
 
 def _keys(app: App[None]) -> list[FooterKey]:
@@ -26,9 +23,8 @@ def _keys(app: App[None]) -> list[FooterKey]:
 async def test_given_the_timeline_when_iterations_change_then_the_footer_keys_are_kept(
     desk_store: tuple[Path, str],
 ) -> None:
-    app = LensApp(desk_store[0], run="last")
-    async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
+    async with lens_on(desk_store[0]) as pilot:
+        app = pilot.app
         assert isinstance(app.screen, TimelineScreen)
         before = _keys(app)
         assert before and any(k.description == "Next iter" for k in before)
@@ -40,9 +36,8 @@ async def test_given_the_timeline_when_iterations_change_then_the_footer_keys_ar
 async def test_given_another_screen_when_its_keys_differ_then_its_footer_shows_them(
     desk_store: tuple[Path, str],
 ) -> None:
-    app = LensApp(desk_store[0], run="last")
-    async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
+    async with lens_on(desk_store[0]) as pilot:
+        app = pilot.app
         await pilot.press("d")
         await settle(pilot)
         assert isinstance(app.screen, DecisionsScreen)
@@ -86,9 +81,8 @@ async def test_given_a_step_when_another_tab_opens_then_it_lists_that_iterations
 
     from lens.tui._timeline import block_prompt
 
-    app = LensApp(desk_store[0], run="last")
-    async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
+    async with lens_on(desk_store[0]) as pilot:
+        app = pilot.app
         screen = app.screen
         assert isinstance(screen, TimelineScreen)
         await pilot.press("right", "right")

@@ -10,11 +10,10 @@ from pathlib import Path
 from typing import Any
 
 from textual.pilot import Pilot
-from tui_support import record_desk, settle
+from tui_support import SIZE, record_desk, settle
 
 from lens.tui import LensApp
 
-SIZE = (120, 40)
 Snap = Callable[..., bool]
 
 

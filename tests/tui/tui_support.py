@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
+from rich.text import Text
 from textual.pilot import Pilot
+from textual.widgets import Static
 
 from footprint.agent import SeededIds
 from footprint.events import (
@@ -22,9 +25,12 @@ from footprint.events import (
     ToolStart,
 )
 from lens._examples.support_desk import DEFAULT_SEED, make_agent
+from lens.tui import LensApp
 from recorder import ParquetSink, Recorder
 
 BIG_RUN = "0190aaaa-0000-7000-8000-000000000100"
+SIZE = (120, 40)
+"""The terminal the lens tests run in (columns, rows)."""
 
 
 def _event(seq: int, iteration: int) -> Event:
@@ -172,3 +178,21 @@ async def settle(pilot: Pilot[Any], seconds: float = 20.0, quiet_s: float = 0.2)
             return
         await asyncio.sleep(0.01)
     raise AssertionError(f"the lens was still reading after {seconds} s")
+
+
+@contextlib.asynccontextmanager
+async def lens_on(store: Path, run: str | None = "last", *, settled: bool = True,
+                  **options: Any) -> AsyncIterator[Pilot[Any]]:
+    """The lens opened on ``store`` (at ``run``; ``None`` for the runs list) under a Pilot,
+    in a ``SIZE`` terminal, and settled first unless ``settled=False``."""
+    app = LensApp(store, run=run, **options)
+    async with app.run_test(size=SIZE) as pilot:
+        if settled:
+            await settle(pilot)
+        yield pilot
+
+
+def text_of(widget: Static) -> str:
+    """The plain text a ``Static`` shows."""
+    content = widget.content
+    return content.plain if isinstance(content, Text) else str(content)

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from recorder._chain import ENVELOPE_ORDER, envelope_canonical, envelope_values_canonical
+from recorder.write._chain import ENVELOPE_ORDER, envelope_canonical, envelope_values_canonical
 
 VALUE = st.one_of(
     st.none(),

@@ -6,8 +6,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from footprint.events import ListSink
-from lens._custody import answer_custody, overlap
 from lens._examples.support_desk import PLANTED_FACT, make_agent
+from lens.explain._custody import answer_custody, overlap
 
 
 def _recorded(**kw: object) -> ListSink:

@@ -24,15 +24,15 @@ from footprint.agent._compose import content_hash
 from footprint.agent._wire import request_json
 from footprint.events import ListSink, LLMEnd, LLMStart, ToolEnd
 from footprint.providers import LLMRequest, Message, Reply, ToolCall, ToolSpec, call
-from lens._cassette import (
+from lens._examples.support_desk import make_agent as make_desk
+from lens.playback._cassette import (
     ReplayDivergence,
     ReplayModel,
     ReplayTools,
     own_result,
     request_parts_diff,
 )
-from lens._examples.support_desk import make_agent as make_desk
-from lens._replay import replay
+from lens.playback._replay import replay
 
 
 def _lookup(order_id: str) -> str:

@@ -31,7 +31,7 @@ from footprint.events import (
     payload_of,
     to_record,
 )
-from recorder._chain import (
+from recorder.write._chain import (
     ENVELOPE_ORDER,
     envelope_canonical,
     extend_checks,
@@ -39,11 +39,11 @@ from recorder._chain import (
     record_canonical,
     row_check,
 )
-from recorder._extract import dumps_each
-from recorder._hot import HOT_FIELDS, hot_fields
-from recorder._link import RunHeads, _framed_eagerly, framed_records
-from recorder._rows import BLOB_KEY, EVENT_SCHEMA, RowBuilder
-from recorder._writer import FileWorker
+from recorder.write._extract import dumps_each
+from recorder.write._hot import HOT_FIELDS, hot_fields
+from recorder.write._link import RunHeads, _framed_eagerly, framed_records
+from recorder.write._rows import BLOB_KEY, EVENT_SCHEMA, RowBuilder
+from recorder.write._writer import FileWorker
 
 _TEXT = st.text(alphabet=st.characters(exclude_categories=("Cs",)), max_size=30)
 _INT = st.integers(min_value=-(2**63), max_value=2**63 - 1)
@@ -410,6 +410,6 @@ def test_given_a_batch_of_thousands_when_linked_then_only_its_end_gets_a_head() 
 def test_given_any_texts_when_made_a_column_then_it_equals_arrows_own_conversion(
     values: list[str | None],
 ) -> None:
-    from recorder._columns import text_column
+    from recorder.write._columns import text_column
 
     assert text_column(values).equals(pa.array(values, pa.string()))

@@ -20,7 +20,7 @@ from footprint.events import (
     to_record,
 )
 from recorder import HOT_FIELDS, ParquetSink, Recorder, open_store, upcast, verify_run
-from recorder._rows import hot_fields
+from recorder.write._rows import hot_fields
 
 
 def test_given_a_cursor_move_when_lifted_then_from_to_and_by_are_columns() -> None:
@@ -120,7 +120,7 @@ def test_given_a_run_across_utc_midnight_when_sealed_then_one_file_per_day_and_i
 def test_given_the_heads_failing_when_recorded_then_the_rows_are_kept_and_the_run_flagged(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from recorder import _link
+    from recorder.write import _link
 
     def broken(self: object, *args: object) -> object:
         raise MemoryError("no room for the frames")

@@ -20,10 +20,10 @@ from dataclasses import dataclass
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from lens._why_candidates import Removal
-from lens._why_rerun import Rerun
-from lens._why_search import search
-from lens._why_stats import Tally
+from lens.explain._candidates import Removal
+from lens.explain._rerun import Rerun
+from lens.explain._search import search
+from lens.explain._stats import Tally
 
 ALPHA = 0.05
 

@@ -10,8 +10,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from footprint._errors import ConfigError
-from lens._why_outcome import changes, is_redacted, make_comparator, normalise
-from lens._why_stats import Tally, fisher_greater, judge, seeds_needed, sequential
+from lens.explain._outcome import changes, is_redacted, make_comparator, normalise
+from lens.explain._stats import Tally, fisher_greater, judge, seeds_needed, sequential
 
 
 @given(st.integers(0, 12), st.integers(0, 12), st.data())

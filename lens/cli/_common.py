@@ -1,0 +1,79 @@
+"""Helpers every store command shares: opening the store, resolving RUN, printing tables."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
+
+from lens.playback._stream import clip
+
+if TYPE_CHECKING:
+    from recorder import Store
+
+__all__ = ["MAX_COUNT", "clip", "count_arg", "open_from", "seconds_arg", "table"]
+
+MAX_COUNT = 1_000_000_000  # the largest count an option takes (a --limit, --seeds, …)
+
+
+def count_arg(low: int, high: int) -> Callable[[str], int]:
+    """An argparse ``type``: a whole number in ``[low, high]``, else a one-line usage error."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+        if not low <= value <= high:
+            raise argparse.ArgumentTypeError(f"{text[:24]!r} is out of range; use {low}..{high}")
+        return value
+
+    parse.__name__ = "count"
+    return parse
+
+
+def seconds_arg(text: str) -> float:
+    """An argparse ``type``: a positive, finite number of seconds (at most a day)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if not 0 < value <= 86_400:  # also refuses nan and inf
+        raise argparse.ArgumentTypeError(f"{text[:24]!r} is out of range; use 0 < SECONDS <= 86400")
+    return value
+
+
+def open_from(args: argparse.Namespace) -> Store:
+    """The store named by ``--store`` (or the default); each unreadable file it skips,
+    now or when a later read meets it, is one ``footprint: warning:`` line on stderr."""
+    import warnings
+
+    from recorder import StoreWarning, open_store
+
+    shown = warnings.showwarning
+
+    def one_line(message: Warning | str, category: type[Warning], *rest: object,
+                 **named: object) -> None:
+        if issubclass(category, StoreWarning):
+            import sys
+
+            print(f"footprint: warning: {message}", file=sys.stderr)
+        else:
+            shown(message, category, *rest, **named)  # type: ignore[arg-type]
+
+    warnings.showwarning = one_line
+    warnings.simplefilter("always", StoreWarning)
+    return open_store(args.store)
+
+
+def table(columns: Sequence[str], rows: Sequence[Sequence[object]], width: int = 60) -> str:
+    """A plain aligned text table."""
+    cells = [[clip(c, width) for c in row] for row in rows]
+    widths = [len(c) for c in columns]
+    for row in cells:
+        widths = [max(w, len(c)) for w, c in zip(widths, row, strict=True)]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(columns, widths, strict=True)).rstrip()]
+    lines.append("  ".join("-" * w for w in widths))
+    lines.extend("  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip()
+                 for row in cells)
+    return "\n".join(lines)

@@ -1,0 +1,33 @@
+"""``footprint runs``: one line per recorded run, filtered, newest last."""
+
+from __future__ import annotations
+
+import argparse
+
+from lens.cli._common import open_from, table
+
+__all__ = ["run"]
+
+_COLUMNS = ("run_id", "started", "status", "iterations", "tokens", "model", "events",
+            "dropped", "answer")
+_HEADS = ("run", "started", "status", "iter", "tokens", "model", "events", "dropped", "answer")
+
+
+def run(args: argparse.Namespace) -> int:
+    from recorder import RunQuery, count_runs, list_runs
+
+    store = open_from(args)
+    query = RunQuery(status=tuple(args.status or ()), model=args.model, since=args.since,
+                     until=args.until, answer=args.search, limit=min(max(args.limit, 0), 10**9))
+    found = list_runs(store, query).select(list(_COLUMNS)).to_pylist()
+    if not found:
+        filtered = any((args.status, args.model, args.since, args.until, args.search))
+        print(f"no runs {'match those filters ' if filtered else ''}in {store.root}")
+        return 0
+    rows = [[r["run_id"], r["started"].strftime("%Y-%m-%d %H:%M:%S"),
+             *(r[c] for c in _COLUMNS[2:])] for r in reversed(found)]
+    print(table(_HEADS, rows, width=48))
+    total = count_runs(store, query) if len(found) == query.limit else len(found)
+    if total > len(found):
+        print(f"({len(found)} newest of {total} matching runs; --limit N shows more)")
+    return 0

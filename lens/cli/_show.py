@@ -1,0 +1,136 @@
+"""``footprint show RUN``: a readable timeline — cursor, refusals, injections, tools, answer."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Iterable, Iterator
+from typing import TYPE_CHECKING
+
+from footprint.events import (
+    ContextEvaluated,
+    ContextInjected,
+    Event,
+    LLMEnd,
+    LLMStart,
+    RouteConflict,
+    RunEnd,
+    RunFailed,
+    RunStart,
+    SkillActivated,
+    SkillEscalated,
+    SkillRejected,
+    ToolEffect,
+    ToolEnd,
+    ToolStart,
+)
+from lens.cli._common import clip, open_from
+
+if TYPE_CHECKING:
+    from recorder import Store
+
+__all__ = ["SHOWN_TYPES", "run", "timeline"]
+
+
+def _cursor(e: ContextEvaluated) -> str | None:
+    move = e.cursor_move
+    if move is None:
+        return None
+    where = f"{move.from_skill or '∅'} → {move.to or '∅'}"
+    why = f" witness {move.witness!r}" if move.witness else ""
+    return f"cursor    {where} (by {move.by}){why}"
+
+
+def _line(e: Event) -> str | None:
+    if isinstance(e, RunStart):
+        return f"user      {clip(e.user_message, 100)}"
+    if isinstance(e, ContextEvaluated):
+        return _cursor(e)
+    if isinstance(e, ContextInjected):
+        src = f"{e.source} {e.injection_id!r}" if e.injection_id else e.source
+        if e.slot == "tools":
+            src += f" {clip(e.content_summary.split(':', 1)[0], 30)}"
+        by = f", admitted by seq {e.admitted_by}" if e.admitted_by is not None else ""
+        return f"injected  [{e.slot}] {src} via {e.admitted_via}{by}"
+    if isinstance(e, SkillActivated):
+        return f"skill +   {e.skill_id} ({e.reason})"
+    if isinstance(e, SkillRejected):
+        allowed = ", ".join(e.allowed) or "none"
+        return (f"REJECTED  {e.requested_id!r} from {e.current_skill_id or '∅'}: "
+                f"{e.reason} (allowed: {allowed})")
+    if isinstance(e, SkillEscalated):
+        return (f"ESCALATED after {e.refusals} refusals: {e.from_provider}/{e.from_model} → "
+                f"{e.to_provider}/{e.to_model or '(same model)'}")
+    if isinstance(e, RouteConflict):
+        return f"conflict  winner {e.winner.tool_name} → {e.winner.target}, {len(e.losers)} lost"
+    if isinstance(e, LLMStart):
+        return f"llm       {e.provider}/{e.model} ({e.messages_count} msgs, {e.tools_count} tools)"
+    if isinstance(e, LLMEnd):
+        calls = ", ".join(c.name for c in e.tool_calls) or "no tool calls"
+        return (f"  reply   {clip(e.content, 70)!r} [{calls}; "
+                f"{e.input_tokens}+{e.output_tokens} tokens, {e.stop_reason}]")
+    if isinstance(e, ToolStart):
+        return f"tool      {e.tool_name}({clip(dict(e.args), 60)}) #{e.tool_call_id}"
+    if isinstance(e, ToolEnd):
+        flag = " ERROR" if e.error else ""
+        return f"  result  {clip(e.result, 80)!r}{flag}"
+    if isinstance(e, ToolEffect):
+        return f"effect    {e.kind} {e.outcome}" + (f": {e.reason}" if e.reason else "")
+    if isinstance(e, RunFailed):
+        return f"FAILED    {e.error_type} in {e.stage}: {clip(e.message, 80)}"
+    return None
+
+
+SHOWN_TYPES = (
+    "run.start", "context.evaluated", "context.injected", "skill.activated", "skill.rejected",
+    "skill.escalated", "skill.route_conflict", "llm.start", "llm.end", "tool.start",
+    "tool.end", "tool.effect", "run.error", "run.end",
+)
+"""The event types a timeline line (or the answer) comes from; only these are read."""
+
+
+def timeline(events: Iterable[Event]) -> Iterator[str]:
+    """The run as lines, grouped under one header per iteration, ending with the answer.
+
+    A generator: each line is yielded as soon as its event is read.
+    """
+    iteration = -1
+    answer: str | None = None
+    for event in events:
+        if isinstance(event, RunEnd):
+            answer = event.final_content
+            continue
+        text = _line(event)
+        if text is None:
+            continue
+        if event.iteration != iteration and event.iteration > 0:
+            iteration = event.iteration
+            yield f"── iteration {iteration} " + "─" * 40
+        yield f"  {event.seq:>5}  {text}"
+    yield f"answer: {answer}" if answer is not None else "answer: (none — run did not end)"
+
+
+def _header(store: Store, run_id: str) -> str:
+    from recorder import RunQuery, list_runs
+
+    head = list_runs(store, RunQuery(run_ids=(run_id,), limit=1)).to_pylist()[0]
+    dropped, mirror = head["dropped"], head["mirror_dropped"]
+    return (f"run {run_id} · {head['status']} · model {head['model'] or '?'} · "
+            f"{head['iterations'] or 0} iterations · {head['tokens']} tokens · "
+            f"{head['events']} events" + (f" · {dropped} dropped" if dropped else "")
+            + (f" · {mirror} spans not exported" if mirror else ""))
+
+
+def run(args: argparse.Namespace) -> int:
+    from recorder import EventQuery, StoreReader
+
+    store = open_from(args)
+    run_id = store.resolve_run(args.run)
+    print(_header(store, run_id), flush=True)
+    reader = StoreReader(store)
+    first = reader.page(EventQuery(run_id=run_id), limit=64, columns=("trace_id",))
+    trace = next((t for t in first.column("trace_id").to_pylist() if t), None)
+    if trace:
+        print(f"trace {trace} (OpenTelemetry: search your tracing backend for it)", flush=True)
+    for line in timeline(reader.events(EventQuery(run_id=run_id, types=SHOWN_TYPES))):
+        print(line)
+    return 0

@@ -1,0 +1,94 @@
+"""``footprint why RUN``: the answer's causal past, suspects ranked, and — with
+``--agent`` — a search by counterfactual re-runs that may call a suspect a cause.
+
+Exit 0 with a report, 2 on bad input.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from footprint._errors import FootprintError
+from lens.cli._common import count_arg
+
+__all__ = ["add_parser", "run"]
+
+
+def add_parser(sub: Any) -> None:
+    """Register ``why`` on the CLI's subparsers."""
+    p = sub.add_parser("why", help="why did a run answer that: causal past, suspects, and "
+                                   "counterfactual re-runs with --agent")
+    p.add_argument("run", metavar="RUN", help="a run id, a unique prefix, or 'last'")
+    p.add_argument("--agent", metavar="MODULE:FACTORY", default=None,
+                   help="rebuild this agent to re-run without candidates (causal verdicts); "
+                        "without it the report is correlational only")
+    p.add_argument("--step", default=None, metavar="llm#k",
+                   help="explain this model call instead of the last one")
+    outcome = p.add_mutually_exclusive_group()
+    outcome.add_argument("--expect", metavar="TEXT|/REGEX/", default=None,
+                         help="the answer you wanted: a re-run 'fixes' the run when its answer "
+                              "contains TEXT or matches /REGEX/")
+    outcome.add_argument("--judge", metavar="MODULE:FUNC", default=None,
+                         help="label answers with your function answer -> label")
+    outcome.add_argument("--label", action="store_true",
+                         help="compare answers by their first word only (APPROVED: …)")
+    p.add_argument("--budget", type=count_arg(1, 10_000), default=None, metavar="N",
+                   help="at most N re-runs (default: as many as the search needs)")
+    p.add_argument("--seeds", type=count_arg(1, 10_000), default=None, metavar="N",
+                   help="live baseline re-runs and most re-runs per test (default 12)")
+    p.add_argument("--alpha", type=float, default=0.05, metavar="A",
+                   help="the error level of a causal claim, family-wise (default 0.05)")
+    p.add_argument("--json", action="store_true",
+                   help="print the report as JSON (checked against the shipped schema)")
+    p.add_argument("--store", metavar="DIR", default=None,
+                   help="the store directory (default: $FOOTPRINT_STORE or ./.footprint)")
+
+
+@contextmanager
+def _bar(enabled: bool) -> Iterator[Any]:
+    """A rich progress bar on stderr while re-runs go (``None`` when off)."""
+    if not enabled:
+        yield None
+        return
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
+    console = Console(file=sys.stderr)
+    with Progress(TextColumn("why: re-run"), BarColumn(), MofNCompleteColumn(),
+                  TextColumn("{task.description}"), console=console, transient=True) as bar:
+        task = bar.add_task("", total=None)
+
+        def tick(done: int, total: int | None, what: str) -> None:
+            bar.update(task, completed=done, total=total, description=what)
+
+        yield tick
+
+
+def run(args: argparse.Namespace) -> int:
+    """Print the why report; 0 on success, 2 on bad input."""
+    from footprint.events import NullSink
+    from lens.cli._common import open_from
+    from lens.explain._report import render_why, why_json
+    from lens.explain._why import why
+    from lens.playback._agent_ref import build_agent, load_target
+
+    try:
+        store = open_from(args)
+        try:
+            agent = build_agent(load_target(args.agent), NullSink()) if args.agent else None
+            with _bar(agent is not None) as tick:
+                report = why(store, args.run, agent=agent, step=args.step,
+                             expect=args.expect, judge=args.judge, budget=args.budget,
+                             label=args.label, seeds=args.seeds, alpha=args.alpha,
+                             progress=tick)
+        finally:
+            store.close()
+    except FootprintError as exc:
+        print(f"footprint why: {exc}", file=sys.stderr)
+        return 2
+    print(why_json(report) if args.json else "\n".join(render_why(report)))
+    return 0

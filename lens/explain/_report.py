@@ -1,0 +1,228 @@
+"""The why report: its shape, its text form and its JSON form (checked by a shipped schema)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field, fields, is_dataclass
+from functools import cache
+from importlib import resources
+from typing import Any, Literal
+
+import orjson
+
+from lens.explain._stats import Verdict
+from lens.playback._stream import clip
+
+__all__ = [
+    "Baseline",
+    "Conclusion",
+    "ModelCalls",
+    "Suspect",
+    "WhyReport",
+    "render_why",
+    "schema",
+    "why_dict",
+    "why_json",
+]
+
+Conclusion = Literal["confirmed", "inconclusive", "cause-not-found", "broke", "correlational"]
+SuspectKind = Literal["injection", "tool_result", "message", "cursor_move", "gate", "lease",
+                      "set"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Suspect:
+    """One candidate (or a culprit set) with its chain and, when tested, its verdict."""
+
+    rank: int
+    kind: SuspectKind
+    id: str | None
+    ids: tuple[str, ...] | None
+    label: str
+    flavor: str | None
+    step_id: str
+    score: float | None
+    chain: tuple[str, ...]
+    excerpt: str
+    verdict: Verdict | None = None
+    runs: int = 0
+    flips: int = 0
+    broke: int = 0
+    confidence: float | None = None
+    p_value: float | None = None
+    removable: bool = False
+    removal: str | None = None
+    note: str = ""
+    changes: tuple[str, ...] = ()
+    redacted: bool = False
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Baseline:
+    """Live re-runs of the unchanged agent: how often they reproduced the recorded outcome."""
+
+    runs: int
+    same: int
+    changed: int
+    broke: int
+    stable: bool
+    outcomes: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ModelCalls:
+    """Model calls the re-runs made live, and those the cassette served instead."""
+
+    made: int = 0
+    saved: int = 0
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class WhyReport:
+    """Why a run answered what it did: mode, conclusion, suspects, baseline and flags."""
+
+    run_id: str
+    step: str
+    answer: str
+    outcome: str
+    comparator: str
+    comparator_mode: str
+    mode: Literal["CAUSAL", "CORRELATIONAL"]
+    conclusion: Conclusion
+    conclusion_text: str
+    suspects: tuple[Suspect, ...]
+    run_status: str = "answered"
+    seeds: int = 0
+    alpha: float = 0.05
+    alpha_per_test: float | None = None
+    baseline: Baseline | None = None
+    flags: tuple[str, ...] = field(default_factory=tuple)
+    untested: tuple[str, ...] = ()
+    reruns: int = 0
+    model_calls: ModelCalls = field(default_factory=ModelCalls)
+    events_read: int = 0
+    events_total: int = 0
+
+
+# ── text ───────────────────────────────────────────────────────────────────
+
+
+def _pct(x: float) -> str:
+    return f"{100 * x:.1f}%" if x < 0.999 else f"{100 * x:.2f}%"
+
+
+def _stamp(s: Suspect, r: WhyReport) -> str | None:
+    if s.verdict is None:
+        return None
+    tally = f"{s.flips}/{s.runs - s.broke}" + (f", {s.broke} broke" if s.broke else "")
+    conf = f" · confidence {_pct(s.confidence)}" if s.confidence is not None else ""
+    what = f" ({', '.join(s.changes[:3])})" if s.changes else ""
+    if s.verdict == "confirmed":
+        return (f"CAUSAL — {s.removal}: the outcome changed in {tally} re-runs{what}"
+                f"{conf} (confirmed)")
+    if s.verdict == "inconclusive":
+        return f"inconclusive — {s.removal}: changed in {tally} re-runs{conf}" + (
+            f"; {s.note}" if s.note else "")
+    if s.verdict == "broke":
+        return f"broke — {s.removal}: {s.note or 'the re-runs raised or never answered'}; " \
+               "a crash is not a change of answer"
+    if s.verdict == "untested":
+        return f"untested — {s.note or 'the search stopped before it'}"
+    return f"not confirmed — {s.removal}: {s.note or f'changed in {tally} re-runs'}"
+
+
+def _header(r: WhyReport) -> list[str]:
+    lines = [f"why · run {r.run_id} · {r.step}" + (
+        f" · run {r.run_status}" if r.run_status != "answered" else ""),
+        f"answer: {clip(r.answer, 110)}",
+        f"compared by: {r.comparator}"]
+    if r.mode == "CAUSAL":
+        lines.append(f"mode: CAUSAL — counterfactual re-runs; a claim needs an exact test at "
+                     f"α={r.alpha} (α={r.alpha_per_test:.4g} per test after Bonferroni), "
+                     f"up to {r.seeds} seeds; the ranking itself is word overlap")
+    else:
+        lines.append("mode: CORRELATIONAL — suspects ranked by word overlap with the answer: "
+                     "resemblance only, no re-runs were made (pass --agent MODULE:FACTORY "
+                     "to re-run without each suspect)")
+    if r.baseline is not None:
+        b = r.baseline
+        lines.append(f"baseline: the unchanged agent reproduced the outcome in {b.same}/"
+                     f"{b.runs} live re-runs" + (f" ({b.broke} broke)" if b.broke else "")
+                     + ("" if b.stable else " — UNSTABLE: the model's own answers vary"))
+    if r.mode == "CAUSAL":
+        lines.append(f"re-runs: {r.reruns} · model calls {r.model_calls.made} made, "
+                     f"{r.model_calls.saved} served from the recording")
+    return lines
+
+
+def render_why(r: WhyReport, top: int = 8) -> list[str]:
+    """The report as text lines: verdict, header, suspects with chains, honesty flags."""
+    lines = [f"{r.conclusion.upper()}: {r.conclusion_text}", *_header(r)]
+    lines.append("suspects (rank · overlap · custody chain):")
+    shown = [s for s in r.suspects if s.rank <= top or s.verdict not in (None, "not-confirmed")]
+    for s in shown:
+        score = "  -- " if s.score is None else f"{s.score:.2f}"
+        lines.append(f"  {s.rank:>2}. [{s.kind}] {clip(s.label, 50)}  {score}")
+        lines += [f"      {c}" for c in s.chain]
+        if s.excerpt:
+            lines.append(f"      “{s.excerpt}”")
+        stamp = _stamp(s, r)
+        if stamp is not None:
+            lines.append(f"      → {stamp}")
+    if len(r.suspects) > len(shown):
+        rest = "" if r.mode == "CORRELATIONAL" else ", none confirmed"
+        lines.append(f"  … {len(r.suspects) - len(shown)} more (lower overlap{rest})")
+    if r.untested:
+        lines.append("not tested: " + ", ".join(r.untested))
+    lines.append("events: " + f"{r.events_read} of {r.events_total} read")
+    lines.append("flags:" + ("" if r.flags else " none"))
+    lines += [f"  ⚠ {f}" for f in r.flags]
+    return lines
+
+
+# ── JSON ───────────────────────────────────────────────────────────────────
+
+
+@cache
+def schema() -> dict[str, Any]:
+    """The JSON Schema of ``footprint why --json`` (shipped in the package)."""
+    text = resources.files("lens").joinpath("schemas/why_report.schema.json").read_text("utf-8")
+    loaded: dict[str, Any] = json.loads(text)
+    return loaded
+
+
+def why_dict(r: WhyReport) -> dict[str, Any]:
+    """The report as plain JSON data, in the shape :func:`schema` describes.
+
+    Not validated here (a thousand suspects cost ~0.3 s to validate, more than
+    the walk): the tests validate every report shape against the schema.
+    """
+    data: dict[str, Any] = _plain(r)
+    return data
+
+
+def why_json(r: WhyReport) -> str:
+    """The report as JSON text (the shipped schema's shape), indented by two spaces.
+
+    orjson writes the report's dataclasses itself (tuples as lists, field
+    order kept): the same data as :func:`why_dict`, ~10x cheaper than
+    ``json.dumps(..., indent=2)``, whose indented mode is pure Python.
+    """
+    text: str = orjson.dumps(r, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS).decode()
+    return text
+
+
+@cache
+def _names(cls: type) -> tuple[str, ...]:
+    return tuple(f.name for f in fields(cls))
+
+
+def _plain(value: Any) -> Any:
+    """JSON data of a report: dataclasses as objects, tuples as lists (no deep copies)."""
+    if is_dataclass(value) and not isinstance(value, type):
+        return {name: _plain(getattr(value, name)) for name in _names(type(value))}
+    if isinstance(value, list | tuple):
+        return [_plain(v) for v in value]
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    return value

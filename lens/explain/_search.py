@@ -1,0 +1,204 @@
+"""The search: delta debugging over every removable candidate, then an exact test.
+
+1. **Screen** (exploratory, no claim): remove a *group* of candidates and
+   re-run on search seeds. The whole set first; a group whose removal
+   changes the outcome is narrowed by halves (``minimize``: remove one half;
+   if neither half alone changes it, the culprit needs both, and each half is
+   narrowed with the other held out), so a single culprit costs ~log2 n
+   probes and a redundant pair is found as a pair. A group whose re-runs
+   all break is split until the breaking piece is alone. After a set is
+   found, the rest is screened again for an independent one.
+   A screen that holds the outcome clears nothing by itself when it removed
+   several pieces at once: one removal can mask another (a steering that
+   forces "yes" and the policy that would make it "no" removed together
+   leave "yes"). So every piece not yet screened alone, and not in a set
+   found, is then screened alone; only that clears it (``cleared``).
+2. **Confirm** (the claim): each found set, and each member of a set alone,
+   is re-run on the *baseline's* seeds (fresh with respect to the screen,
+   so picking the set does not bias its test) and judged by
+   :func:`lens.explain._stats.sequential` at ``alpha`` / (number of removable
+   candidates).
+
+A budget that runs out stops the search; what was never tested is named.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Literal
+
+from lens.explain._candidates import Removal
+from lens.explain._rerun import BudgetSpent, Rerunner
+from lens.explain._stats import Ablation, Tally, sequential
+
+__all__ = ["Finding", "Probe", "SearchResult", "search"]
+
+Screen = Literal["changed", "same", "broke"]
+SCREEN_SEED0 = 1000
+MAX_SETS = 3
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Probe:
+    """One screening probe: the group removed and what its re-runs did."""
+
+    removed: frozenset[Removal]
+    result: Screen
+    runs: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Finding:
+    """A confirmed-or-not culprit set, with each member's test alone when it has several."""
+
+    removals: tuple[Removal, ...]
+    test: Ablation
+    answers: tuple[str, ...] = ()
+    alone: tuple[tuple[Removal, Ablation], ...] = ()
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SearchResult:
+    """Everything the search did."""
+
+    findings: tuple[Finding, ...]
+    probes: tuple[Probe, ...]
+    cleared: frozenset[Removal]
+    """Screened alone, and the outcome held."""
+    broke: frozenset[Removal]
+    untested: tuple[Removal, ...]
+    stopped: str | None = None
+    unjudged: frozenset[Removal] = frozenset()
+    """Not searched, because no removal could be judged (``unjudged_why``)."""
+    unjudged_why: str = ""
+
+
+@dataclass(slots=True)
+class _Search:
+    rerunner: Rerunner
+    base: Tally
+    screen_seeds: int
+    probes: list[Probe] = field(default_factory=list)
+    cleared: set[Removal] = field(default_factory=set)
+    broke: set[Removal] = field(default_factory=set)
+    found: list[tuple[Removal, ...]] = field(default_factory=list)
+    alone: dict[Removal, Screen] = field(default_factory=dict)
+
+    def screen(self, group: frozenset[Removal]) -> Screen:
+        changed = same = 0
+        what = f"screen: {len(group)} removed"
+        for i in range(self.screen_seeds):
+            r = self.rerunner.rerun(sorted(group), SCREEN_SEED0 + len(self.probes) * 10 + i,
+                                    what=what)
+            changed += r.run == "changed"
+            same += r.run == "same"
+        result: Screen = "broke" if changed + same == 0 else (
+            "changed" if 2 * changed > changed + same else "same")
+        self.probes.append(Probe(removed=group, result=result, runs=self.screen_seeds))
+        if len(group) == 1:
+            self.alone[next(iter(group))] = result
+            if result == "same":
+                self.cleared |= group
+        return result
+
+    def explore(self, group: frozenset[Removal]) -> None:
+        if not group:
+            return
+        result = self.screen(group)
+        if result == "changed":
+            self.found.append(tuple(sorted(self.minimize(sorted(group), frozenset()))))
+        elif result == "broke":
+            if len(group) == 1:
+                self.broke |= group
+                return
+            a, b = _halves(sorted(group))
+            self.explore(frozenset(a))
+            self.explore(frozenset(b))
+
+    def minimize(self, group: list[Removal], held: frozenset[Removal]) -> frozenset[Removal]:
+        """A minimal subset of ``group`` whose removal (with ``held``) changes the outcome."""
+        if len(group) == 1:
+            return frozenset(group)
+        a, b = _halves(group)
+        if self.screen(held | frozenset(a)) == "changed":
+            return self.minimize(a, held)
+        if self.screen(held | frozenset(b)) == "changed":
+            return self.minimize(b, held)
+        from_a = self.minimize(a, held | frozenset(b))
+        return from_a | self.minimize(b, held | from_a)
+
+    def run(self, units: Sequence[Removal]) -> None:
+        self.explore(frozenset(units))
+        while self.found and len(self.found) < MAX_SETS:
+            rest = frozenset(units) - {r for s in self.found for r in s} - self.broke
+            before = len(self.found)
+            if not rest or rest <= self.cleared:
+                break
+            self.explore(rest)
+            if len(self.found) == before:
+                break
+        self.singles(units)
+
+    def singles(self, units: Sequence[Removal]) -> None:
+        """Screen alone each piece only screened with others (see the module doc)."""
+        in_sets = {r for s in self.found for r in s}
+        for unit in units:
+            if unit in self.alone or unit in in_sets or unit in self.broke:
+                continue
+            result = self.screen(frozenset({unit}))
+            if result == "changed":
+                self.found.append((unit,))
+            elif result == "broke":
+                self.broke.add(unit)
+
+
+def _halves(group: list[Removal]) -> tuple[list[Removal], list[Removal]]:
+    mid = (len(group) + 1) // 2
+    return group[:mid], group[mid:]
+
+
+def _confirm(rerunner: Rerunner, base: Tally, removals: Sequence[Removal], seeds: int,
+             alpha: float) -> tuple[Ablation, tuple[str, ...]]:
+    label = ", ".join(r.describe() for r in removals)
+    changed: list[str] = []
+
+    def one(seed: int) -> Literal["same", "changed", "broke"]:
+        got = rerunner.rerun(removals, seed, what=f"confirm: {label}")
+        if got.run == "changed":
+            changed.append(got.answer)
+        return got.run
+
+    return sequential(base, one, seeds, alpha), tuple(changed)
+
+
+def _findings(rerunner: Rerunner, base: Tally, found: Sequence[tuple[Removal, ...]],
+              seeds: int, alpha: float) -> list[Finding]:
+    out: list[Finding] = []
+    for removals in found:
+        test, answers = _confirm(rerunner, base, removals, seeds, alpha)
+        alone: tuple[tuple[Removal, Ablation], ...] = ()
+        if len(removals) > 1:
+            alone = tuple((r, _confirm(rerunner, base, (r,), seeds, alpha)[0])
+                          for r in removals)
+        out.append(Finding(removals=removals, test=test, answers=answers, alone=alone))
+    return out
+
+
+def search(rerunner: Rerunner, base: Tally, units: Sequence[Removal], *, seeds: int,
+           alpha: float) -> SearchResult:
+    """Screen ``units`` by delta debugging, then confirm each set found (see module doc)."""
+    s = _Search(rerunner=rerunner, base=base, screen_seeds=1 if base.changed == 0 else 3)
+    findings: list[Finding] = []
+    stopped: str | None = None
+    try:
+        s.run(units)
+        findings = _findings(rerunner, base, s.found, seeds, alpha)
+    except BudgetSpent as exc:
+        stopped = str(exc)
+    done = {r for f in findings for r in f.removals}
+    touched = s.cleared | s.broke | done
+    untested = tuple(u for u in units if u not in touched)
+    return SearchResult(findings=tuple(findings), probes=tuple(s.probes),
+                        cleared=frozenset(s.cleared), broke=frozenset(s.broke),
+                        untested=untested, stopped=stopped)

@@ -1,0 +1,152 @@
+"""From candidates and search results to ranked suspects and one concluding sentence."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+
+from lens.explain._candidates import Candidate, Removal
+from lens.explain._outcome import changes
+from lens.explain._report import Suspect, WhyReport
+from lens.explain._search import Finding, SearchResult
+from lens.explain._stats import Ablation
+from lens.playback._stream import clip
+
+__all__ = ["conclude", "suspects_of"]
+
+_ORDER = {"confirmed": 0, "inconclusive": 1, "broke": 2, "untested": 3, "not-confirmed": 4}
+
+
+def _tested(s: Suspect, a: Ablation, removal: str, note: str = "",
+            answers: Sequence[str] = (), answer: str = "") -> Suspect:
+    t = a.tally
+    diff = tuple(dict.fromkeys(c for got in answers for c in changes(answer, got)))
+    return replace(s, verdict=a.verdict, runs=t.runs, flips=t.changed, broke=t.broke,
+                   confidence=a.confidence, p_value=round(a.p_value, 6), removal=removal,
+                   note="; ".join(x for x in (a.note, note) if x), changes=diff)
+
+
+def _plain(c: Candidate, refused: Mapping[Removal, str]) -> Suspect:
+    why_not = refused.get(c.removal) if c.removal is not None else None
+    return Suspect(rank=0, kind=c.kind, id=c.id, ids=None, label=c.label, flavor=c.flavor,
+                   step_id=c.step_id, score=c.score, chain=c.chain, excerpt=c.excerpt,
+                   removable=c.removal is not None and why_not is None,
+                   removal=c.removal.describe() if c.removal is not None else None,
+                   note=f"evidence only: {why_not or c.evidence_only}"
+                   if (why_not or c.evidence_only) else "", redacted=c.redacted)
+
+
+def _with_result(s: Suspect, r: Removal | None, result: SearchResult,
+                 singles: Mapping[Removal, Finding], alone: Mapping[Removal, tuple[Ablation, str]],
+                 answer: str) -> Suspect:
+    if r is None or not s.removable:
+        return s
+    how = r.describe()
+    if r in singles:
+        f = singles[r]
+        return _tested(s, f.test, how, answers=f.answers, answer=answer)
+    if r in alone:
+        test, note = alone[r]
+        return _tested(s, test, how, note)
+    if r in result.unjudged:
+        return replace(s, verdict="inconclusive", removal=how, note=result.unjudged_why)
+    if r in result.broke:
+        return replace(s, verdict="broke", removal=how,
+                       note="every re-run without it raised or never answered")
+    if r in result.cleared:
+        return replace(s, verdict="not-confirmed", removal=how,
+                       note="removed alone in a screen: the outcome held")
+    return replace(s, verdict="untested", removal=how, note="the search stopped before it"
+                   if result.stopped else "never removed alone")
+
+
+def _sets(result: SearchResult, cands: Sequence[Candidate], answer: str) -> list[Suspect]:
+    out: list[Suspect] = []
+    for f in result.findings:
+        if len(f.removals) < 2:
+            continue
+        members = [next((c for c in cands if c.removal == r), None) for r in f.removals]
+        ids = tuple(m.id if m is not None else r.key for m, r in zip(members, f.removals,
+                                                                    strict=True))
+        weak = all(a.verdict != "confirmed" for _, a in f.alone)
+        base = Suspect(rank=0, kind="set", id=None, ids=ids, label="set: " + " + ".join(ids),
+                       flavor=None, step_id=members[0].step_id if members[0] else "",
+                       score=None, chain=tuple(f"member: {r.describe()}" for r in f.removals),
+                       excerpt="", removable=True)
+        note = "each alone is not enough: removing any one of them left the outcome" \
+            if weak else ""
+        out.append(_tested(base, f.test, " + ".join(r.describe() for r in f.removals), note,
+                           f.answers, answer))
+    return out
+
+
+def suspects_of(cands: Sequence[Candidate], result: SearchResult | None,
+                refused: Mapping[Removal, str], answer: str) -> tuple[Suspect, ...]:
+    """One suspect per candidate (plus one per culprit set), ranked: verdict, then overlap."""
+    plain = [_plain(c, refused) for c in cands]
+    if result is not None:
+        singles = {f.removals[0]: f for f in result.findings if len(f.removals) == 1}
+        alone = {r: (a, "part of a culprit set: " + " + ".join(x.key for x in f.removals))
+                 for f in result.findings for r, a in f.alone}
+        plain = [_with_result(s, c.removal, result, singles, alone, answer)
+                 for s, c in zip(plain, cands, strict=True)]
+        plain = _sets(result, cands, answer) + plain
+    ranked = sorted(plain, key=lambda s: (_ORDER.get(s.verdict or "", 5), s.score is None,
+                                          -(s.score or 0.0)))
+    return tuple(replace(s, rank=i) for i, s in enumerate(ranked, start=1))
+
+
+def _confirmed_text(r: WhyReport, s: Suspect) -> str:
+    what = s.label if s.kind != "set" else " and ".join(s.ids or ())
+    together = " together" if s.kind == "set" else ""
+    alone = "; each alone is not enough" if s.kind == "set" and s.note else ""
+    to = f" ({', '.join(s.changes[:3])})" if s.changes else ""
+    conf = f"{100 * (s.confidence or 0):.2f}%"
+    b = r.baseline
+    base = f"{b.same}/{b.runs}" if b is not None else "0/0"
+    return (f"removing {what}{together} changes the answer{to} in {s.flips}/"
+            f"{s.runs - s.broke} re-runs, confidence {conf} against a baseline of {base}{alone}")
+
+
+def _not_found(r: WhyReport, result: SearchResult | None) -> str:
+    removable = [s for s in r.suspects if s.removable and s.kind != "set"]
+    if result is None:
+        return next((f.split(":", 1)[1].strip() for f in r.flags
+                     if f.startswith("baseline-unreproduced")), "no re-run could be compared")
+    if result.stopped:
+        return (f"{result.stopped} before the search ended; not tested: "
+                + (", ".join(r.untested) or "none"))
+    if not removable:
+        return "no candidate could be removed from this agent; the evidence is listed below"
+    if result.broke and not result.cleared:
+        return "every removal made the re-runs crash or never answer (broke)"
+    return (f"removing each of the {len(removable)} removable candidates alone, and all of them "
+            "together, left the outcome unchanged; the cause is among the evidence-only "
+            "candidates below, or not in the recording")
+
+
+def conclude(r: WhyReport, result: SearchResult | None) -> WhyReport:
+    """Set the report's conclusion and its one sentence."""
+    if r.mode == "CORRELATIONAL":
+        reason = next((f for f in r.flags if f.startswith("conversation-not-restored")), None)
+        text = (f"{len(r.suspects)} candidates upstream of the answer, ranked by "
+                "resemblance to the answer; none was tested" + (
+                    "" if reason else " (pass --agent to re-run without them)"))
+        return replace(r, conclusion="correlational", conclusion_text=text)
+    confirmed = [s for s in r.suspects if s.verdict == "confirmed"]
+    if confirmed:
+        return replace(r, conclusion="confirmed", conclusion_text=_confirmed_text(r, confirmed[0])
+                       + ("" if len(confirmed) == 1 else f" (and {len(confirmed) - 1} more)"))
+    vague = [s for s in r.suspects if s.verdict == "inconclusive"]
+    unstable = r.baseline is not None and not r.baseline.stable and r.baseline.same > 0
+    if vague or unstable:
+        who = f"; closest: {clip(vague[0].label, 50)} ({vague[0].note or 'some re-runs changed'})" \
+            if vague else ""
+        why = ("the unchanged agent's own answers vary across re-runs" if unstable
+               else "some removals changed the outcome, but not at the required confidence")
+        return replace(r, conclusion="inconclusive", conclusion_text=why + who)
+    broke = [s for s in r.suspects if s.verdict == "broke"]
+    if broke and not any(s.verdict == "not-confirmed" for s in r.suspects):
+        return replace(r, conclusion="broke", conclusion_text=_not_found(r, result))
+    return replace(r, conclusion="cause-not-found",
+                   conclusion_text="cause not found: " + _not_found(r, result))

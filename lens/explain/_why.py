@@ -1,0 +1,275 @@
+"""Why: walk back from an answer to everything that may have produced it, then test it.
+
+Two tiers of claim, never mixed (spec/explain.md §3.1):
+
+* CORRELATIONAL — the loop-aware custody walk (:mod:`lens.explain._past`) lists
+  every candidate on the answer's causal past (:mod:`lens.explain._candidates`),
+  ranked by word overlap with the answer. Overlap is resemblance; the report
+  uses no causal word.
+* CAUSAL — only with a runner (an agent the lens can rebuild): live baseline
+  re-runs of the unchanged agent, then delta debugging over every removable
+  candidate (:mod:`lens.explain._search`), and an exact test for each culprit set
+  found (:mod:`lens.explain._stats`). Re-runs that crash or never answer are
+  ``broke``, never a change.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+from footprint._errors import ConfigError, FootprintError
+from footprint.events import Event, RunStart
+from lens.explain._candidates import Candidate, Removal, candidates
+from lens.explain._outcome import Comparator, changes, is_redacted, make_comparator, normalise
+from lens.explain._past import Landing, Past, causal_past
+from lens.explain._report import Baseline, ModelCalls, WhyReport
+from lens.explain._rerun import BudgetSpent, Progress, Rerunner
+from lens.explain._search import SearchResult, search
+from lens.explain._stats import Tally, baseline_stable, seeds_needed
+from lens.explain._verdicts import conclude, suspects_of
+from lens.playback._conversation import conversation_of, resolve_run, restore_turn
+from lens.playback._stream import clip
+
+__all__ = ["DEFAULT_SEEDS", "Judge", "why"]
+
+DEFAULT_SEEDS = 12
+Judge = Callable[[str], object]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _Loaded:
+    events: list[Event]
+    earlier: list[Event]
+    read: int
+    total: int
+    source: Any
+    landings: list[Landing] | None = None
+
+
+def _load(source: Any, run: str | None, step: str | None, reruns: bool) -> _Loaded:
+    if hasattr(source, "rows") and hasattr(source, "resolve_run"):
+        from lens.explain._read import read_earlier, read_past
+
+        got = read_past(source, source.resolve_run(run or "last"), step, every_reply=reruns)
+        start = next((e for e in got.events if isinstance(e, RunStart)), None)
+        earlier = read_earlier(source, start.conversation_id, start.turn) if start else []
+        return _Loaded(events=got.events, earlier=earlier, read=got.read, total=got.total,
+                       source=source, landings=got.landings)
+    rid = resolve_run(source, run or "last")
+    if hasattr(source, "events") and callable(source.events):  # a recording folder
+        mine = list(source.events(rid))
+        earlier = [e for t in conversation_of(source, rid)[:-1] for e in t.events]
+    elif isinstance(source, Sequence):
+        mine = [e for e in source if e.run_id == rid]
+        start = next(e for e in mine if isinstance(e, RunStart))
+        earlier = [e for e in source if e.run_id != rid and e.turn < start.turn]
+    else:
+        raise ConfigError(f"why reads a store (lens.open_store(path)), a store or recording "
+                          f"folder path, or a list of events; got {type(source).__name__}")
+    return _Loaded(events=mine, earlier=earlier, read=len(mine), total=len(mine), source=source)
+
+
+def _judge(judge: Judge | str | None) -> tuple[Judge | None, str]:
+    if judge is None or callable(judge):
+        return judge, getattr(judge, "__name__", "the judge")
+    from lens.playback._agent_ref import load_target
+
+    fn = load_target(judge)
+    if not callable(fn):
+        raise ConfigError(f"--judge {judge!r} names {type(fn).__name__}, not a function; "
+                          "name a function answer -> label")
+    return fn, judge
+
+
+def _restore(loaded: _Loaded, past: Past, agent: Any) -> tuple[Mapping[str, Any] | None, str]:
+    """The conversation before the explained turn (``None`` on turn 0), or why not."""
+    if past.turn == 0:
+        return None, ""
+    try:
+        restored = restore_turn(loaded.source, past.run_id, agent)
+    except FootprintError as exc:
+        return None, clip(str(exc), 200)
+    return restored.continue_from, ""
+
+
+def _flags(past: Past, cands: Sequence[Candidate], comparator: Comparator) -> list[str]:
+    flags = list(past.flags)
+    hidden = [c.label for c in cands if c.redacted]
+    if hidden:
+        flags.append(f"redacted: {len(hidden)} candidate(s) kept only a hash of their text "
+                     f"({', '.join(hidden[:3])}); they are not scored and are compared by hash")
+    if is_redacted(past.answer) is not None:
+        flags.append("redacted-answer: the recorded answer is a hash; re-runs are compared by "
+                     "the sha256 of their answer")
+    return flags
+
+
+def _baseline(rr: Rerunner, seeds: int) -> tuple[Tally, Baseline, str | None]:
+    """Live re-runs of the unchanged agent; twice as many when the first ones vary.
+
+    A noisy model can look stable in a few runs by chance; when any of the
+    first ``seeds`` runs changed, ``seeds`` more measure the noise before
+    any ablation is compared with it.
+    """
+    tally = Tally()
+    outs: list[str] = []
+    stopped: str | None = None
+    seed = 0
+    while seed < seeds or (seed < 2 * seeds and tally.changed > 0):
+        try:
+            got = rr.rerun((), seed, live=True, what="baseline (live)")
+        except BudgetSpent as exc:
+            stopped = f"{exc} during the baseline"
+            break
+        tally = tally.add(got.run)
+        outs.append(rr.comparator.key(got.answer) if got.run != "broke" else f"(broke: {got.note})")
+        seed += 1
+    return tally, Baseline(runs=tally.runs, same=tally.same, changed=tally.changed,
+                           broke=tally.broke, stable=baseline_stable(tally),
+                           outcomes=tuple(outs)), stopped
+
+
+def _units(rr: Rerunner, cands: Sequence[Candidate]) -> tuple[list[Removal], dict[Removal, str]]:
+    units: list[Removal] = []
+    refused: dict[Removal, str] = {}
+    for c in cands:
+        r = c.removal
+        if r is None or r in units or r in refused:
+            continue
+        why_not = rr.removable(r)
+        if why_not is None:
+            units.append(r)
+        else:
+            refused[r] = why_not
+    return units, refused
+
+
+def why(store_or_events: Any, run: str | None = None, *, agent: Any | None = None,
+        step: str | None = None, expect: str | None = None, judge: Judge | str | None = None,
+        budget: int | None = None, label: bool = False, seeds: int | None = None,
+        alpha: float = 0.05, progress: Progress | None = None) -> WhyReport:
+    """Explain the answer at ``step`` (default: the last model call) of run ``run``.
+
+    ``store_or_events`` is a recorder ``Store``, a path to a store or a
+    recording folder, or a list of events; ``run`` a run id, a unique prefix
+    or ``'last'``. With ``agent`` (the ``Agent`` that made the run, a factory
+    or a ``MODULE:FACTORY`` string) the report is CAUSAL: re-runs test every
+    removable candidate. ``expect``/``judge``/``label`` choose how answers
+    are compared; ``budget`` caps re-runs; ``seeds`` (default 12) and
+    ``alpha`` (0.05) set the tests; ``progress(done, total, what)`` hears
+    each re-run.
+    """
+    if budget is not None and budget < 1:
+        raise ConfigError(f"budget={budget} allows no re-run; pass 1 or more (or none)")
+    if seeds is not None and seeds < 1:
+        raise ConfigError(f"seeds={seeds}; pass 1 or more")
+    if not 0 < alpha < 1:
+        raise ConfigError(f"alpha={alpha}; pass a level between 0 and 1, e.g. 0.05")
+    from lens.playback._source import agent_of, opened
+
+    runner = agent_of(agent) if isinstance(agent, str) else agent
+    with opened(store_or_events) as source:
+        return _why(source, run, runner, step, _Options(
+            expect=expect, judge=judge, budget=budget, label=label, seeds=seeds or DEFAULT_SEEDS,
+            alpha=alpha, progress=progress))
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _Options:
+    expect: str | None
+    judge: Judge | str | None
+    budget: int | None
+    label: bool
+    seeds: int
+    alpha: float
+    progress: Progress | None
+
+
+def _why(source: Any, run: str | None, agent: Any | None, step: str | None,
+         o: _Options) -> WhyReport:
+    expect, judge, label, alpha = o.expect, o.judge, o.label, o.alpha
+    loaded = _load(source, run, step, reruns=agent is not None)
+    past = causal_past(loaded.events, step)
+    fn, name = _judge(judge)
+    comparator = make_comparator(expect=expect, judge=fn, judge_name=name, label=label)
+    if comparator.mode == "expect" and comparator.recorded_key(past.answer) == "expected":
+        raise ConfigError(f"the recorded answer already matches --expect {expect!r}; nothing "
+                          "to explain — give the answer you wanted instead")
+    path = past.path_steps
+    on_path = None if loaded.landings is None else [
+        g for g in loaded.landings if g.step in path]
+    cands = candidates(loaded.events, past, loaded.earlier, on_path)
+    report = WhyReport(
+        run_id=past.run_id, step=past.explained.step_id, answer=past.answer,
+        outcome=comparator.recorded_key(past.answer), comparator=comparator.describe,
+        comparator_mode=comparator.mode, mode="CORRELATIONAL", conclusion="correlational",
+        conclusion_text="", suspects=(), run_status=past.status, alpha=alpha,
+        flags=tuple(_flags(past, cands, comparator)), events_read=loaded.read,
+        events_total=loaded.total)
+    if agent is None:
+        return conclude(replace(report, suspects=suspects_of(cands, None, {}, past.answer),
+                                flags=("no-runner", *report.flags)), None)
+    continue_from, why_not = _restore(loaded, past, agent)
+    if past.turn > 0 and continue_from is None:
+        flag = (f"conversation-not-restored: run is turn {past.turn} of a conversation and its "
+                f"earlier turns could not be restored ({why_not}); re-runs would start a new "
+                "conversation, so none were made")
+        return conclude(replace(report, suspects=suspects_of(cands, None, {}, past.answer),
+                                flags=(flag, *report.flags)), None)
+    rr = Rerunner(agent, past, loaded.events, comparator, continue_from=continue_from,
+                  budget=o.budget, progress=o.progress)
+    return _causal(report, rr, cands, o.seeds, alpha)
+
+
+def _causal(report: WhyReport, rr: Rerunner, cands: Sequence[Candidate], seeds: int,
+            alpha: float) -> WhyReport:
+    flags = list(report.flags)
+    if not rr.cassette_ok():
+        flags.append("cassette-off: one model name is served by several providers, so every "
+                     "re-run calls the model live")
+    units, refused = _units(rr, cands)
+    per_test = alpha / max(1, len(units))
+    base_tally, baseline, stopped = _baseline(rr, seeds)
+    result: SearchResult | None = None
+    if stopped is not None:
+        result = SearchResult(findings=(), probes=(), cleared=frozenset(), broke=frozenset(),
+                              untested=tuple(units), stopped=stopped)
+    elif base_tally.same == 0:
+        flags.insert(0, "baseline-unreproduced: the unchanged agent never gave the recorded "
+                        "outcome, so no removal can be compared with it")
+    elif not baseline.stable:
+        flags.insert(0, f"baseline-unstable: the unchanged agent changed its outcome in "
+                        f"{base_tally.changed}/{base_tally.answered} live re-runs")
+        result = SearchResult(
+            findings=(), probes=(), cleared=frozenset(), broke=frozenset(), untested=(),
+            unjudged=frozenset(units), unjudged_why=(
+                f"not searched: the unchanged agent's own outcome varies "
+                f"({base_tally.changed}/{base_tally.answered} live re-runs changed), so no "
+                "removal's effect can be told from that noise"))
+    else:
+        need = seeds_needed(base_tally.answered, per_test)
+        if need is None or need > seeds:
+            flags.append(f"too-few-seeds: {seeds} seeds cannot reach confidence "
+                         f"{1 - per_test:.4g} per test; use --seeds {need or 'more'} or more")
+        result = search(rr, base_tally, units, seeds=seeds, alpha=per_test)
+    flags += _blind(rr)
+    suspects = suspects_of(cands, result, refused, report.answer)
+    out = replace(report, mode="CAUSAL", suspects=suspects, seeds=seeds, alpha_per_test=per_test,
+                  baseline=baseline, flags=tuple(flags), reruns=rr.runs,
+                  model_calls=ModelCalls(made=rr.made, saved=rr.saved),
+                  untested=tuple(u.describe() for u in (result.untested if result else ())))
+    return conclude(out, result)
+
+
+def _blind(rr: Rerunner) -> list[str]:
+    differ = [(a, b) for a, b in rr.blind if normalise(a) != normalise(b)]
+    if not differ:
+        return []
+    a, b = differ[0]
+    what = ", ".join(changes(a, b)[:3]) or "the wording"
+    return [f"comparator-blind: {rr.comparator.describe} saw no change, but {len(differ)} "
+            f"re-run answer(s) differ from the recording ({what}); compare whole answers "
+            "(drop --label) or give --expect"]
+

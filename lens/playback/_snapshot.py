@@ -1,0 +1,218 @@
+"""A recorded run as test data: a small, self-contained folder and a test module replaying it.
+
+``export_run`` writes ``<out>/<name>/`` with
+
+- ``recording.json`` — the manifest: format, the run, every run of its
+  conversation up to it (turn order), and the agent reference;
+- ``events.jsonl`` — each event as a flat JSON record, one per line; texts
+  longer than :data:`INLINE` characters are replaced by ``{"$blob": sha256}``;
+- ``blobs.jsonl`` — those texts, once each (``{"hash": …, "text": …}``);
+- ``decisions.json`` — the decision-level snapshot (``lens.playback._decisions``);
+
+and ``<out>/test_<name>.py``, which replays it with the pytest plugin.
+Events are exported as the store holds them, so redacted values stay
+redacted. :class:`Recording` reads such a folder back; it answers what a
+store answers (``run_ids``, ``resolve_run``, ``events``), so replay, diff
+and why accept it in place of a store.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import os
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from footprint._errors import ConfigError, did_you_mean
+from footprint.events import Event, RunConfigured, RunStart, from_record, to_record
+from lens.playback._conversation import conversation_of
+from lens.playback._decisions import decisions_json
+
+__all__ = ["FORMAT", "INLINE", "Recording", "export_run", "is_recording"]
+
+FORMAT = "footprint.recording/1"
+INLINE = 80
+"""Texts up to this many characters stay inline in ``events.jsonl``."""
+_BLOB = "$blob"
+_PLAIN = (str, int, float, bool, type(None))
+MANIFEST, EVENTS, BLOBS, DECISIONS = ("recording.json", "events.jsonl", "blobs.jsonl",
+                                      "decisions.json")
+
+
+def is_recording(path: str | os.PathLike[str]) -> bool:
+    """Whether ``path`` is a folder ``footprint snapshot`` wrote."""
+    return (Path(path) / MANIFEST).is_file()
+
+
+class Recording:
+    """A snapshot folder read back: the runs of one conversation, as a store would give them."""
+
+    def __init__(self, root: Path, manifest: Mapping[str, Any],
+                 runs: Mapping[str, list[Event]]) -> None:
+        self.root = root
+        self.manifest = manifest
+        self._runs = dict(runs)
+
+    @classmethod
+    def load(cls, path: str | os.PathLike[str]) -> Recording:
+        """Read the folder at ``path``; a missing or foreign one is a ``ConfigError``."""
+        root = Path(path)
+        if not is_recording(root):
+            raise ConfigError(f"{str(root)!r} is not a recording folder (no {MANIFEST}); "
+                              "write one with `footprint snapshot RUN --agent M:F -o DIR`")
+        manifest = json.loads((root / MANIFEST).read_text(encoding="utf-8"))
+        if manifest.get("format") != FORMAT:
+            raise ConfigError(f"{str(root / MANIFEST)!r} has format {manifest.get('format')!r}; "
+                              f"this version reads {FORMAT!r}: snapshot the run again")
+        texts = {str(b["hash"]): str(b["text"]) for b in _lines(root / BLOBS)}
+        runs: dict[str, list[Event]] = {rid: [] for rid in manifest["runs"]}
+        for record in _lines(root / EVENTS):
+            event = from_record({k: _unblob(v, texts, root) for k, v in record.items()})
+            runs.setdefault(event.run_id, []).append(event)
+        return cls(root, manifest, runs)
+
+    @property
+    def run(self) -> str:
+        """The run the folder was made for (the conversation's last turn in it)."""
+        return str(self.manifest["run"])
+
+    @property
+    def agent(self) -> str | None:
+        """The ``MODULE:FACTORY`` reference the snapshot was taken with."""
+        ref = self.manifest.get("agent")
+        return str(ref) if ref else None
+
+    def run_ids(self) -> list[str]:
+        return list(self._runs)
+
+    def resolve_run(self, ref: str) -> str:
+        ids = self.run_ids()
+        if ref == "last":
+            return self.run
+        matches = [i for i in ids if i.startswith(ref)] if ref else []
+        if len(matches) == 1:
+            return matches[0]
+        raise ConfigError(f"no single run {ref!r} in recording {str(self.root)!r}"
+                          f"{did_you_mean(ref, ids)}; it holds {', '.join(ids)}")
+
+    def events(self, run_id: str) -> list[Event]:
+        return list(self._runs.get(run_id, ()))
+
+    def starts(self) -> list[tuple[str, int, str | None]]:
+        return [(e.run_id, e.turn, e.conversation_id) for events in self._runs.values()
+                for e in events if isinstance(e, RunStart)]
+
+
+def _lines(path: Path) -> Iterable[dict[str, Any]]:
+    if not path.is_file():
+        return []
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line]
+
+
+def _unblob(value: object, texts: Mapping[str, str], root: Path) -> object:
+    if isinstance(value, dict) and isinstance(value.get(_BLOB), str):
+        if value[_BLOB] not in texts:
+            raise ConfigError(f"recording {str(root)!r} refers to blob {value[_BLOB][:12]}… "
+                              f"that {BLOBS} lacks; snapshot the run again")
+        return texts[value[_BLOB]]
+    return value
+
+
+def _lean(event: Event) -> dict[str, Any]:
+    """The event's record without the fields that hold their plain default (``None``, 0…)."""
+    record = to_record(event)
+    for f in dataclasses.fields(event):
+        default = f.default
+        if f.name != "type" and default is not dataclasses.MISSING and isinstance(default, _PLAIN) \
+                and record.get(f.name) == default and type(record.get(f.name)) is type(default):
+            del record[f.name]
+    return record
+
+
+def _blobbed(record: Mapping[str, Any], blobs: dict[str, str]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in record.items():
+        if isinstance(value, str) and len(value) > INLINE:
+            digest = hashlib.sha256(value.encode("utf-8")).hexdigest()
+            blobs[digest] = value
+            value = {_BLOB: digest}
+        out[key] = value
+    return out
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^0-9a-zA-Z]+", "_", text).strip("_").lower() or "run"
+
+
+_TEST = '''"""Replays a recorded run and checks its decisions.
+
+Run {run}: {message}.
+
+Written by `footprint snapshot`. When a change of the agent is intended,
+update the decision snapshot with `pytest --footprint-update`, and record
+and snapshot the run again to refresh the exact replay.
+"""
+
+from pathlib import Path
+
+RECORDING = Path(__file__).parent / {name!r}
+AGENT = {agent}
+
+
+def test_{name}_replays_decision_for_decision(footprint_replay):
+    footprint_replay.assert_replays(RECORDING, AGENT)
+
+
+def test_{name}_decisions_match_the_snapshot(footprint_replay):
+    footprint_replay.assert_decisions(RECORDING, AGENT)
+'''
+
+
+def _agent_literal(agent: str, out: Path) -> str:
+    module, _, attr = agent.rpartition(":")
+    if module.endswith(".py") or "/" in module or "\\" in module:
+        rel = os.path.relpath(Path(module).resolve(), out.resolve())
+        return f'f"{{Path(__file__).parent / {rel!r}}}:{attr}"'
+    return repr(agent)
+
+
+def export_run(source: Any, run: str, out: str | os.PathLike[str], *, agent: str,
+               name: str | None = None) -> tuple[Path, Path]:
+    """Write ``run`` (and the earlier turns of its conversation) as a recording; its test module.
+
+    Returns ``(folder, test module)``. ``agent`` is the ``MODULE:FACTORY``
+    the test replays with.
+    """
+    turns = conversation_of(source, run)
+    last = turns[-1]
+    conf = next((e for e in last.events if isinstance(e, RunConfigured)), None)
+    name = _slug(name or f"{conf.agent_name if conf else 'run'}_{last.run_id[-8:]}")
+    folder = Path(out) / name
+    folder.mkdir(parents=True, exist_ok=True)
+    blobs: dict[str, str] = {}
+    rows = [_blobbed(_lean(e), blobs) for t in turns for e in t.events]
+    _write_lines(folder / EVENTS, rows)
+    _write_lines(folder / BLOBS, [{"hash": h, "text": t} for h, t in blobs.items()])
+    manifest = {"format": FORMAT, "run": last.run_id, "runs": [t.run_id for t in turns],
+                "turns": len(turns), "agent": agent}
+    (folder / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
+    (folder / DECISIONS).write_text(decisions_json([t.events for t in turns]), encoding="utf-8")
+    module = Path(out) / f"test_{name}.py"
+    module.write_text(_TEST.format(run=last.run_id, message=_clip_message(last.user_message),
+                                   name=name, agent=_agent_literal(agent, Path(out))),
+                      encoding="utf-8")
+    return folder, module
+
+
+def _clip_message(text: str) -> str:
+    one = " ".join(text.split()).replace('"""', "'''").replace("\\", "/")
+    return repr(one if len(one) <= 50 else one[:49] + "…")
+
+
+def _write_lines(path: Path, rows: Sequence[Mapping[str, Any]]) -> None:
+    text = "".join(json.dumps(r, ensure_ascii=False, sort_keys=True) + "\n" for r in rows)
+    path.write_text(text, encoding="utf-8")

@@ -1,0 +1,67 @@
+"""What the read-side parts need of a store, as protocols.
+
+The catalog's :class:`~recorder.store._catalog.Store` builds on the outlines,
+the reader, the summaries and the damage guard; they take the store as a
+parameter typed by :class:`StoreView` here and never import the ``Store``
+class back, so no import runs in a circle.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any, Protocol, runtime_checkable
+
+import duckdb
+import pyarrow as pa
+
+__all__ = ["FoundFiles", "OutlineCache", "StoreView"]
+
+
+class FoundFiles(Protocol):
+    """What one scan of the store's folder found: sealed files by folder, and those skipped."""
+
+    @property
+    def events(self) -> Sequence[Path]: ...
+    @property
+    def blobs(self) -> Sequence[Path]: ...
+    @property
+    def stats(self) -> Sequence[Path]: ...
+    @property
+    def chain(self) -> Sequence[Path]: ...
+    @property
+    def skipped(self) -> Sequence[Path]: ...
+    @property
+    def reasons(self) -> Mapping[Path, str]: ...
+
+
+class OutlineCache(Protocol):
+    """The per-file outlines (``recorder.store._outline.Outlines``)."""
+
+    def tables(self, store: StoreView,
+               events: Iterable[Path]) -> tuple[list[Path], list[pa.Table]]: ...
+
+
+@runtime_checkable
+class StoreView(Protocol):
+    """A read view of one store: its folder, its DuckDB connection and views, its files."""
+
+    outlined: bool
+    """Whether the outline view matches the last scan."""
+
+    @property
+    def root(self) -> Path: ...
+    @property
+    def con(self) -> duckdb.DuckDBPyConnection: ...
+    @property
+    def files(self) -> FoundFiles: ...
+    @property
+    def damaged(self) -> dict[Path, str]: ...
+    @property
+    def outlines(self) -> OutlineCache: ...
+
+    def refresh(self) -> None: ...
+    def ready(self, query: str) -> str: ...
+    def rows(self, query: str, params: Iterable[object] = ()) -> list[tuple[Any, ...]]: ...
+    def arrow(self, query: str, params: Iterable[object] = ()) -> pa.Table: ...
+    def resolve_run(self, ref: str) -> str: ...

@@ -1,0 +1,236 @@
+"""``open_store(path) -> Store``: a DuckDB catalog over a store's Parquet and live segments."""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import pyarrow as pa
+
+from footprint._errors import ConfigError, did_you_mean
+from footprint.events import Event
+from recorder.store._damage import guarded
+from recorder.store._discover import StoreFiles, discover
+from recorder.store._livespill import LiveSpill
+from recorder.store._outline import Outlines, outline_view
+from recorder.store._remote import is_remote, mirror
+from recorder.store._sandbox import Sandbox
+from recorder.store._views import VIEWS
+from recorder.write._layout import resolve_store
+from recorder.write._rows import BLOB_SCHEMA, CHAIN_SCHEMA, EVENT_SCHEMA, STATS_SCHEMA
+
+__all__ = ["Store", "open_store"]
+
+_DATE = pa.field("date", pa.date32())
+
+
+def open_store(path: str | os.PathLike[str] | None = None) -> Store:
+    """Open the store at ``path`` (default ``$FOOTPRINT_STORE`` or ``./.footprint``).
+
+    ``path`` may be an object-storage URI (``s3://bucket/prefix``): its sealed
+    files are mirrored into a local cache first (see ``recorder.store._remote``).
+    """
+    location = os.fspath(path) if path is not None else os.environ.get("FOOTPRINT_STORE")
+    if is_remote(location):
+        assert location is not None
+        return Store(mirror(location))
+    root = resolve_store(path)
+    if not root.is_dir():
+        raise ConfigError(
+            f"no footprint store at {str(root)!r}; record a run first, or pass --store / "
+            "set FOOTPRINT_STORE to the directory a ParquetSink wrote"
+        )
+    return Store(root)
+
+
+def _list(paths: list[Path]) -> str:
+    return "[" + ", ".join("'" + str(p).replace("'", "''") + "'" for p in paths) + "]"
+
+
+def _parquet(paths: list[Path], *, hive: bool) -> str:
+    extra = ", hive_partitioning = true" if hive else ""
+    return f"read_parquet({_list(paths)}, union_by_name = true{extra})"
+
+
+_PUBLIC = re.compile(r"\b(?:FROM|JOIN)\s+(?:" + "|".join(name for name, _ in VIEWS) + r")\b",
+                     re.IGNORECASE)
+"""A query that reads a public view (they are only ever named after FROM or JOIN)."""
+
+
+def _public_views(con: duckdb.DuckDBPyConnection) -> None:
+    for name, select in VIEWS:
+        con.execute(f"CREATE OR REPLACE VIEW {name} AS {select}")
+
+
+class Store:
+    """A read view of one store; :meth:`refresh` picks up files written since."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.con = duckdb.connect()
+        self.files = StoreFiles()
+        self.damaged: dict[Path, str] = {}
+        """Files a read found damaged inside (``recorder.store._damage``): left out from now on."""
+        self.outlines = Outlines(root)
+        self._public = False
+        """Whether the public views (``recorder.store._views``) exist on ``con``."""
+        self.outlined = False
+        """Whether ``_outline_all`` matches the last scan (``recorder.store._outline``)."""
+        self._sandbox: Sandbox | None = None
+        self.spill = LiveSpill()
+        """Where big live streams are read into (``recorder.store._livespill``)."""
+        self.refresh()
+
+    def refresh(self) -> None:
+        """Rescan the directory and rebuild the views (a damaged file met on the way is
+        named once and left out)."""
+        previous = self.spill.begin()
+        guarded(self, self._rebuild, rescan=False)
+        if self._sandbox is not None:
+            self._sandbox.close()
+            self._sandbox = None
+        self.spill.forget(previous)
+
+    def _rebuild(self) -> None:
+        self.spill.forget(self.spill.begin())
+        self.files = discover(self.root, self.damaged, self.spill)
+        self.outlined = False
+        self._define(self.con)
+
+    def _define(self, con: duckdb.DuckDBPyConnection) -> None:
+        """Create the store's views on ``con`` (the catalog's own, or the sandbox's)."""
+        f = self.files
+        live = pa.Table.from_batches(f.live_events, schema=EVENT_SCHEMA)
+        con.register("_live_mem", live)
+        spilled = "".join(f" UNION ALL BY NAME SELECT * FROM read_parquet({_list(p)})"
+                          for p in [f.live_event_files] if p)
+        con.execute(f"CREATE OR REPLACE VIEW _live_events AS SELECT * FROM _live_mem{spilled}")
+        sealed = self._raw(con, "_sealed_events", f.events, EVENT_SCHEMA.append(_DATE), hive=True)
+        con.execute(
+            f"CREATE OR REPLACE VIEW _events_all AS SELECT * FROM {sealed} UNION ALL BY NAME "
+            "SELECT *, CAST(make_timestamp(ts // 1000) AS DATE) AS date FROM _live_events"
+        )
+        con.register("_live_blob_mem", pa.Table.from_batches(f.live_blobs, schema=BLOB_SCHEMA))
+        spilled = "".join(f" UNION ALL BY NAME SELECT * FROM read_parquet({_list(p)})"
+                          for p in [f.live_blob_files] if p)
+        con.execute(f"CREATE OR REPLACE VIEW _live_blobs AS SELECT * FROM _live_blob_mem"
+                    f"{spilled}")
+        sealed_blobs = self._raw(con, "_sealed_blobs", f.blobs, BLOB_SCHEMA, hive=False)
+        con.execute(
+            f"CREATE OR REPLACE VIEW _blobs_all AS SELECT * FROM {sealed_blobs} "
+            "UNION ALL BY NAME SELECT * FROM _live_blobs"
+        )
+        stats = self._raw(con, "_sealed_stats", f.stats, STATS_SCHEMA, hive=False)
+        con.execute(f"CREATE OR REPLACE VIEW _stats_all AS SELECT * FROM {stats}")
+        columns = {r[0] for r in con.execute("DESCRIBE _stats_all").fetchall()}
+        missing = [c for c in ("sink_drops", "unencodable") if c not in columns]
+        if missing:  # stats written before those counts were kept
+            zeros = ", ".join(f"0::BIGINT AS {c}" for c in missing)
+            con.execute(f"CREATE OR REPLACE VIEW _stats_all AS SELECT *, {zeros} FROM {stats}")
+        chain = self._raw(con, "_sealed_chain", f.chain, CHAIN_SCHEMA, hive=False)
+        con.register("_live_chain", pa.Table.from_batches(f.live_chain, schema=CHAIN_SCHEMA))
+        con.execute(f"CREATE OR REPLACE VIEW _chain_all AS SELECT * FROM {chain} "
+                    "UNION ALL BY NAME SELECT * FROM _live_chain")
+        if con is not self.con:  # the sandbox's: every view, for any query
+            _public_views(con)
+
+    def ready(self, query: str) -> str:
+        """``query``, once the public views it names exist on the catalog's connection.
+
+        They are made on first use (~30 ms of binding for all ten): a reader that
+        only queries the raw ``_*_all`` views never pays for them. They name the
+        raw views, which DuckDB binds at query time, so a refresh keeps them.
+        """
+        if not self._public and _PUBLIC.search(query):
+            _public_views(self.con)
+            self._public = True
+        return query
+
+    @staticmethod
+    def _raw(con: duckdb.DuckDBPyConnection, name: str, paths: list[Path], schema: pa.Schema,
+             *, hive: bool) -> str:
+        if paths:
+            return _parquet(paths, hive=hive)
+        con.register(name, schema.empty_table())
+        return name
+
+    # -- querying -------------------------------------------------------------------
+    def sql(self, query: str) -> duckdb.DuckDBPyRelation:
+        """One read-only query over the views, as a DuckDB relation (``.df()``, ``.pl()``,
+        ``.arrow()``, ``.fetchall()``); run in the SQL sandbox (``recorder.store._sandbox``):
+        anything else is refused with a one-line :class:`SqlRefused`."""
+        if self._sandbox is None:
+            f = self.files
+            self._sandbox = Sandbox(self._define, [*f.events, *f.blobs, *f.stats, *f.chain,
+                                                   *f.live_event_files, *f.live_blob_files])
+        return self._sandbox.sql(query)
+
+    def rows(self, query: str, params: Iterable[object] = ()) -> list[tuple[Any, ...]]:
+        """``query`` with ``?`` parameters, as a list of tuples (a damaged file met on the
+        way is named once and left out: ``recorder.store._damage``)."""
+        values, query = list(params), self.ready(query)
+        return guarded(self, lambda: self.con.execute(query, values).fetchall())
+
+    def arrow(self, query: str, params: Iterable[object] = ()) -> pa.Table:
+        """``query`` with ``?`` parameters, as an Arrow table (damaged files left out)."""
+        values, query = list(params), self.ready(query)
+        return guarded(self, lambda: self.con.sql(query, params=values).to_arrow_table())
+
+    def run_ids(self) -> list[str]:
+        """Every run id, oldest first (read from the outlines, not the events)."""
+        view = outline_view(self)
+        return [r[0] for r in self.rows(
+            f"SELECT run_id FROM {view} WHERE level = 'run' GROUP BY run_id "
+            "ORDER BY min(start_ns), run_id")]
+
+    def resolve_run(self, ref: str) -> str:
+        """A full run id from a full id, a unique prefix, or ``last``."""
+        if ref and ref != "last" and self.rows(
+                "SELECT 1 FROM _events_all WHERE run_id = ? LIMIT 1", [ref]):
+            return ref  # a full id: one pushed-down probe, not the list of every run
+        ids = self.run_ids()
+        if not ids:
+            raise ConfigError(f"the store {str(self.root)!r} has no runs; record one first")
+        if ref == "last":
+            return ids[-1]
+        if ref in ids:
+            return ref
+        matches = [i for i in ids if i.startswith(ref)] if ref else []
+        if len(matches) == 1:
+            return matches[0]
+        if matches:
+            raise ConfigError(
+                f"run prefix {ref!r} matches {len(matches)} runs ({', '.join(matches[:3])}…); "
+                "type more characters"
+            )
+        raise ConfigError(
+            f"no run {ref!r} in {str(self.root)!r}{did_you_mean(ref, ids)}; "
+            "see `footprint runs` for the ids, or use `last`"
+        )
+
+    def events(self, run_id: str) -> list[Event]:
+        """The run's events, rebuilt as typed objects, blob text restored, in seq order.
+
+        Decodes the whole run; :class:`recorder.StoreReader` reads by need.
+        """
+        from recorder.store._query import EventQuery
+        from recorder.store._reader import StoreReader
+
+        return list(StoreReader(self).events(EventQuery(run_id=run_id)))
+
+    def close(self) -> None:
+        if self._sandbox is not None:
+            self._sandbox.close()
+            self._sandbox = None
+        self.con.close()
+        self.spill.close()
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

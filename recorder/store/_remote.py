@@ -1,0 +1,63 @@
+"""Reading a store on object storage: its sealed files mirrored into a local cache.
+
+``open_store("s3://bucket/prefix")`` (``footprint --store s3://…``): new or
+changed sealed files are downloaded, files gone from the bucket are removed,
+and DuckDB reads the mirror. Spark and other engines read the bucket directly
+(``recorder.spark``). Writing such a store: ``recorder.write._upload``.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+from typing import Any
+
+from footprint._errors import ConfigError
+from recorder.write._upload import SEALED, cache_root, is_remote, open_uri, uri_digest
+
+__all__ = ["is_remote", "mirror"]
+
+
+def mirror(uri: str) -> Path:
+    """Bring the sealed files at ``uri`` into the local cache; return the cached store."""
+    import pyarrow.fs as pafs
+
+    fs, base = open_uri(uri)
+    local = cache_root() / "stores" / uri_digest(uri)
+    info = fs.get_file_info(base)
+    if info.type == pafs.FileType.NotFound:
+        raise ConfigError(
+            f"no footprint store at {uri!r}; record a run first (ParquetSink({uri!r})) "
+            "or check the bucket, prefix and credentials"
+        )
+    wanted: dict[str, int] = {}
+    for folder in SEALED:
+        selector = pafs.FileSelector(f"{base}/{folder}", recursive=True, allow_not_found=True)
+        for item in fs.get_file_info(selector):
+            if item.type == pafs.FileType.File and item.path.endswith(".parquet"):
+                wanted[item.path[len(base) + 1:]] = int(item.size or 0)
+    for rel, size in wanted.items():
+        target = local / rel
+        if not target.exists() or target.stat().st_size != size:
+            _download(fs, f"{base}/{rel}", target)
+    _forget_gone(local, wanted)
+    return local
+
+
+def _download(fs: Any, key: str, target: Path) -> None:
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = target.with_name(f".{target.name}.part")
+    with fs.open_input_stream(key) as src, tmp.open("wb") as dst:
+        shutil.copyfileobj(src, dst, 1 << 20)
+    os.replace(tmp, target)
+
+
+def _forget_gone(local: Path, wanted: dict[str, int]) -> None:
+    for folder in SEALED:
+        root = local / folder
+        if not root.is_dir():
+            continue
+        for path in root.rglob("*.parquet"):
+            if path.relative_to(local).as_posix() not in wanted:
+                path.unlink(missing_ok=True)

@@ -1,0 +1,316 @@
+"""``verify_run``: walk one run's audit chain (``recorder.write._chain``), name the first break."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+
+from footprint._errors import ConfigError
+from footprint.events import TERMINAL_TYPES
+from recorder.store._catalog import Store
+from recorder.store._derived import DERIVED_COLUMNS, DerivedCheck
+from recorder.write._chain import (
+    CHAIN_FORMAT,
+    ENVELOPE_ORDER,
+    envelope_values_canonical,
+    frame,
+    record_canonical,
+    row_check,
+)
+from recorder.write._rows import BLOB_KEY, ENVELOPE_NAMES
+
+__all__ = ["WINDOW", "Progress", "VerifyResult", "verify_run"]
+
+_TYPE, _SEQ = ENVELOPE_NAMES.index("type"), ENVELOPE_NAMES.index("seq")
+assert ENVELOPE_NAMES == ENVELOPE_ORDER, "the store's envelope columns are in canonical order"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class VerifyResult:
+    """The verdict on one run's chain.
+
+    ``reason`` is ``hash mismatch`` (the record's bytes changed: its row
+    check, or the head over it), ``chain broken`` (its ``prev_check`` is not
+    the previous record's row check), ``missing record`` (a seq is absent and
+    the chain does not bridge it), ``duplicate record``, ``blob mismatch`` or
+    ``unknown chain format`` (written by another version). ``skipped`` counts seqs the
+    writer itself never received (overflow or a processor's DROP): the chain
+    bridges those, so they are reported, not failed. ``dropped`` (the
+    recorder's full buffer, or an event that could not be stored) and
+    ``filtered`` (processors) are the run's counts from the store's stats:
+    a valid chain with any of the three is valid but *incomplete* evidence
+    (:attr:`complete` is ``False``): what is there is untouched, not all is there.
+    """
+
+    run_id: str
+    valid: bool
+    records: int
+    broken_seq: int | None = None
+    reason: str | None = None
+    detail: str = ""
+    skipped: int = 0
+    dropped: int = 0
+    filtered: int = 0
+
+    @property
+    def complete(self) -> bool:
+        """Valid, and nothing of the run was dropped, filtered or never received."""
+        return self.valid and not (self.skipped or self.dropped or self.filtered)
+
+    def summary(self) -> str:
+        """One line: ``valid, N records``, ``valid, N records; INCOMPLETE evidence: …``
+        or ``broken at seq S: reason (detail)``."""
+        if self.valid:
+            gaps = [f"{n} {what}" for n, what in (
+                (self.dropped, "events dropped by the recorder"),
+                (self.filtered, "filtered by processors"),
+                (self.skipped, "seqs never recorded")) if n]
+            extra = f"; INCOMPLETE evidence: {', '.join(gaps)}" if gaps else ""
+            return f"valid, {self.records} records{extra}"
+        tail = f" ({self.detail})" if self.detail else ""
+        return f"broken at seq {self.broken_seq}: {self.reason}{tail}"
+
+
+Progress = Callable[[int, int], object]
+"""``progress(rows_done, rows_total)``, called after each window of rows."""
+
+WINDOW = 32_768
+"""Seqs read per query: the walk holds one window of rows in memory, never the run."""
+
+_COLUMNS = (*ENVELOPE_NAMES, "payload", "prev_check", "row_check", *DERIVED_COLUMNS)
+
+
+def verify_run(store: Store, run_id: str, *, progress: Progress | None = None,
+               window: int | None = None) -> VerifyResult:
+    """Walk ``run_id``'s records in seq order against its row checks and its heads.
+
+    Each row's ``prev_check``/``row_check`` are recomputed from its payload,
+    and at every seq where the writer stored a head, the SHA-256 over the
+    run's framed canonical records so far must equal it (a tail cut off
+    after a head is missing). Then every blob the run references is checked.
+    The rows are read ``window`` seqs at a time (default :data:`WINDOW`;
+    bounded memory, streamed from the views, no cached outline trusted);
+    ``progress`` hears each window.
+    """
+    window = WINDOW if window is None else window
+    if type(window) is not int or window < 1:
+        raise ConfigError(f"verify_run(window={window!r}): pass a positive int (seqs per read)")
+    heads = _heads(store, run_id)
+    if isinstance(heads, VerifyResult):
+        return heads
+    total, lo, hi = _bounds(store, run_id)
+    walk = _Walk(run_id, total, heads)
+    for rows in _windows(store, run_id, lo, hi, window):
+        broken = walk.feed(rows)
+        if broken is not None:
+            return broken
+        if progress is not None:
+            progress(walk.rows, total)
+    return _after_walk(store, walk)
+
+
+def _after_walk(store: Store, walk: _Walk) -> VerifyResult:
+    """The verdicts that need the whole walk: heads never reached, records after the last
+    head of an ended run, a derived column, a blob; else valid."""
+    run_id, total = walk.run_id, walk.total
+    if walk.heads:
+        last, (_, segment) = max(walk.heads.items())
+        return _broken(run_id, total, walk.expected, "missing record",
+                       f"seq {walk.expected}..{last} absent; segment {segment} stored the "
+                       f"run's head up to seq {last}")
+    unheaded = _unheaded_end(store, walk)
+    if unheaded is not None:
+        return unheaded
+    if walk.bad_column is not None:
+        seq, column = walk.bad_column
+        return _broken(run_id, total, seq, "hash mismatch",
+                       f"column {column} no longer matches the payload it was lifted from")
+    bad_blob = _first_bad_blob(store, walk.refs)
+    if bad_blob is not None:
+        return _broken(run_id, total, walk.refs[bad_blob], "blob mismatch",
+                       f"blob {bad_blob[:12]}… is missing or its text does not hash to its id")
+    dropped, filtered = _drops(store, run_id)
+    return VerifyResult(run_id=run_id, valid=True, records=total, skipped=walk.skipped,
+                        dropped=dropped, filtered=filtered)
+
+
+def _bounds(store: Store, run_id: str) -> tuple[int, int, int]:
+    """``(rows, first seq, last seq)`` of the run, counted from the rows themselves."""
+    n, lo, hi = store.rows("SELECT count(*), min(seq), max(seq) FROM _events_all "
+                           "WHERE run_id = ?", [run_id])[0]
+    return int(n or 0), int(lo or 0), int(hi or 0)
+
+
+def _windows(store: Store, run_id: str, lo: int, hi: int,
+             window: int) -> Iterator[list[tuple[Any, ...]]]:
+    """The run's rows in seq order, one seq window at a time."""
+    select = ", ".join(_COLUMNS)
+    while lo <= hi:
+        table = store.arrow(f"SELECT {select} FROM _events_all WHERE run_id = ? AND seq >= ? "
+                            "AND seq <= ? ORDER BY seq", [run_id, lo, lo + window - 1])
+        yield list(zip(*(column.to_pylist() for column in table.columns), strict=True))
+        lo += window
+
+
+def _unheaded_end(store: Store, walk: _Walk) -> VerifyResult | None:
+    """Records of an ended run that no head covers: the writer heads every batch it
+    writes, so these were added, or their head removed, after it wrote them.
+
+    Not while they are all still in a live segment: a writer writes a batch's rows,
+    then its heads, so a reader between the two sees the rows alone."""
+    block, end = walk.block, walk.end
+    if block is None or end is None:
+        return None  # all headed, or a run in flight: its newest records wait for a head
+    (live,) = store.rows("SELECT count(*) FROM _live_events WHERE run_id = ? AND seq >= ?",
+                         [walk.run_id, block])[0]
+    if live == walk.in_block:
+        return None
+    last = walk.expected - 1
+    if block > end:
+        why = (f"seq {block}..{last} follow the run's end (seq {end}) and no stored head "
+               "covers them: appended after the run ended")
+    else:
+        why = (f"seq {block}..{last} of this ended run are covered by no stored head (their "
+               "head was removed, or the writer failed to hash them)")
+    return _broken(walk.run_id, walk.total, block, "chain broken", why)
+
+
+def _drops(store: Store, run_id: str) -> tuple[int, int]:
+    """The run's ``(dropped, filtered)`` counts from the store's stats."""
+    found = store.rows("SELECT dropped, filtered FROM runs WHERE run_id = ?", [run_id])
+    return (int(found[0][0]), int(found[0][1])) if found else (0, 0)
+
+
+def _heads(store: Store, run_id: str) -> dict[int, tuple[bytes, str]] | VerifyResult:
+    found = store.rows("SELECT last_seq, head, segment, format FROM _chain_all WHERE run_id = ?",
+                       [run_id])
+    for seq, _, segment, kind in found:
+        if kind != CHAIN_FORMAT:
+            return _broken(run_id, 0, int(seq), "unknown chain format",
+                           f"segment {segment} was written in chain format {kind or '1'!r}; "
+                           f"this footprint checks {CHAIN_FORMAT!r} — verify it with the "
+                           "footprint version that recorded it")
+    return {int(seq): (bytes(head), str(segment)) for seq, head, segment, _ in found}
+
+
+class _Walk:
+    """One run's chain walk, fed a window of rows at a time (see :func:`verify_run`)."""
+
+    __slots__ = ("bad_column", "block", "check", "derived", "end", "expected", "heads",
+                 "in_block", "refs", "rows", "run_id", "skipped", "stream", "total")
+
+    def __init__(self, run_id: str, total: int, heads: dict[int, tuple[bytes, str]]) -> None:
+        self.run_id, self.total, self.heads = run_id, total, heads
+        self.check, self.expected, self.skipped, self.rows, self.in_block = 0, 0, 0, 0, 0
+        self.block: int | None = None
+        """The first seq after the last head reached (``None`` right on a head)."""
+        self.end: int | None = None
+        """The seq of the run's first terminal event."""
+        self.bad_column: tuple[int, str] | None = None
+        self.refs: dict[str, int] = {}
+        self.stream = hashlib.sha256()
+        self.derived = DerivedCheck()
+
+    def feed(self, rows: list[tuple[Any, ...]]) -> VerifyResult | None:
+        """Walk ``rows`` (the next ones in seq order); the first broken record's verdict."""
+        n = len(ENVELOPE_NAMES)
+        for row in rows:
+            payload, stored_prev, stored = str(row[n]), row[n + 1], row[n + 2]
+            seq = int(row[_SEQ])
+            broken = _link_problem(seq, self.expected, self.check, stored_prev)
+            if broken is not None:
+                return VerifyResult(run_id=self.run_id, valid=False, records=self.total,
+                                    **broken)
+            self.skipped += seq - self.expected
+            check = row_check(payload)
+            if check != stored:
+                return _broken(self.run_id, self.total, seq, "hash mismatch",
+                               "the stored payload no longer matches its row check")
+            envelope = envelope_values_canonical(row[:n], typed=True)
+            self.stream.update(frame(record_canonical(envelope, payload)))
+            if self.block is None:
+                self.block, self.in_block = seq, 0
+            self.in_block += 1
+            headed = self._head(seq)
+            if headed is not None:
+                return headed
+            self.check, self.expected, self.rows = check, seq + 1, self.rows + 1
+            if self.end is None and row[_TYPE] in TERMINAL_TYPES:
+                self.end = seq
+            self._payload(seq, payload, row[n + 3:])
+        return None
+
+    def _head(self, seq: int) -> VerifyResult | None:
+        sealed = self.heads.pop(seq, None)
+        if sealed is None:
+            return None
+        block = seq if self.block is None else self.block
+        if self.stream.copy().digest() != sealed[0]:
+            return _broken(self.run_id, self.total, block, "hash mismatch",
+                           f"seq {block}..{seq} no longer hash to the head stored in "
+                           f"segment {sealed[1]}; their payloads check out, so an envelope "
+                           "value or the head itself changed")
+        self.block = None
+        return None
+
+    def _payload(self, seq: int, payload: str, derived: tuple[Any, ...]) -> None:
+        """The blob references and the derived columns of one record."""
+        try:
+            data = orjson.loads(payload)
+        except orjson.JSONDecodeError:  # what orjson refuses (a lone surrogate, a huge int)
+            try:
+                data = json.loads(payload)
+            except ValueError:
+                data = None
+        if not isinstance(data, dict):
+            self.bad_column = self.bad_column or (seq, DERIVED_COLUMNS[0])
+            return
+        if BLOB_KEY in payload:
+            for value in data.values():
+                if isinstance(value, dict) and isinstance(value.get(BLOB_KEY), str):
+                    self.refs.setdefault(value[BLOB_KEY], seq)
+        if self.bad_column is None:
+            column = self.derived.mismatch(data, derived)
+            if column is not None:
+                self.bad_column = (seq, column)
+
+
+def _broken(run_id: str, records: int, seq: int, reason: str, detail: str) -> VerifyResult:
+    return VerifyResult(
+        run_id=run_id, valid=False, records=records, broken_seq=seq, reason=reason, detail=detail
+    )
+
+
+def _link_problem(
+    seq: int, expected: int, prev: int, stored_prev: object
+) -> dict[str, Any] | None:
+    if seq < expected:
+        return {"broken_seq": seq, "reason": "duplicate record",
+                "detail": f"seq {seq} is stored more than once"}
+    if stored_prev == prev:
+        return None
+    if seq > expected:
+        return {"broken_seq": expected, "reason": "missing record",
+                "detail": f"seq {expected}..{seq - 1} absent and the chain does not bridge them"}
+    return {"broken_seq": seq, "reason": "chain broken",
+            "detail": "prev_check differs from the previous record's row check"}
+
+
+def _first_bad_blob(store: Store, refs: dict[str, int]) -> str | None:
+    if not refs:
+        return None
+    good: set[str] = set()
+    bad: set[str] = set()
+    # every stored copy (another writer may have stored the same text): one edited copy
+    # is a mismatch whichever copy the views happen to read
+    for digest, text in store.rows("SELECT hash, text FROM _blobs_all WHERE hash IN ?",
+                                   [sorted(refs)]):
+        ok = hashlib.sha256(str(text).encode("utf-8")).hexdigest() == digest
+        (good if ok else bad).add(str(digest))
+    bad |= refs.keys() - good  # absent
+    return min(bad, key=refs.__getitem__) if bad else None

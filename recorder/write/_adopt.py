@@ -1,0 +1,149 @@
+"""Orphaned segments: the live streams of a writer that was killed, sealed by someone else.
+
+Every :class:`~recorder.ParquetSink` holds an exclusive ``flock`` on
+``live/<writer>.lock`` for as long as it lives; the kernel lets go of it when
+the process dies, however it dies. :func:`adopt_orphans` takes that lock for
+each writer whose live segments it finds: when it can, the writer is gone,
+and its segments are sealed into Parquet exactly as the writer would have
+(rows up to the last whole batch; heads only over rows that are there), then
+the live streams are removed. A writer from before the lock files existed is
+judged by its pid (on this host). A later writer runs this at start-up, on
+its file thread; ``footprint doctor`` can run it too. Adopting twice, or two
+adopters at once, is harmless: the lock serialises them and sealing rewrites
+the same files from the same streams.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import IO
+
+import pyarrow as pa
+
+from recorder.write._layout import BLOBS, CHAIN, EVENTS, LIVE, segment_of
+from recorder.write._live import heads_of_rows_read, read_live
+from recorder.write._rows import BLOB_SCHEMA, CHAIN_SCHEMA, EVENT_SCHEMA
+from recorder.write._segment import by_date, write_atomically
+
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - not POSIX: liveness by pid only
+    fcntl = None  # type: ignore[assignment]
+
+__all__ = ["WriterLock", "adopt_orphans", "lock_path", "writer_of"]
+
+_log = logging.getLogger("recorder")
+_STREAMS = ("events", "blobs", "chain")
+
+
+def writer_of(segment: str) -> str:
+    """The writer id a segment id starts with (``<writer>-<nnnnn>``)."""
+    return segment.rsplit("-", 1)[0]
+
+
+def lock_path(root: Path, writer: str) -> Path:
+    return root / LIVE / f"{writer}.lock"
+
+
+class WriterLock:
+    """The lock a live writer holds on ``live/<writer>.lock`` (released by the kernel at death)."""
+
+    def __init__(self, root: Path, writer: str) -> None:
+        self.path = lock_path(root, writer)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._file: IO[bytes] | None = open(self.path, "ab")  # noqa: SIM115 - held for life
+        if fcntl is not None:
+            fcntl.flock(self._file.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+
+    def release(self) -> None:
+        """Remove the lock file and let go (at a clean shutdown). Idempotent."""
+        file, self._file = self._file, None
+        if file is not None:
+            with contextlib.suppress(OSError):
+                self.path.unlink()
+            file.close()
+
+
+@contextlib.contextmanager
+def _if_gone(root: Path, writer: str) -> Iterator[bool]:
+    """``True`` (holding the writer's lock) when the writer is gone, else ``False``."""
+    path = lock_path(root, writer)
+    if fcntl is None:
+        yield not _pid_alive(writer)
+        return
+    if not path.exists() and _pid_alive(writer):
+        yield False  # an older writer (no lock file) that still runs
+        return
+    with open(path, "ab") as file:  # for an older writer this makes the file adopters share
+        try:
+            fcntl.flock(file.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:  # held: the writer lives (or another adopter is at work)
+            yield False
+            return
+        yield True
+
+
+def _pid_alive(writer: str) -> bool:
+    """A writer without a lock file (an older version): alive unless its pid is gone here."""
+    try:
+        pid = int(writer.split("-")[1])
+        os.kill(pid, 0)
+    except (IndexError, ValueError):
+        return True  # not a name we wrote: leave it alone
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def adopt_orphans(root: str | os.PathLike[str], *, durable: bool = False) -> list[str]:
+    """Seal every live segment whose writer is gone; return the segment ids sealed."""
+    base = Path(root)
+    segments = sorted({segment_of(p) for p in (base / LIVE).glob("*.arrows")
+                       if not p.name.startswith((".", "_"))})
+    by_writer: dict[str, list[str]] = {}
+    for segment in segments:
+        by_writer.setdefault(writer_of(segment), []).append(segment)
+    adopted: list[str] = []
+    for writer, owned in by_writer.items():
+        with _if_gone(base, writer) as gone:
+            if not gone:
+                continue
+            for segment in owned:
+                _seal(base, segment, durable=durable)
+                adopted.append(segment)
+            with contextlib.suppress(OSError):
+                lock_path(base, writer).unlink()
+    if adopted:
+        _log.warning("recorder: sealed %d segment(s) of writers that were killed: %s",
+                     len(adopted), ", ".join(adopted))
+    return adopted
+
+
+def _seal(root: Path, segment: str, *, durable: bool) -> None:
+    """Seal one orphaned segment (the writer's own seal, from its streams)."""
+    live = {kind: root / LIVE / f"{segment}.{kind}.arrows" for kind in _STREAMS}
+    if live["events"].exists():  # else it died after sealing them: the Parquet is whole
+        events = read_live(live["events"])
+        blobs = read_live(live["blobs"])
+        chain = heads_of_rows_read(read_live(live["chain"]), events)
+        if blobs:
+            write_atomically(pa.Table.from_batches(blobs, schema=BLOB_SCHEMA),
+                             root / BLOBS / f"{segment}.parquet", durable=durable)
+        heads = pa.Table.from_batches(chain, schema=CHAIN_SCHEMA)
+        if heads.num_rows:
+            write_atomically(heads, root / CHAIN / f"{segment}.parquet", durable=durable)
+        rows = pa.Table.from_batches(events, schema=EVENT_SCHEMA)
+        for day, part in by_date(rows) if rows.num_rows else []:
+            write_atomically(part, root / EVENTS / f"date={day}" / f"{segment}.parquet",
+                             durable=durable)
+    for stale in [*root.glob(f"*/.{segment}.parquet.tmp"),
+                  *root.glob(f"{EVENTS}/*/.{segment}.parquet.tmp")]:
+        stale.unlink(missing_ok=True)  # the dead writer's half-written files
+    for kind in _STREAMS:  # events first: while it exists, readers use the streams
+        live[kind].unlink(missing_ok=True)

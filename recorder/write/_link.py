@@ -1,0 +1,197 @@
+"""The writer's side of the chain heads: canonical bytes spelled columnwise, then hashed.
+
+Runs on the store writer's file thread. Every step is an Arrow compute
+kernel or a large ``hashlib`` update, and both release the GIL, so the
+heads cost the engine's process little besides a second core's time.
+The bytes equal the reference spellings in ``recorder.write._chain`` (a
+property test holds them to it).
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+from collections.abc import Iterable
+from json.encoder import encode_basestring
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.acero as acero
+import pyarrow.compute as pc
+
+from recorder.write._chain import ENVELOPE_ORDER, stretches
+
+__all__ = ["RunHeads", "envelope_column", "framed_records"]
+
+_ESCAPED = r'["\\\x00-\x1f]'
+"""What a JSON string must escape: a quote, a backslash, a control character."""
+_WRAP = len(b'{"envelope":') + len(b',"payload":') + len(b"}")
+_DENSE_UP_TO = 1024
+"""A run's part of one batch up to this many rows gets a head every ``every`` records."""
+
+
+def _spelled(column: pa.Array) -> pa.Array | str:
+    """One envelope column as JSON values (``null`` for a missing value)."""
+    if column.null_count == len(column):
+        return "null"
+    if pa.types.is_integer(column.type):
+        text = pc.cast(column, pa.string())
+    elif pc.any(pc.match_substring_regex(column, _ESCAPED)).as_py():
+        text = pa.array([None if v is None else encode_basestring(v)
+                         for v in column.to_pylist()], pa.string())
+    else:
+        text = pc.binary_join_element_wise('"', column, '"', "")
+    return pc.fill_null(text, "null") if column.null_count else text
+
+
+def envelope_column(batch: pa.RecordBatch) -> pa.Array:
+    """``E`` of every row, spelled from the stored envelope columns."""
+    parts = [_spelled(batch.column(name)) for name in ENVELOPE_ORDER]
+    inner = pc.binary_join_element_wise(*parts, ",")
+    return pc.binary_join_element_wise("[", inner, "]", "")
+
+
+def _framed_eagerly(batch: pa.RecordBatch) -> pa.Array:
+    """:func:`framed_records` kernel by kernel, escaping text in Python where needed."""
+    envelope = envelope_column(batch)
+    payload = batch.column("payload")
+    size = pc.add(pc.add(pc.binary_length(envelope), pc.binary_length(payload)), _WRAP)
+    return pc.binary_join_element_wise(
+        pc.cast(size, pa.string()), ':{"envelope":', envelope, ',"payload":', payload, "},", "")
+
+
+def _call(name: str, *args: object) -> pc.Expression:
+    return pc.Expression._call(
+        name, [a if isinstance(a, pc.Expression) else pc.scalar(a) for a in args])
+
+
+@functools.cache
+def _framing(schema: pa.Schema) -> tuple[acero.Declaration, acero.Declaration]:
+    """Two projections: ``E``, ``P`` and whether any text needs escaping; then the frames.
+
+    Run as one Acero plan, the whole spelling is one call that releases the
+    GIL once, instead of forty kernels each taking it back.
+    """
+    parts, escapes = [], []
+    for name in ENVELOPE_ORDER:
+        field = pc.field(name)
+        if pa.types.is_integer(schema.field(name).type):
+            parts.append(pc.coalesce(field.cast(pa.string()), pc.scalar("null")))
+            continue
+        parts.append(pc.coalesce(_call("binary_join_element_wise", '"', field, '"', ""),
+                                 pc.scalar("null")))
+        escapes.append(pc.match_substring_regex(field, _ESCAPED))
+    envelope = _call("binary_join_element_wise", "[",
+                     _call("binary_join_element_wise", *parts, ","), "]", "")
+    escape = functools.reduce(lambda a, b: _call("or_kleene", a, b), escapes)
+    first = acero.ProjectNodeOptions([envelope, pc.field("payload"), escape], ["e", "p", "x"])
+    e, p = pc.field("e"), pc.field("p")
+    size = _call("add", _call("add", _call("binary_length", e), _call("binary_length", p)),
+                 _WRAP)
+    framed = _call("binary_join_element_wise", size.cast(pa.string()), ':{"envelope":', e,
+                   ',"payload":', p, "},", "")
+    second = acero.ProjectNodeOptions([framed, pc.field("x")], ["frame", "x"])
+    return acero.Declaration("project", first), acero.Declaration("project", second)
+
+
+def framed_records(table: pa.Table) -> pa.Array:
+    """Every row as its netstring ``<len(C)>:<C>,`` with ``C`` its canonical bytes."""
+    first, second = _framing(table.schema)
+    source = acero.Declaration("table_source", acero.TableSourceNodeOptions(table))
+    out = acero.Declaration.from_sequence([source, first, second]).to_table(use_threads=False)
+    if sum(chunk.true_count for chunk in out.column("x").chunks):
+        # rare: a quote, a backslash or a control character in the envelope text
+        return _framed_eagerly(table.combine_chunks().to_batches()[0])
+    frames = out.column("frame")
+    return frames.chunks[0] if frames.num_chunks == 1 else frames.combine_chunks()
+
+
+def _spans(runs: list[str]) -> tuple[list[int] | None, list[tuple[str, int, int]]]:
+    """The rows grouped by run and each run's ``(run_id, start, end)`` in that grouping.
+
+    The order is ``None`` when every run is one stretch already (one run, or
+    runs one after another); otherwise a stable sort by run id.
+    """
+    if runs.count(runs[0]) == len(runs):
+        return None, [(runs[0], 0, len(runs))]
+    spans = stretches(runs)
+    if len({run for run, _, _ in spans}) == len(spans):
+        return None, spans
+    order = sorted(range(len(runs)), key=runs.__getitem__)
+    return order, stretches(list(map(runs.__getitem__, order)))
+
+
+class RunHeads:
+    """Each run's running SHA-256 over its framed records; :meth:`link` returns new heads.
+
+    Used by one thread (the store writer's file thread) in export order.
+    Besides the head after each batch, a head is kept after every ``every``
+    records of a run, so ``verify`` can narrow an edited envelope value down
+    to that many records. A run that has ended keeps its stream among the ``keep_ended`` most recent
+    ended runs (a straggler event still links on), then is forgotten, so a
+    long-lived writer's memory does not grow with every run it ever saw.
+    """
+
+    def __init__(self, *, every: int = 64, keep_ended: int = 1024) -> None:
+        self._streams: dict[str, Any] = {}
+        self._counts: dict[str, int] = {}
+        self._every = every
+        self._ended: dict[str, None] = {}
+        self._keep_ended = keep_ended
+
+    def link(self, table: pa.Table, runs: list[str], last_seqs: dict[str, int],
+             ended: Iterable[str] = ()) -> list[tuple[str, int, bytes]]:
+        """Feed ``table`` (rows in emit order; ``runs`` their run ids) into the heads.
+
+        Returns ``(run_id, last_seq, head)`` after each run's last row here (its
+        seq from ``last_seqs``) and after every ``every``-th record of a run:
+        the digest of the run's records up to that seq.
+        ``ended`` names the runs whose terminal event is in this table.
+        """
+        heads = self._link(table, runs, last_seqs)
+        for run in ended:
+            self._ended.pop(run, None)
+            self._ended[run] = None
+        while len(self._ended) > self._keep_ended:
+            oldest = next(iter(self._ended))
+            del self._ended[oldest]
+            self._streams.pop(oldest, None)
+            self._counts.pop(oldest, None)
+        return heads
+
+    def _cuts(self, start: int, end: int, done: int) -> list[int]:
+        """Where heads fall in rows ``start..end`` of a run that has ``done`` records before:
+        always after the batch's last row, and after every ``every``-th record when the
+        run's part of the batch is small (each head retakes the GIL, which a batch at
+        full throughput cannot spare; a big batch is recorded too fast to need them)."""
+        if end - start > _DENSE_UP_TO:
+            return [end]
+        return [*range(start + self._every - done % self._every, end, self._every), end]
+
+    def _link(self, table: pa.Table, runs: list[str],
+              last_seqs: dict[str, int]) -> list[tuple[str, int, bytes]]:
+        if not runs:
+            return []
+        frames = framed_records(table)
+        order, spans = _spans(runs)
+        if order is not None:
+            frames = frames.take(pa.array(order, pa.int32()))
+        ends = memoryview(frames.buffers()[1]).cast("i")[frames.offset:]
+        data = frames.buffers()[2]
+        seqs = table.column("seq")
+        heads = []
+        for run, start, end in spans:
+            stream = self._streams.get(run)
+            if stream is None:
+                stream = self._streams[run] = hashlib.sha256()
+            self._ended.pop(run, None)  # events after its end: it is open again
+            done = self._counts.get(run, 0)
+            self._counts[run] = done + end - start
+            at = start
+            for cut in self._cuts(start, end, done):
+                stream.update(data.slice(ends[at], ends[cut] - ends[at]))
+                row = cut - 1 if order is None else order[cut - 1]
+                seq = last_seqs[run] if cut == end else int(seqs[row].as_py())
+                heads.append((run, seq, stream.copy().digest()))
+                at = cut
+        return heads

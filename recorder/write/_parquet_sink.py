@@ -1,0 +1,220 @@
+"""``ParquetSink``: the embedded store writer (one per process; many may share a store)."""
+
+from __future__ import annotations
+
+import functools
+import logging
+import os
+import time
+from collections.abc import Sequence
+
+import pyarrow as pa
+
+from footprint._errors import ConfigError
+from footprint.events import TERMINAL_TYPES, EventBase
+from recorder.write._adopt import WriterLock, adopt_orphans
+from recorder.write._layout import STATS, new_writer_id, resolve_store
+from recorder.write._link import RunHeads
+from recorder.write._rows import EVENT_SCHEMA, STATS_SCHEMA, RowBuilder, RunTail
+from recorder.write._segment import Segment, write_atomically
+from recorder.write._sink import ExportResult
+from recorder.write._upload import Uploader, is_remote, staging_root
+from recorder.write._writer import FileWorker
+
+__all__ = ["STATS_SCHEMA", "ParquetSink"]
+
+_log = logging.getLogger("recorder")
+
+
+class ParquetSink:
+    """Writes events into a store directory (default ``$FOOTPRINT_STORE`` or ``./.footprint``).
+
+    Every export appends one Arrow batch to this writer's live segment (an
+    Arrow IPC stream that survives SIGKILL batch by batch); the file work,
+    the runs' SHA-256 heads included (``_link``), runs on the sink's own
+    thread, and ``force_flush`` waits for it. The segment is sealed into
+    Hive-partitioned Parquet — temp name, then rename — when it
+    reaches ``seal_rows``, when every run in it has ended, and at shutdown.
+    ``durable=True`` adds fsyncs for power loss. File names carry the UTC
+    time, the pid and a random suffix: writers never touch each other's files,
+    except that a new writer first seals the segments of writers that were
+    killed (``adopt=True``, on its file thread; :func:`recorder.adopt_orphans`).
+    ``path`` may be an object-storage URI (``s3://bucket/prefix``): live
+    segments then stay in a local staging store and each sealed file is
+    uploaded (see ``recorder.write._upload``).
+    """
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str] | None = None,
+        *,
+        seal_rows: int = 250_000,
+        blob_min_chars: int = 256,
+        durable: bool = False,
+        adopt: bool = True,
+    ) -> None:
+        if seal_rows < 1 or blob_min_chars < 1:
+            raise ConfigError(
+                f"ParquetSink(seal_rows={seal_rows!r}, blob_min_chars={blob_min_chars!r}): "
+                "both must be positive integers; use the defaults (250000, 256)"
+            )
+        self.writer_id = new_writer_id()
+        location = os.fspath(path) if path is not None else os.environ.get("FOOTPRINT_STORE")
+        self._upload: Uploader | None = None
+        if is_remote(location):
+            assert location is not None
+            self.root = staging_root(location)
+            self._upload = Uploader(location, self.root, self.writer_id)
+        else:
+            self.root = resolve_store(path)
+        self.root.mkdir(parents=True, exist_ok=True)
+        self.seal_rows = seal_rows
+        self.durable = durable
+        self._builder = RowBuilder(blob_min_chars=blob_min_chars)
+        self._count = 0
+        self._segment: Segment | None = None
+        self._segment_rows = 0
+        self._files = FileWorker(f"footprint-store-{self.writer_id}")
+        self._heads = RunHeads()  # used on the file thread only
+        self._open_runs: set[str] = set()
+        self._drops: dict[str, tuple[int, int, int, int]] = {}
+        self._noted: tuple[dict[str, int], dict[str, int], dict[str, int]] = ({}, {}, {})
+        self._drops_dirty = False
+        self._stats_n = 0
+        self._closed = False
+        self._lock = WriterLock(self.root, self.writer_id)  # tells adopters this writer lives
+        if adopt:
+            self._files.submit(self._adopt)
+
+    # -- Sink ----------------------------------------------------------------
+    def export(self, batch: Sequence[EventBase]) -> ExportResult:
+        if self._closed:
+            return ExportResult.FAILURE
+        if not batch:
+            return ExportResult.SUCCESS
+        self._builder.add_all(batch)
+        events, blobs = self._builder.take()
+        tails = self._builder.take_tails()
+        ended = self._track_runs(tails)
+        segment = self._current()
+        last = {run: tail.seq for run, tail in tails.items()}
+        done = [run for run, tail in tails.items() if tail.type in TERMINAL_TYPES]
+        table = pa.Table.from_batches(events, schema=EVENT_SCHEMA)
+        self._files.submit(functools.partial(
+            self._write, segment, table, blobs, self._builder.last_runs, last, done))
+        self._segment_rows += sum(b.num_rows for b in events)
+        if self._segment_rows >= self.seal_rows or (ended and not self._open_runs):
+            self._seal()
+        return ExportResult.SUCCESS
+
+    def force_flush(self, timeout_s: float = 10.0) -> bool:
+        """Wait until every exported batch is in the OS (and on disk when ``durable``)."""
+        if self._segment is not None and self.durable:
+            self._files.submit(self._segment.sync)
+        self._write_stats()
+        failures = self._upload.failures if self._upload is not None else 0
+        if self._upload is not None:
+            self._files.submit(self._upload.sync)
+        self._files.drain()
+        return self._upload is None or self._upload.failures == failures
+
+    def shutdown(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        self._seal()
+        self._write_stats()
+        if self._upload is not None:
+            self._files.submit(self._upload.sync)
+        try:
+            self._files.close()
+        finally:
+            self._lock.release()
+
+    def _adopt(self) -> None:
+        try:
+            adopt_orphans(self.root, durable=self.durable)
+        except Exception:  # a damaged orphan never costs this writer its own batches
+            _log.exception("recorder: sealing the segments of killed writers in %s failed",
+                           self.root)
+
+    # -- StatsAware ------------------------------------------------------------
+    def note_drops(self, overflow: dict[str, int], processed: dict[str, int],
+                   sink_drops: dict[str, int] | None = None) -> None:
+        self._noted = (dict(overflow), dict(processed), dict(sink_drops or {}))
+        self._refresh_drops()
+
+    def _refresh_drops(self) -> None:
+        overflow, processed, lost = self._noted
+        rejected = self._builder.rejected
+        for run in overflow.keys() | processed.keys() | lost.keys() | rejected.keys():
+            counts = (overflow.get(run, 0), processed.get(run, 0), lost.get(run, 0),
+                      rejected.get(run, 0))
+            if self._drops.get(run) != counts:
+                self._drops[run] = counts
+                self._drops_dirty = True
+
+    # -- internals ---------------------------------------------------------------
+    def _track_runs(self, tails: dict[str, RunTail]) -> bool:
+        """Update the open runs (each run's last event decides); ``True`` if one ended."""
+        ended = False
+        for run, tail in tails.items():
+            if tail.type in TERMINAL_TYPES:
+                self._open_runs.discard(run)
+                ended = True
+            else:
+                self._open_runs.add(run)
+        return ended
+
+    def _write(self, segment: Segment, table: pa.Table, blobs: pa.RecordBatch | None,
+               runs: list[str], last: dict[str, int], done: list[str]) -> None:
+        """The file thread's job per export: link the runs' heads, then append it all.
+
+        One table for the whole export, so each step is one call that
+        releases the GIL once (every retake of the GIL can wait a switch
+        interval behind the converting thread).
+        """
+        try:
+            heads = self._heads.link(table, runs, last, done)
+        except Exception:
+            segment.append(table, blobs)  # the rows are kept; verify will flag their runs
+            raise
+        segment.append(table, blobs, heads)
+
+    def _current(self) -> Segment:
+        if self._segment is None:
+            self._count += 1
+            self._segment = Segment(self.root, f"{self.writer_id}-{self._count:05d}")
+        return self._segment
+
+    def _seal(self) -> None:
+        if self._segment is not None:
+            self._files.submit(functools.partial(self._segment.seal, durable=self.durable))
+            self._segment, self._segment_rows = None, 0
+            if self._upload is not None:
+                self._files.submit(self._upload.sync)
+
+    def _write_stats(self) -> None:
+        if self._builder.rejected:
+            self._refresh_drops()
+        if not self._drops_dirty:
+            return
+        runs = sorted(self._drops)
+        now = time.time_ns()
+        table = pa.table(
+            {
+                "run_id": runs,
+                "writer": [self.writer_id] * len(runs),
+                "overflow": [self._drops[r][0] for r in runs],
+                "processor_drops": [self._drops[r][1] for r in runs],
+                "sink_drops": [self._drops[r][2] for r in runs],
+                "written_ns": [now] * len(runs),
+                "unencodable": [self._drops[r][3] for r in runs],
+            },
+            schema=STATS_SCHEMA,
+        )
+        self._stats_n += 1
+        final = self.root / STATS / f"{self.writer_id}-{self._stats_n:05d}.parquet"
+        self._drops_dirty = False
+        self._files.submit(functools.partial(
+            write_atomically, table, final, durable=self.durable))

@@ -1,0 +1,230 @@
+"""Shipped processors: redaction (by key path and by regex) and content capture levels."""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import hashlib
+import re
+from collections.abc import Iterable, Mapping
+from typing import Any, Literal, TypeAlias
+
+from footprint._errors import ConfigError
+from footprint.events import (
+    ENVELOPE_FIELDS,
+    EventBase,
+    from_record,
+    summarize_content,
+    to_record,
+)
+from recorder.write._chain import canonical_json
+from recorder.write._safe import safe_value
+from recorder.write._sink import Drop, Processor
+
+__all__ = ["API_KEY_PATTERNS", "CONTENT_FIELDS", "CaptureLevel", "Redactor", "capture", "marker"]
+
+API_KEY_PATTERNS: tuple[str, ...] = (
+    r"sk-(?:proj-|ant-)?[A-Za-z0-9_\-]{16,}",  # OpenAI / Anthropic style
+    r"AKIA[0-9A-Z]{16}",  # AWS access key id
+    r"gh[pousr]_[A-Za-z0-9]{30,}",  # GitHub tokens
+    r"xox[abprs]-[A-Za-z0-9\-]{10,}",  # Slack tokens
+    r"AIza[0-9A-Za-z_\-]{35}",  # Google API keys
+    r"(?i:bearer)\s+[A-Za-z0-9._~+/=\-]{20,}",  # bearer tokens in headers
+)
+"""Regexes for common API-key shapes; the default of :class:`Redactor`."""
+
+CONTENT_FIELDS: tuple[str, ...] = (
+    "user_message", "final_content", "content", "result", "raw_content", "content_summary",
+    "request_ref", "args", "rationale", "message",
+)
+"""Payload fields that carry prompt, tool or model text (what capture levels act on)."""
+
+CaptureLevel: TypeAlias = Literal["full", "hashes", "none"]
+_ENVELOPE = frozenset(ENVELOPE_FIELDS)
+
+
+def marker(text: str) -> str:
+    """What a redacted value becomes: its sha256 survives, so joins on it still work."""
+    return f"[redacted sha256:{hashlib.sha256(text.encode('utf-8')).hexdigest()}]"
+
+
+def _as_text(value: object) -> str:
+    return value if isinstance(value, str) else canonical_json(value)
+
+
+class Redactor:
+    """``(event) -> event``: replace secrets before any sink sees them.
+
+    ``paths`` are dotted key paths into the payload (``args.api_key``,
+    ``raw_content``); ``*`` matches any key or list index, and a
+    ``type:`` prefix limits a path to one event type
+    (``tool.start:args.password``). The whole value at a path is replaced
+    by :func:`marker` of its text. ``patterns`` are regexes searched in
+    every payload string; each match is replaced by the marker of the match.
+    """
+
+    __slots__ = ("_paths", "_patterns")
+
+    def __init__(
+        self,
+        paths: Iterable[str] = (),
+        patterns: Iterable[str | re.Pattern[str]] = API_KEY_PATTERNS,
+    ) -> None:
+        self._paths = tuple(_parse_path(p) for p in paths)
+        self._patterns = tuple(re.compile(p) if isinstance(p, str) else p for p in patterns)
+
+    def __call__(self, event: EventBase) -> EventBase | Drop:
+        try:
+            record: dict[str, Any] = to_record(event)  # type: ignore[arg-type]
+        except (ValueError, TypeError, RecursionError):  # ConfigError is a ValueError
+            return self._escaped(event)
+        tag = record.get("type")
+        changed = False
+        for only, keys in self._paths:
+            if only is None or only == tag:
+                changed |= _redact_path(record, keys, top=True)
+        if self._patterns:
+            before = dict(record)
+            for key, value in record.items():
+                if key not in _ENVELOPE:
+                    new = self._scrub(value)
+                    if new is not value:
+                        record[key] = new
+                        changed = True
+            if changed:
+                _resummarise(before, record)
+        return from_record(record) if changed else event
+
+    def _escaped(self, event: EventBase) -> EventBase:
+        """An event ``to_record`` cannot spell: redacted in its escaped form
+        (``recorder.write._safe``), which is what the store would keep of it anyway."""
+        clean = copy.copy(event)
+        for f in dataclasses.fields(event):
+            if f.name not in _ENVELOPE:
+                value = safe_value(getattr(event, f.name))
+                for only, keys in self._paths:
+                    if only is None or only == getattr(event, "type", None):
+                        holder = {f.name: value}
+                        _redact_path(holder, keys, top=True)
+                        value = holder[f.name]
+                object.__setattr__(clean, f.name, self._scrub(value))
+        return clean
+
+    def _scrub(self, value: Any) -> Any:
+        """``value`` with every match replaced (mapping keys too); ``value`` itself when
+        nothing matched."""
+        if isinstance(value, str):
+            out = value
+            for pattern in self._patterns:
+                out = pattern.sub(lambda m: marker(m.group(0)), out)
+            if out.endswith(CUT):
+                out = self._scrub_cut(out)
+            return value if out == value else out
+        if isinstance(value, list):
+            items = [self._scrub(v) for v in value]
+            return value if all(a is b for a, b in zip(items, value, strict=True)) else items
+        if isinstance(value, dict):
+            pairs = [(self._scrub(k), self._scrub(v)) for k, v in value.items()]
+            same = all(k is k0 and v is value[k0] for (k, v), k0 in zip(pairs, value, strict=True))
+            return value if same else dict(pairs)
+        return value
+
+    def _scrub_cut(self, text: str) -> str:
+        """A text cut short (ending in ``…``, as summaries are) is searched as if it went
+        on: a match running into the cut is a secret cut in two, and its part is redacted."""
+        body = text[: -len(CUT)]
+        for pad in _PADS:
+            for pattern in self._patterns:
+                for m in pattern.finditer(body[-_CUT_WINDOW:] + pad):
+                    start = len(body) - min(len(body), _CUT_WINDOW) + m.start()
+                    if m.end() > len(body[-_CUT_WINDOW:]) and len(body) - start >= _MIN_PART:
+                        body = body[:start] + marker(body[start:])
+                        break
+        return body + CUT
+
+
+CUT = "…"
+"""What ends a text cut short (``footprint.events.summarize_content``, OpenTelemetry clips)."""
+_PADS = ("A" * 64, "a" * 64, "0" * 64)
+"""Continuations tried past a cut: each default pattern completes with one of them."""
+_CUT_WINDOW = 256
+_MIN_PART = 4
+"""A part of a secret shorter than this, at a cut, gives nothing away."""
+_SUMMARIES: dict[str, tuple[tuple[str, str], ...]] = {
+    "context.injected": (("content_summary", "raw_content"),),
+}
+"""Per event type, ``(summary field, the field it summarises)``."""
+
+
+def _resummarise(before: dict[str, Any], record: dict[str, Any]) -> None:
+    """Redact before summarising: a summary the engine took of a text that redaction
+    changed is taken again, of the redacted text (a secret cut by the summary's limit
+    would escape every pattern)."""
+    for summary, source in _SUMMARIES.get(str(record.get("type")), ()):
+        raw, redacted = before.get(source), record.get(source)
+        if (isinstance(raw, str) and isinstance(redacted, str) and redacted != raw
+                and before.get(summary) == summarize_content(raw)):
+            record[summary] = summarize_content(redacted)
+
+
+def _parse_path(path: str) -> tuple[str | None, tuple[str, ...]]:
+    only, _, dotted = path.rpartition(":") if ":" in path else (None, "", path)
+    keys = tuple(dotted.split("."))
+    if not dotted or any(not k for k in keys) or keys[0] in _ENVELOPE:
+        raise ConfigError(
+            f"redaction path {path!r} is not a payload key path; write dotted keys such as "
+            "'args.api_key' or 'tool.start:args.password' ('*' matches any key)"
+        )
+    return (only or None), keys
+
+
+def _redact_path(node: Any, keys: tuple[str, ...], *, top: bool = False) -> bool:
+    head, rest = keys[0], keys[1:]
+    if isinstance(node, dict):
+        names = [k for k in node if k not in _ENVELOPE or not top] if head == "*" else [head]
+        slots: list[Any] = [k for k in names if k in node]
+    elif isinstance(node, list) and (head == "*" or head.isdigit()):
+        slots = list(range(len(node))) if head == "*" else [int(head)]
+        slots = [i for i in slots if i < len(node)]
+    else:
+        return False
+    changed = False
+    for slot in slots:
+        if rest:
+            changed |= _redact_path(node[slot], rest)
+        elif node[slot] is not None:
+            node[slot] = marker(_as_text(node[slot]))
+            changed = True
+    return changed
+
+
+def capture(level: CaptureLevel) -> Processor:
+    """A processor keeping ``full`` text, only ``hashes`` of it, or ``none`` of it.
+
+    Acts on :data:`CONTENT_FIELDS`. ``hashes`` turns a text into
+    ``[sha256:<hex>]`` (a mapping into ``{"sha256": hex}``); ``none``
+    empties it. ``full`` is the local store's default and changes nothing.
+    """
+    if level not in ("full", "hashes", "none"):
+        raise ConfigError(f"capture level {level!r} is unknown; use 'full', 'hashes' or 'none'")
+
+    def process(event: EventBase) -> EventBase | Drop:
+        if level == "full":
+            return event
+        changes: dict[str, Any] = {}
+        for name in CONTENT_FIELDS:
+            value = getattr(event, name, None)
+            if value is None or not hasattr(type(event), name):
+                continue
+            changes[name] = _captured(value, level)
+        return dataclasses.replace(event, **changes) if changes else event
+
+    return process
+
+
+def _captured(value: object, level: CaptureLevel) -> object:
+    digest = hashlib.sha256(_as_text(value if not isinstance(value, Mapping)
+                                     else dict(value)).encode("utf-8")).hexdigest()
+    if isinstance(value, Mapping):
+        return {"sha256": digest} if level == "hashes" else {}
+    return f"[sha256:{digest}]" if level == "hashes" else ""
