@@ -81,6 +81,8 @@ class Store:
         self.outlined = False
         """Whether ``_outline_all`` matches the last scan (``recorder.store._outline``)."""
         self._sandbox: Sandbox | None = None
+        self._in_memory: dict[str, pa.Table] = {}
+        """What the views read from memory (live rows, empty stand-ins), by registered name."""
         self.spill = LiveSpill()
         """Where big live streams are read into (``recorder.store._livespill``)."""
         self.refresh()
@@ -105,7 +107,7 @@ class Store:
         """Create the store's views on ``con`` (the catalog's own, or the sandbox's)."""
         f = self.files
         live = pa.Table.from_batches(f.live_events, schema=EVENT_SCHEMA)
-        con.register("_live_mem", live)
+        self._register(con, "_live_mem", live)
         spilled = "".join(f" UNION ALL BY NAME SELECT * FROM read_parquet({_list(p)})"
                           for p in [f.live_event_files] if p)
         con.execute(f"CREATE OR REPLACE VIEW _live_events AS SELECT * FROM _live_mem{spilled}")
@@ -114,7 +116,8 @@ class Store:
             f"CREATE OR REPLACE VIEW _events_all AS SELECT * FROM {sealed} UNION ALL BY NAME "
             "SELECT *, CAST(make_timestamp(ts // 1000) AS DATE) AS date FROM _live_events"
         )
-        con.register("_live_blob_mem", pa.Table.from_batches(f.live_blobs, schema=BLOB_SCHEMA))
+        self._register(con, "_live_blob_mem",
+                       pa.Table.from_batches(f.live_blobs, schema=BLOB_SCHEMA))
         spilled = "".join(f" UNION ALL BY NAME SELECT * FROM read_parquet({_list(p)})"
                           for p in [f.live_blob_files] if p)
         con.execute(f"CREATE OR REPLACE VIEW _live_blobs AS SELECT * FROM _live_blob_mem"
@@ -132,7 +135,7 @@ class Store:
             zeros = ", ".join(f"0::BIGINT AS {c}" for c in missing)
             con.execute(f"CREATE OR REPLACE VIEW _stats_all AS SELECT *, {zeros} FROM {stats}")
         chain = self._raw(con, "_sealed_chain", f.chain, CHAIN_SCHEMA, hive=False)
-        con.register("_live_chain", pa.Table.from_batches(f.live_chain, schema=CHAIN_SCHEMA))
+        self._register(con, "_live_chain", pa.Table.from_batches(f.live_chain, schema=CHAIN_SCHEMA))
         con.execute(f"CREATE OR REPLACE VIEW _chain_all AS SELECT * FROM {chain} "
                     "UNION ALL BY NAME SELECT * FROM _live_chain")
         if con is not self.con:  # the sandbox's: every view, for any query
@@ -150,12 +153,21 @@ class Store:
             self._public = True
         return query
 
-    @staticmethod
-    def _raw(con: duckdb.DuckDBPyConnection, name: str, paths: list[Path], schema: pa.Schema,
-             *, hive: bool) -> str:
+    def _register(self, con: duckdb.DuckDBPyConnection, name: str, table: pa.Table) -> None:
+        """``table`` as ``name`` on ``con``; kept, so a sandbox cursor can hold it too."""
+        self._in_memory[name] = table
+        con.register(name, table)
+
+    def _attach(self, con: duckdb.DuckDBPyConnection) -> None:
+        """The in-memory tables the views read, registered on a cursor of the sandbox."""
+        for name, table in self._in_memory.items():
+            con.register(name, table)
+
+    def _raw(self, con: duckdb.DuckDBPyConnection, name: str, paths: list[Path],
+             schema: pa.Schema, *, hive: bool) -> str:
         if paths:
             return _parquet(paths, hive=hive)
-        con.register(name, schema.empty_table())
+        self._register(con, name, schema.empty_table())
         return name
 
     # -- querying -------------------------------------------------------------------
@@ -165,8 +177,9 @@ class Store:
         anything else is refused with a one-line :class:`SqlRefused`."""
         if self._sandbox is None:
             f = self.files
-            self._sandbox = Sandbox(self._define, [*f.events, *f.blobs, *f.stats, *f.chain,
-                                                   *f.live_event_files, *f.live_blob_files])
+            paths = [*f.events, *f.blobs, *f.stats, *f.chain, *f.live_event_files,
+                     *f.live_blob_files]
+            self._sandbox = Sandbox(self._define, self._attach, paths)
         return self._sandbox.sql(query)
 
     def rows(self, query: str, params: Iterable[object] = ()) -> list[tuple[Any, ...]]:

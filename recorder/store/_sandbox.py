@@ -101,7 +101,9 @@ class Sandbox:
     """A locked-down DuckDB connection holding the store's views (see the module doc)."""
 
     def __init__(self, define: Callable[[duckdb.DuckDBPyConnection], None],
+                 attach: Callable[[duckdb.DuckDBPyConnection], None],
                  paths: Sequence[Path]) -> None:
+        self._attach = attach
         self.con = duckdb.connect(config={
             "autoload_known_extensions": False,
             "autoinstall_known_extensions": False,
@@ -139,9 +141,17 @@ class Sandbox:
         _check_tree(tree)
 
     def sql(self, query: str) -> duckdb.DuckDBPyRelation:
-        """The relation of one read-only ``query``, or :class:`SqlRefused`."""
+        """The relation of one read-only ``query``, or :class:`SqlRefused`.
+
+        Each relation runs on a cursor of its own (the same database: the views and the
+        locked settings; ``attach`` registers the in-memory tables they read): a result
+        left open (``.arrow()`` streams, ``.fetchone()`` stops early) never holds up the
+        next query.
+        """
         self.check(query)
-        relation = self.con.sql(query)
+        cursor = self.con.cursor()
+        self._attach(cursor)
+        relation = cursor.sql(query)
         if relation is None:  # pragma: no cover - a SELECT always yields a relation
             raise _refuse("the query produced no result")
         return relation

@@ -143,6 +143,17 @@ def test_given_read_only_queries_when_store_sql_runs_them_then_they_answer(store
                      ).fetchall()[0][0] > 5
 
 
+def test_given_a_result_left_open_when_the_next_query_runs_then_it_answers(store: Path) -> None:
+    """``.arrow()`` hands back a stream that stays open until read: it may not hold the
+    store's SQL connection (the next query raised ResourceInUseException)."""
+    with open_store(store) as s:
+        streaming = s.sql("SELECT * FROM events").arrow()
+        other = s.sql("SELECT run_id FROM runs").arrow()
+        assert s.sql("SELECT count(*) FROM runs").fetchall() == [(1,)]
+        assert streaming.read_all().num_rows > 50 and other.read_all().num_rows == 1
+        assert s.sql("SELECT status FROM runs").fetchall() == [("complete",)]
+
+
 def test_given_the_sandbox_connection_when_a_file_is_read_behind_the_checks_then_duckdb_refuses(
     store: Path,
 ) -> None:
