@@ -1,17 +1,21 @@
 """Injectable identity: where run and conversation ids come from.
 
-A run id is a UUIDv7: 48 bits of Unix milliseconds from the agent's clock,
-then 74 random bits. By default those bits come from the operating system
-(``secrets``), so ids stay unique across agents, processes and machines even
-when every agent replays the same clock and seed. ``SeededIds`` draws them
-from a seeded generator instead: byte-identical ids on every re-run, for
-golden files and snapshots — never for agents that share a store.
+A run id is a UUIDv7: 48 bits of Unix milliseconds, then 74 random bits. By
+default (``RandomIds``) the milliseconds are the operating system's clock when
+the id is made — whatever clock the agent runs on, so a store's ``last`` run is
+the one made most recently even when agents run on a test clock — and the
+random bits come from the operating system (``secrets``), so ids stay unique
+across agents, processes and machines even when every agent replays the same
+clock and seed. ``SeededIds`` takes the milliseconds from the agent's clock and
+the bits from a seeded generator instead: byte-identical ids on every re-run,
+for golden files and snapshots — never for agents that share a store.
 """
 
 from __future__ import annotations
 
 import random
 import secrets
+import time
 import uuid
 from typing import Protocol, runtime_checkable
 
@@ -40,12 +44,14 @@ def uuid7(ms: int, rand: int) -> str:
 
 
 class RandomIds:
-    """UUIDv7 ids whose random bits come from the operating system (the default)."""
+    """UUIDv7 ids stamped with the operating system's clock, their random bits from the
+    operating system (the default). The agent's ``now_ns`` is not used: a test clock
+    would date the id, and so the store's ``last``, into the past."""
 
     __slots__ = ()
 
     def new_id(self, now_ns: int) -> str:
-        return uuid7(now_ns // 1_000_000, secrets.randbits(_RAND_BITS))
+        return uuid7(time.time_ns() // 1_000_000, secrets.randbits(_RAND_BITS))
 
     def __repr__(self) -> str:
         return "RandomIds()"

@@ -1,7 +1,8 @@
 """``--agent MODULE:ATTR``: load the agent a replay or a counterfactual re-run rebuilds.
 
-``MODULE`` is a dotted module path (``lens._examples.support_desk``) or a
-Python file (``examples/support_desk.py``); ``ATTR`` names an ``Agent`` or a
+``MODULE`` is a dotted module path (``lens._examples.support_desk``; the current
+directory is searched first, as ``python -m`` does) or a Python file
+(``examples/support_desk.py``); ``ATTR`` names an ``Agent`` or a
 factory returning one. A factory that accepts ``sink=`` is called with the
 sink the lens records into.
 """
@@ -12,6 +13,7 @@ import hashlib
 import importlib
 import importlib.util
 import inspect
+import os
 import sys
 from pathlib import Path
 from types import ModuleType
@@ -43,6 +45,9 @@ def _module(name: str) -> ModuleType:
             raise ConfigError(f"--agent file {name!r} failed to import: "
                               f"{type(exc).__name__}: {exc}; fix the file") from exc
         return module
+    here = os.getcwd()
+    if here not in sys.path and "" not in sys.path:
+        sys.path.insert(0, here)  # as `python -m` does: a module in the current directory
     try:
         return importlib.import_module(name)
     except ImportError as exc:

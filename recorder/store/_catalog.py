@@ -66,6 +66,12 @@ def _public_views(con: duckdb.DuckDBPyConnection) -> None:
         con.execute(f"CREATE OR REPLACE VIEW {name} AS {select}")
 
 
+_MADE_MS = ("coalesce(CASE WHEN uuid_extract_version(TRY_CAST(run_id AS UUID)) = 7 THEN "
+            "epoch_ms(uuid_extract_timestamp(TRY_CAST(run_id AS UUID))) END, "
+            "min(start_ns) // 1000000)")
+"""When a run was made, in Unix ms: a UUIDv7 id's stamp, else its first event's time."""
+
+
 class Store:
     """A read view of one store; :meth:`refresh` picks up files written since."""
 
@@ -194,11 +200,16 @@ class Store:
         return guarded(self, lambda: self.con.sql(query, params=values).to_arrow_table())
 
     def run_ids(self) -> list[str]:
-        """Every run id, oldest first (read from the outlines, not the events)."""
+        """Every run id, in the order the runs were made (read from the outlines).
+
+        A UUIDv7 run id carries when it was made (``RandomIds`` stamps the operating
+        system's clock), so a run recorded on a test clock still sorts after the runs
+        made before it; another id sorts by its first event's time.
+        """
         view = outline_view(self)
         return [r[0] for r in self.rows(
             f"SELECT run_id FROM {view} WHERE level = 'run' GROUP BY run_id "
-            "ORDER BY min(start_ns), run_id")]
+            f"ORDER BY {_MADE_MS}, run_id")]
 
     def resolve_run(self, ref: str) -> str:
         """A full run id from a full id, a unique prefix, or ``last``."""
