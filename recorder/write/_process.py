@@ -5,13 +5,15 @@ from __future__ import annotations
 import copy
 import dataclasses
 import hashlib
+import json
 import re
 from collections.abc import Iterable, Mapping
 from typing import Any, Literal, TypeAlias
 
-from footprint._errors import ConfigError
+from footprint._errors import ConfigError, did_you_mean
 from footprint.events import (
     ENVELOPE_FIELDS,
+    EVENT_TYPES,
     EventBase,
     from_record,
     summarize_content,
@@ -58,12 +60,18 @@ class Redactor:
     ``paths`` are dotted key paths into the payload (``args.api_key``,
     ``raw_content``); ``*`` matches any key or list index, and a
     ``type:`` prefix limits a path to one event type
-    (``tool.start:args.password``). The whole value at a path is replaced
-    by :func:`marker` of its text. ``patterns`` are regexes searched in
-    every payload string; each match is replaced by the marker of the match.
+    (``tool.start:args.password``). A path goes on into a text that holds
+    JSON (``tool.end:result.ssn``: a tool's result as the model read it). The
+    whole value at a path is replaced by :func:`marker` of its text; a tool
+    result redacted on ``tool.end`` is redacted the same way in the requests
+    that carry it to the model later in the run (``llm.start``'s
+    ``request_ref``). A path that can never match (an unknown event type, a
+    field no event has) is refused when the Redactor is built. ``patterns`` are
+    regexes searched in every payload string; each match is replaced by the
+    marker of the match.
     """
 
-    __slots__ = ("_paths", "_patterns")
+    __slots__ = ("_paths", "_patterns", "_results")
 
     def __init__(
         self,
@@ -72,6 +80,8 @@ class Redactor:
     ) -> None:
         self._paths = tuple(_parse_path(p) for p in paths)
         self._patterns = tuple(re.compile(p) if isinstance(p, str) else p for p in patterns)
+        self._results: dict[str, dict[str, tuple[str, str]]] = {}
+        """Per run in flight: tool call id -> (result as recorded, as redacted)."""
 
     def __call__(self, event: EventBase) -> EventBase | Drop:
         try:
@@ -83,6 +93,7 @@ class Redactor:
         for only, keys in self._paths:
             if only is None or only == tag:
                 changed |= _redact_path(record, keys, top=True)
+        changed |= self._follow_results(event, record)
         if self._patterns:
             before = dict(record)
             for key, value in record.items():
@@ -94,6 +105,28 @@ class Redactor:
             if changed:
                 _resummarise(before, record)
         return from_record(record) if changed else event
+
+    def _follow_results(self, event: EventBase, record: dict[str, Any]) -> bool:
+        """Remember a tool result the paths redacted; redact it in later requests of the
+        run (the request JSON repeats every earlier result to the model)."""
+        runs, run_id = self._results, event.run_id
+        if record.get("type") == "tool.end":
+            before = getattr(event, "result", None)
+            if isinstance(before, str) and record.get("result") != before:
+                runs.setdefault(run_id, {})[str(record.get("tool_call_id"))] = (
+                    before, str(record.get("result")))
+            return False
+        if record.get("type") in ("run.end", "run.error"):
+            runs.pop(run_id, None)
+            return False
+        request, seen = record.get("request_ref"), runs.get(run_id)
+        if record.get("type") != "llm.start" or not seen or not isinstance(request, str):
+            return False
+        redacted = _redact_results(request, seen)
+        if redacted == request:
+            return False
+        record["request_ref"] = redacted
+        return True
 
     def _escaped(self, event: EventBase) -> EventBase:
         """An event ``to_record`` cannot spell: redacted in its escaped form
@@ -167,6 +200,29 @@ def _resummarise(before: dict[str, Any], record: dict[str, Any]) -> None:
             record[summary] = summarize_content(redacted)
 
 
+def _redact_results(request: str, seen: Mapping[str, tuple[str, str]]) -> str:
+    """``request`` (a recorded request's JSON) with each remembered tool result redacted
+    in the tool message that carries it."""
+    try:
+        wire = json.loads(request)
+    except ValueError:
+        return request
+    messages = wire.get("messages") if isinstance(wire, dict) else None
+    changed = False
+    for message in messages if isinstance(messages, list) else ():
+        pair = seen.get(str(message.get("tool_call_id"))) if isinstance(message, dict) else None
+        content = message.get("content") if pair is not None else None
+        if pair is not None and isinstance(content, str) and pair[0] in content:
+            message["content"] = content.replace(pair[0], pair[1])
+            changed = True
+    return json.dumps(wire, ensure_ascii=False) if changed else request
+
+
+def _payload_fields() -> dict[str, frozenset[str]]:
+    return {tag: frozenset(f.name for f in dataclasses.fields(cls)) - _ENVELOPE
+            for tag, cls in EVENT_TYPES.items()}
+
+
 def _parse_path(path: str) -> tuple[str | None, tuple[str, ...]]:
     only, _, dotted = path.rpartition(":") if ":" in path else (None, "", path)
     keys = tuple(dotted.split("."))
@@ -175,6 +231,15 @@ def _parse_path(path: str) -> tuple[str | None, tuple[str, ...]]:
             f"redaction path {path!r} is not a payload key path; write dotted keys such as "
             "'args.api_key' or 'tool.start:args.password' ('*' matches any key)"
         )
+    fields = _payload_fields()
+    if only and only not in fields:
+        raise ConfigError(f"redaction path {path!r}: no event type {only!r}"
+                          f"{did_you_mean(only, list(fields))}; it would never match")
+    known = fields[only] if only else frozenset().union(*fields.values())
+    if keys[0] != "*" and keys[0] not in known:
+        where = f"{only!r} events have no field" if only else "no event has a field"
+        raise ConfigError(f"redaction path {path!r}: {where} {keys[0]!r}"
+                          f"{did_you_mean(keys[0], sorted(known))}; it would never match")
     return (only or None), keys
 
 
@@ -190,12 +255,30 @@ def _redact_path(node: Any, keys: tuple[str, ...], *, top: bool = False) -> bool
         return False
     changed = False
     for slot in slots:
-        if rest:
+        if rest and isinstance(node[slot], str):
+            changed |= _redact_in_text(node, slot, rest)
+        elif rest:
             changed |= _redact_path(node[slot], rest)
         elif node[slot] is not None:
             node[slot] = marker(_as_text(node[slot]))
             changed = True
     return changed
+
+
+def _redact_in_text(holder: Any, slot: Any, keys: tuple[str, ...]) -> bool:
+    """Go on into ``holder[slot]`` when it is a JSON text (a tool result the model read);
+    write the text back, redacted, when a key inside it matched."""
+    text: str = holder[slot]
+    if text[:1] not in ("{", "["):
+        return False
+    try:
+        inner = json.loads(text)
+    except ValueError:
+        return False
+    if not _redact_path(inner, keys):
+        return False
+    holder[slot] = json.dumps(inner, ensure_ascii=False)
+    return True
 
 
 def capture(level: CaptureLevel) -> Processor:

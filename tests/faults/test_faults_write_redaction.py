@@ -10,6 +10,7 @@ import pytest
 from otlp_receiver import HttpReceiver
 from store_bytes import every_byte
 
+from footprint._errors import ConfigError
 from footprint.agent import Agent, StepClock, tool
 from footprint.events import SUMMARY_LIMIT, ToolStart, summarize_content
 from footprint.injection import define_fact
@@ -72,3 +73,48 @@ def test_given_secrets_as_keys_and_across_the_summary_cut_when_recorded_then_non
             assert piece not in wire, (secret, piece)
     assert [s for s in summaries if s.startswith("Ledger")] == [  # summarised redacted
         summarize_content(FACT.replace(AWS, marker(AWS)))] * 2
+
+
+SSN = "078-05-1120"
+
+
+def customer(name: str) -> dict[str, str]:
+    """Look a customer up."""
+    return {"name": name, "ssn": SSN}
+
+
+@pytest.mark.parametrize("path", ["tool.end:result.ssn", "tool.end:result", "*.ssn"])
+def test_given_a_path_into_a_tool_result_when_recorded_then_the_secret_is_in_no_file_or_span(
+    tmp_path: Path, path: str,
+) -> None:
+    """The result reaches the store twice: on ``tool.end`` and inside the next request the
+    model reads (``llm.start``'s request JSON); both, and the OTLP content, are redacted."""
+    root = tmp_path / "store"
+    with HttpReceiver() as receiver:
+        otel = OTelSink(exporter=otlp_exporter("http/protobuf", receiver.endpoint),
+                        capture_content=True, schedule_delay_s=0.05)
+        model = ScriptedModel([call("customer", name="Ann"), "Found Ann."])
+        with Recorder([ParquetSink(root), otel], [Redactor(paths=[path]), otel.stamp]) as rec:
+            Agent(provider=model, model="m", tools=[tool(customer)], sink=rec,
+                  clock=StepClock()).run_sync("Who is Ann?")
+        assert receiver.wait_for(lambda spans: any(s.parent_id == "" for s in spans))
+    assert SSN.encode() not in every_byte(root)
+    assert SSN.encode() not in b"".join(receiver.payloads)
+    (result,) = [r for (r,) in open_store(root).rows(
+        "SELECT result FROM tool_calls WHERE tool_name = 'customer'")]
+    assert marker(SSN) in result or result == marker('{"name": "Ann", "ssn": "' + SSN + '"}')
+    if path != "tool.end:result":
+        assert '"name": "Ann"' in result  # only the key at the path is replaced
+
+
+@pytest.mark.parametrize(("path", "fix"), [
+    ("tool.end:results.ssn", "did you mean 'result'?"),
+    ("tool.ends:result", "did you mean 'tool.end'?"),
+    ("argz.password", "did you mean 'args'?"),
+])
+def test_given_a_path_that_can_never_match_when_the_redactor_is_built_then_it_is_refused(
+    path: str, fix: str,
+) -> None:
+    with pytest.raises(ConfigError, match="would never match") as refused:
+        Redactor(paths=[path])
+    assert repr(path) in str(refused.value) and fix in str(refused.value)

@@ -45,7 +45,7 @@ def test_given_a_key_path_when_redacted_then_the_whole_value_becomes_its_marker(
     assert isinstance(out, ToolStart)
     assert out.args == {"user": "ann", "auth": {"password": marker("pw1"),
                                                  "otp": marker("123456")}}
-    other = Redactor(paths=["llm.end:args.auth"], patterns=[])(event)
+    other = Redactor(paths=["tool.end:result"], patterns=[])(event)  # another type's path
     assert other is event
 
 
