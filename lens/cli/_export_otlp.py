@@ -3,6 +3,11 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
+import logging
+import re
+import sys
+from collections.abc import Iterator
 from typing import Any
 
 from lens.cli._common import seconds_arg
@@ -65,21 +70,82 @@ def _headers(pairs: list[str]) -> dict[str, str]:
 
 
 def run(args: argparse.Namespace) -> int:
+    from footprint._errors import RunError
     from lens.cli._common import open_from
     from lens.cli._progress import progress
     from recorder import StoreReader
-    from recorder.otel import export_otlp
+    from recorder.otel import capture_content_from_env, export_otlp
 
     headers = _headers(args.header)
+    content = True if args.content else capture_content_from_env()
+    if args.openinference and not content:
+        print("footprint export-otlp: note: --openinference without --content exports no "
+              "message text; add --content to see prompts and answers", file=sys.stderr)
     store = open_from(args)
     run_id = store.resolve_run(args.run)
     total = StoreReader(store).summary(run_id).events
-    with progress("exporting", total, "events") as advance:
-        result = export_otlp(
-            run_id, store=store, endpoint=args.endpoint, protocol=args.protocol,
-            headers=headers, timeout_s=args.timeout,
-            capture_content=True if args.content else None,
-            openinference=args.openinference, progress=advance, processes=args.processes,
-        )
+    with _exporter_quiet() as said, progress("exporting", total, "events") as advance:
+        try:
+            result = export_otlp(
+                run_id, store=store, endpoint=args.endpoint, protocol=args.protocol,
+                headers=headers, timeout_s=args.timeout, capture_content=content,
+                openinference=args.openinference, progress=advance, processes=args.processes,
+            )
+        except RunError as exc:
+            raise RunError(f"{exc}{_cause(said, args.endpoint)}") from None
     print(f"exported run {result.run_id}: {result.spans} spans, trace {result.trace_id}")
     return 0
+
+
+@contextlib.contextmanager
+def _exporter_quiet() -> Iterator[list[str]]:
+    """OpenTelemetry's exporter logs every retry and the give-up; the command says one
+    line instead. Yields the messages it kept, for that line's cause."""
+    said: list[str] = []
+
+    class Keep(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            said.append(record.getMessage())
+
+    logger, keep = logging.getLogger("opentelemetry.exporter"), Keep()
+    propagate = logger.propagate
+    logger.addHandler(keep)
+    logger.propagate = False
+    try:
+        yield said
+    finally:
+        logger.removeHandler(keep)
+        logger.propagate = propagate
+
+
+_ERRNO = re.compile(r"\[Errno -?\d+\] ([^\"')]+)")
+
+
+def _cause(said: list[str], endpoint: str | None) -> str:
+    """`` (last error: …)``: whether the endpoint takes a connection at all, else what the
+    exporter last said went wrong; nothing when neither tells."""
+    refused = _connect_error(endpoint) if endpoint else None
+    if refused:
+        return f" (last error: {refused})"
+    for message in reversed(said):
+        found = _ERRNO.search(message)
+        if found:
+            return f" (last error: {found.group(1).strip()})"
+    return f" (last error: {said[-1][:160]})" if said else ""
+
+
+def _connect_error(endpoint: str) -> str | None:
+    """Why a TCP connection to ``endpoint``'s host and port fails, or ``None`` if it opens."""
+    import socket
+    from urllib.parse import urlsplit
+
+    try:
+        url = urlsplit(endpoint if "://" in endpoint else f"//{endpoint}")
+        port = url.port or (443 if url.scheme == "https" else 4318)
+    except ValueError:  # a port that is not a number: the exporter's own message says more
+        return None
+    try:
+        with socket.create_connection((url.hostname or "localhost", port), timeout=2):
+            return None
+    except OSError as exc:
+        return exc.strerror or type(exc).__name__

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+import subprocess
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -84,6 +86,21 @@ def test_given_a_down_endpoint_when_backfilling_then_a_run_error_names_the_fix(
 ) -> None:
     with pytest.raises(RunError, match="check --endpoint"):
         export_otlp(RUN, store=tmp_path, endpoint=down_endpoint(), timeout_s=0.5)
+
+
+def test_given_a_down_endpoint_when_the_cli_exports_then_one_line_names_the_cause(
+    live: list[ReceivedSpan], tmp_path: Path,
+) -> None:
+    """OpenTelemetry's exporter logs each retry; the command prints its own line only."""
+    done = subprocess.run(
+        [sys.executable, "-m", "lens.cli", "export-otlp", "last", "--store", str(tmp_path),
+         "--endpoint", down_endpoint(), "--timeout", "1", "--openinference"],
+        capture_output=True, text=True, timeout=120, check=False)
+    lines = done.stderr.splitlines()
+    assert done.returncode != 0 and len(lines) == 2, done.stderr
+    assert "--openinference without --content exports no message text" in lines[0]
+    assert "check --endpoint" in lines[1] and "(last error: Connection refused)" in lines[1]
+    assert "Transient error" not in done.stderr and "Traceback" not in done.stderr
 
 
 def test_given_a_bad_header_when_the_cli_parses_it_then_the_error_quotes_it(
