@@ -239,7 +239,7 @@ class Agent:
             raise ConfigError(f"run() needs a non-empty message; got {message!r}")
         history = [*conv.history, Message(role="user", content=message, origin=PERSON)]
         cursor = conv.cursor if self.setup.continuity == "conversation" else None
-        return RunState(user_message=message, history=history, cursor=cursor)
+        return RunState(user_message=message, history=history, cursor=cursor, seed=self.seed)
 
     async def _turn(self, message: str, conv: Conversation, meta: RunMeta) -> RunResult:
         state = self._start_state(message, conv)
