@@ -91,6 +91,7 @@ def test_given_no_system_and_an_inline_system_message_when_encoded_then_openai_c
         "tools": [{"type": "function", "function": {
             "name": "ping", "description": "Ping",
             "parameters": {"type": "object", "properties": {}}}}],
+        "tool_choice": "auto",
     }
 
 
