@@ -8,7 +8,8 @@ It answers ``POST /v1/chat/completions`` on 127.0.0.1 with a tiny rule-based
 - tools are ignored unless the request sends ``tool_choice``;
 - ``"stream": true`` answers server-sent events (text and tool calls in
   pieces), with usage in a final chunk only when ``stream_options`` asks;
-- connections are kept alive (HTTP/1.1), and each one is counted.
+- connections are kept alive (HTTP/1.1); each one is counted, and counted
+  again when the client closes it.
 
 The model calls each offered tool once, in order, with arguments from
 ``ARGUMENTS``, then answers with every tool result it read. ``endless`` makes
@@ -46,6 +47,7 @@ class LlamaLike:
     port: int = 0
     bodies: list[dict[str, Any]] = field(default_factory=list)
     connections: int = 0
+    closed: int = 0
     endless: bool = False
     malformed: bool = False
     chunks_sent: int = 0
@@ -53,6 +55,13 @@ class LlamaLike:
     @property
     def base_url(self) -> str:
         return f"http://127.0.0.1:{self.port}/v1"
+
+    def wait_closed(self, count: int, within_s: float = 3.0) -> int:
+        """How many connections the clients closed, once ``count`` or time is up."""
+        ends = time.monotonic() + within_s
+        while self.closed < count and time.monotonic() < ends:
+            time.sleep(0.01)
+        return self.closed
 
 
 def reply_for(body: dict[str, Any]) -> tuple[str, list[dict[str, Any]]]:
@@ -79,6 +88,10 @@ class _Handler(BaseHTTPRequestHandler):
     def setup(self) -> None:
         super().setup()
         self.server.llama.connections += 1  # type: ignore[attr-defined]
+
+    def finish(self) -> None:
+        super().finish()
+        self.server.llama.closed += 1  # type: ignore[attr-defined]
 
     def do_POST(self) -> None:
         llama: LlamaLike = self.server.llama  # type: ignore[attr-defined]

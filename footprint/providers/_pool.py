@@ -37,54 +37,67 @@ def _remember_missing_sniffio() -> None:
         sys.modules["sniffio"] = None  # type: ignore[assignment]
 
 
-class HttpPool:
-    """A lazily built ``httpx.AsyncClient`` and the loop it serves.
+def _loop_running() -> bool:
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return False
+    return True
 
-    ``built`` counts the clients made so far (one per event loop in use).
+
+class HttpPool:
+    """Lazily built ``httpx.AsyncClient``s, one per event loop that calls.
+
+    Runs in several threads (each with its own loop) each get their own
+    client; a client whose loop has closed is dropped when the next one is
+    built. ``built`` counts the clients made so far.
     """
 
-    __slots__ = ("_client", "_loop", "_trust_env", "built")
+    __slots__ = ("_clients", "_trust_env", "built")
 
     def __init__(self, *, trust_env: bool) -> None:
-        self._client: httpx.AsyncClient | None = None
-        self._loop: asyncio.AbstractEventLoop | None = None
+        self._clients: dict[asyncio.AbstractEventLoop, httpx.AsyncClient] = {}
         self._trust_env = trust_env
         self.built = 0
 
     def client(self) -> httpx.AsyncClient:
         """The client for the running loop, built on first use."""
         loop = asyncio.get_running_loop()
-        client = self._client
-        if client is not None and self._loop is loop and not client.is_closed:
+        client = self._clients.get(loop)
+        if client is not None and not client.is_closed:
             return client
         import httpx
 
         _remember_missing_sniffio()
-        self._client = httpx.AsyncClient(trust_env=self._trust_env)
-        self._loop = loop
+        for stale in [old for old in self._clients if old.is_closed()]:
+            self._clients.pop(stale, None)  # its connections went with that loop
+        client = self._clients[loop] = httpx.AsyncClient(trust_env=self._trust_env)
         self.built += 1
-        return self._client
+        return client
 
     async def aclose(self) -> None:
-        """Close the client (when the running loop owns it) and forget it."""
-        client, loop = self._client, self._loop
-        self._client, self._loop = None, None
-        if client is None:
-            return
-        if loop is asyncio.get_running_loop():
+        """Close the running loop's client and forget the clients of closed loops."""
+        client = self._clients.pop(asyncio.get_running_loop(), None)
+        for stale in [old for old in self._clients if old.is_closed()]:
+            self._clients.pop(stale, None)
+        if client is not None:
             await client.aclose()
-        # a client of another loop: its connections went with that loop
 
     def close(self) -> None:
-        """Close the client from code without a running loop."""
-        client, loop = self._client, self._loop
-        if client is None or loop is None:
-            return
-        if loop.is_running():
+        """Close every client from code without a running loop.
+
+        A client whose loop has closed is dropped; one whose loop is idle is
+        closed in that loop; one whose loop runs in another thread is left
+        to ``aclose`` there.
+        """
+        if _loop_running():
             raise RunError(
-                "close() was called while the provider's event loop is running; "
+                "close() was called inside a running event loop; "
                 "use `await provider.aclose()` there instead"
             )
-        self._client, self._loop = None, None
-        if not loop.is_closed():
-            loop.run_until_complete(client.aclose())
+        for loop, client in list(self._clients.items()):
+            if loop.is_running():
+                continue
+            self._clients.pop(loop, None)
+            if not loop.is_closed():
+                loop.run_until_complete(client.aclose())

@@ -129,9 +129,24 @@ def test_given_run_sync_twice_when_each_run_ends_then_its_client_is_closed_with_
     model = OpenAIChat("tiny", base_url=llama.base_url)
     agent = _agent(model, ListSink())
     agent.run_sync("one")
+    assert llama.wait_closed(1) == 1
     agent.run_sync("two")
-    assert model.pool.built == 2 and llama.connections == 2
+    assert (model.pool.built, llama.connections, llama.wait_closed(2)) == (2, 2, 2)
     model.close()  # nothing left to close: a no-op, not an error
+
+
+def test_given_a_loop_left_open_when_the_provider_is_closed_then_its_client_closes_in_it(
+    llama: LlamaLike,
+) -> None:
+    model = OpenAIChat("tiny", base_url=llama.base_url)
+    loop = asyncio.new_event_loop()
+    try:
+        loop.run_until_complete(model.complete(_ask()))
+        assert llama.wait_closed(1, within_s=0.3) == 0
+        model.close()
+        assert llama.wait_closed(1) == 1
+    finally:
+        loop.close()
 
 
 def test_given_an_agent_seed_when_it_runs_then_the_server_gets_it_and_the_hash_ignores_it(
