@@ -103,7 +103,10 @@ class Agent:
     ``tool_timeout_s`` bounds one tool call (a tool's own ``tool(timeout_s=)``
     wins; ``None`` waits forever): a call still running then ends with a
     ``tool.end`` whose status ``failure`` the host assigned (``status_by``)
-    and whose ``timeout_s`` says why, and the run goes on.
+    and whose ``timeout_s`` says why, and the run goes on. The run's ``seed``
+    reaches every model request (``LLMRequest.seed``). ``await agent.aclose()``
+    (``close()`` outside a loop) closes the pooled HTTP clients of the
+    providers the agent holds; ``run_sync`` does so when its loop ends.
     """
 
     def __init__(
