@@ -52,6 +52,9 @@ MALFORMED_MARKERS = (
     "type must be",
     "validation error",
     "field required",
+    "invalid value",
+    "invalid type",
+    "nonetype",
 )
 """Words by which a 5xx body says the request itself was bad (not worth a retry)."""
 
