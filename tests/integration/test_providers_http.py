@@ -516,3 +516,40 @@ async def test_given_an_error_event_mid_stream_when_it_is_transient_then_the_cal
     await model.aclose()
     assert response.content == "Sun"
     assert len(server.received) == 2 and len(sleeps) == 1
+
+
+async def test_given_two_tool_calls_streamed_in_turns_when_read_then_each_assembles_by_index(
+    server: FakeServer, backoff: Backoff
+) -> None:
+    def chunk(delta: dict[str, Any], finish: str | None = None) -> str:
+        return "data: " + json.dumps({"id": "chatcmpl-5", "model": "m-1", "choices": [
+            {"index": 0, "delta": delta, "finish_reason": finish}]}) + "\n\n"
+
+    def piece(index: int, **function: str) -> dict[str, Any]:
+        return {"tool_calls": [{"index": index, "function": function}]}
+
+    server.reply(200, "".join([
+        chunk({"role": "assistant", "content": None}),
+        chunk({"tool_calls": [{"index": 0, "id": "call_x", "type": "function",
+                               "function": {"name": "weather", "arguments": ""}}]}),
+        chunk({"tool_calls": [{"index": 1, "id": "call_y", "type": "function",
+                               "function": {"name": "weather", "arguments": "{\"ci"}}]}),
+        chunk(piece(0, arguments="{\"city\": \"Oslo\"}")),
+        chunk(piece(1, arguments="ty\": \"Bergen\"}")),
+        chunk({}, "tool_calls"),
+        ": keep-alive\n\n",
+        'data: {"id": "chatcmpl-5", "choices": [], "usage": {"prompt_tokens": 30, '
+        '"completion_tokens": 11}}\n\n',
+        "data: [DONE]\n\n",
+    ]), content_type="text/event-stream")
+    model = OpenAIChat("m-1", base_url=server.root + "/v1", backoff=backoff, trust_env=False,
+                       stream=True)
+    response = await model.complete(_ask(tools=(WEATHER,)))
+    await model.aclose()
+    assert response.tool_calls == (
+        ToolCall(id="call_x", name="weather", arguments={"city": "Oslo"}),
+        ToolCall(id="call_y", name="weather", arguments={"city": "Bergen"}),
+    )
+    assert (response.stop_reason, response.content, response.response_id) == (
+        "tool_use", "", "chatcmpl-5")
+    assert (response.usage.input_tokens, response.usage.output_tokens) == (30, 11)
