@@ -221,6 +221,21 @@ class AnthropicEvents:
                 "usage": self._usage}
 
 
+def _generation(
+    max_tokens: object, temperature: object, stop: object, stream: object
+) -> Generation:
+    if max_tokens is None:
+        raise ConfigError(
+            "AnthropicMessages max_tokens=None: the Messages API needs a limit; "
+            "pass e.g. max_tokens=1024"
+        )
+    if not isinstance(stream, bool):
+        raise ConfigError(f"AnthropicMessages stream={stream!r} must be True or False")
+    return generation(
+        "AnthropicMessages", max_tokens=max_tokens, temperature=temperature, stop=stop
+    )
+
+
 class AnthropicMessages:
     """A :class:`~footprint.providers.Provider` speaking the Anthropic Messages API.
 
@@ -274,16 +289,7 @@ class AnthropicMessages:
             max_retries=max_retries,
             deadline=deadline,
         )
-        if max_tokens is None:
-            raise ConfigError(
-                "AnthropicMessages max_tokens=None: the Messages API needs a limit; "
-                "pass e.g. max_tokens=1024"
-            )
-        self._generation: Generation = generation(
-            "AnthropicMessages", max_tokens=max_tokens, temperature=temperature, stop=stop
-        )
-        if not isinstance(stream, bool):
-            raise ConfigError(f"AnthropicMessages stream={stream!r} must be True or False")
+        self._generation: Generation = _generation(max_tokens, temperature, stop, stream)
         self._max_tokens = max_tokens
         self._stream = stream
         self._backoff = backoff if backoff is not None else Backoff()

@@ -16,7 +16,7 @@ from llamacpp_like import USAGE, LlamaLike, llamacpp_like
 from footprint import Agent, ConfigError, RunError
 from footprint.agent import tool
 from footprint.events import ListSink, LLMEnd, LLMStart, ToolEnd
-from footprint.providers import FunctionModel, LLMRequest, Message, OpenAIChat
+from footprint.providers import AnthropicMessages, FunctionModel, LLMRequest, Message, OpenAIChat
 
 
 @pytest.fixture
@@ -183,16 +183,18 @@ def test_given_a_function_model_when_agents_run_with_seeds_then_it_samples_per_s
     assert len({answer(seed) for seed in range(8)}) > 1
 
 
-@pytest.mark.parametrize(("option", "needle"), [
-    ({"tool_choice": "sometimes"}, "tool_choice='sometimes' is not one the API knows"),
-    ({"stream": "yes"}, "stream='yes' must be True or False"),
-    ({"send_seed": 1}, "send_seed=1 must be True or False"),
+@pytest.mark.parametrize(("make", "option", "needle"), [
+    (OpenAIChat, {"tool_choice": "sometimes"}, "tool_choice='sometimes' is not one the API"),
+    (OpenAIChat, {"tool_choice": 3}, "tool_choice=3 is not one the API knows"),
+    (OpenAIChat, {"stream": "yes"}, "OpenAIChat stream='yes' must be True or False"),
+    (OpenAIChat, {"send_seed": 1}, "send_seed=1 must be True or False"),
+    (AnthropicMessages, {"stream": None}, "AnthropicMessages stream=None must be True or"),
 ])
 def test_given_a_bad_wire_option_when_built_then_a_config_error_names_it(
-    option: dict[str, object], needle: str,
+    make: type, option: dict[str, object], needle: str,
 ) -> None:
-    with pytest.raises(ConfigError, match=needle.replace("(", r"\(")):
-        OpenAIChat("tiny", **option)  # type: ignore[arg-type]
+    with pytest.raises(ConfigError, match=needle):
+        make("tiny", **option)
 
 
 async def test_given_an_agent_in_a_running_loop_when_closed_there_then_its_clients_are_released(
