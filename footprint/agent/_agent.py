@@ -4,7 +4,7 @@ and tools, and emits every event of the catalog from exactly one place each."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -59,6 +59,20 @@ def _checked_seed(seed: object) -> int:
     return seed
 
 
+def _held_providers(setup: AgentSetup) -> list[Provider]:
+    """Every provider the agent may call, once each: its own, brains, decider, replay."""
+    found: list[Provider | None] = [setup.provider, setup.model_source]
+    brains = setup.brains
+    if brains is not None:
+        found.extend(b.provider for b in brains.by_skill.values())
+        found.extend(c.provider for c in (brains.escalation, brains.decider) if c is not None)
+    held: dict[int, Provider] = {}
+    for provider in found:
+        if provider is not None:
+            held.setdefault(id(provider), provider)
+    return list(held.values())
+
+
 def _checked_ids(ids: object) -> IdSource:
     if ids is None:
         return RandomIds()
@@ -89,7 +103,10 @@ class Agent:
     ``tool_timeout_s`` bounds one tool call (a tool's own ``tool(timeout_s=)``
     wins; ``None`` waits forever): a call still running then ends with a
     ``tool.end`` whose status ``failure`` the host assigned (``status_by``)
-    and whose ``timeout_s`` says why, and the run goes on.
+    and whose ``timeout_s`` says why, and the run goes on. The run's ``seed``
+    reaches every model request (``LLMRequest.seed``). ``await agent.aclose()``
+    (``close()`` outside a loop) closes the pooled HTTP clients of the
+    providers the agent holds; ``run_sync`` does so when its loop ends.
     """
 
     def __init__(
@@ -195,8 +212,9 @@ class Agent:
                  metadata: Mapping[str, Any] | None = None) -> RunResult:
         """``run`` for code without an event loop."""
         _no_running_loop("run_sync()", "await agent.run(message)")
-        return asyncio.run(self.run(message, continue_from=continue_from, user=user,
-                                    session=session, tags=tags, metadata=metadata))
+        return asyncio.run(self._released(self.run(
+            message, continue_from=continue_from, user=user, session=session, tags=tags,
+            metadata=metadata)))
 
     async def follow_up(self, message: str, *, user: str | None = None,
                         session: str | None = None, tags: Sequence[str] | None = None,
@@ -219,8 +237,35 @@ class Agent:
                        metadata: Mapping[str, Any] | None = None) -> RunResult:
         """``follow_up`` for code without an event loop."""
         _no_running_loop("follow_up_sync()", "await agent.follow_up(message)")
-        return asyncio.run(self.follow_up(message, user=user, session=session, tags=tags,
-                                          metadata=metadata))
+        return asyncio.run(self._released(self.follow_up(
+            message, user=user, session=session, tags=tags, metadata=metadata)))
+
+    async def aclose(self) -> None:
+        """Release the pooled connections of every provider this agent holds.
+
+        Wire providers keep one HTTP client per event loop; a provider without
+        ``aclose`` is left alone. Providers stay usable (the next call opens a
+        new client), so closing a variant that shares them is harmless.
+        ``run_sync``/``follow_up_sync`` do this at the end of their own loop.
+        """
+        for provider in _held_providers(self.setup):
+            closer = getattr(provider, "aclose", None)
+            if callable(closer):
+                await closer()
+
+    def close(self) -> None:
+        """``aclose`` for code without a running event loop."""
+        _no_running_loop("close()", "await agent.aclose()")
+        for provider in _held_providers(self.setup):
+            closer = getattr(provider, "close", None)
+            if callable(closer):
+                closer()
+
+    async def _released(self, work: Awaitable[RunResult]) -> RunResult:
+        try:
+            return await work
+        finally:
+            await self.aclose()
 
     def checkpoint(self) -> dict[str, Any]:
         """The last conversation as plain JSON (for ``run(..., continue_from=)``)."""
@@ -239,7 +284,7 @@ class Agent:
             raise ConfigError(f"run() needs a non-empty message; got {message!r}")
         history = [*conv.history, Message(role="user", content=message, origin=PERSON)]
         cursor = conv.cursor if self.setup.continuity == "conversation" else None
-        return RunState(user_message=message, history=history, cursor=cursor)
+        return RunState(user_message=message, history=history, cursor=cursor, seed=self.seed)
 
     async def _turn(self, message: str, conv: Conversation, meta: RunMeta) -> RunResult:
         state = self._start_state(message, conv)

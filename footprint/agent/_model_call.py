@@ -63,7 +63,7 @@ async def call_model(setup: AgentSetup, state: RunState, em: RunEmitter, comp: C
     tools: tuple[ToolSpec, ...] = tuple(t.spec for t in comp.tools) if offer_tools else ()
     request = LLMRequest(model=model, system=comp.system, messages=tuple(state.history),
                          tools=tools, temperature=setup.temperature,
-                         max_tokens=setup.max_tokens, stop=setup.stop)
+                         max_tokens=setup.max_tokens, stop=setup.stop, seed=state.seed)
     wire = request_json(request)
     state.llm_calls += 1
     step = f"llm#{state.llm_calls}"
@@ -81,7 +81,8 @@ async def call_model(setup: AgentSetup, state: RunState, em: RunEmitter, comp: C
             tool_calls=response.tool_calls, input_tokens=usage.input_tokens,
             output_tokens=usage.output_tokens, cache_read_tokens=usage.cache_read_tokens,
             cache_write_tokens=usage.cache_write_tokens, stop_reason=response.stop_reason,
-            duration_ms=duration, model=response.model or model)
+            duration_ms=duration, model=response.model or model,
+            time_to_first_chunk_s=response.time_to_first_chunk_s)
     state.input_tokens += usage.input_tokens
     state.output_tokens += usage.output_tokens
     state.history.append(Message(role="assistant", content=response.content,

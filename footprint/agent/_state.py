@@ -48,6 +48,7 @@ class RunState:
     user_message: str
     history: list[Message]
     cursor: str | None = None
+    seed: int | None = None
     activated: list[str] = field(default_factory=list)
     pending_pick: str | None = None
     proposal: AcceptedProposal | None = None

@@ -57,7 +57,9 @@ def request_json(request: LLMRequest) -> str:
     """The request as canonical JSON (sorted keys, no whitespace).
 
     ``stop`` is written only when set, so requests without stop sequences hash
-    as they always have (recorded cassettes keep matching).
+    as they always have (recorded cassettes keep matching). The run's ``seed``
+    is never written: a re-run under another seed sends the same request, and
+    a recording made under one seed replays under any.
     """
     body: dict[str, Any] = {
         "model": request.model,
@@ -77,7 +79,7 @@ def request_json(request: LLMRequest) -> str:
 
 
 def response_json(response: LLMResponse) -> str:
-    """The response as canonical JSON."""
+    """The response as canonical JSON (timings such as the time to first chunk left out)."""
     u = response.usage
     return _dumps({
         "content": response.content,

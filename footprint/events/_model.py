@@ -46,7 +46,11 @@ class LLMStart(EventBase):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class LLMEnd(EventBase):
-    """What one model call returned, with usage and timing."""
+    """What one model call returned, with usage and timing.
+
+    ``time_to_first_chunk_s`` is set when the provider streamed the reply:
+    seconds from the start of the call to its first chunk.
+    """
 
     type: Literal["llm.end"] = "llm.end"
     content: str
@@ -59,6 +63,7 @@ class LLMEnd(EventBase):
     stop_reason: StopReason = "end_turn"
     duration_ms: float = 0.0
     model: str | None = None
+    time_to_first_chunk_s: float | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

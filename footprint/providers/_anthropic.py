@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Mapping
 from types import MappingProxyType
@@ -10,7 +11,9 @@ from typing import Any
 from footprint._errors import ConfigError, RunError
 from footprint.providers._arguments import decode_arguments, raw_arguments_of
 from footprint.providers._http import Backoff, HttpCall, post_json
+from footprint.providers._pool import HttpPool
 from footprint.providers._settings import Generation, WireSettings, generation, wire_settings
+from footprint.providers._stream import post_stream
 from footprint.providers._types import (
     LLMRequest,
     LLMResponse,
@@ -167,6 +170,72 @@ def _parse_usage(raw: object) -> Usage:
     )
 
 
+class AnthropicEvents:
+    """Messages stream events assembled into one plain Messages body.
+
+    ``message_start`` gives id, model and input usage; each content block
+    starts with ``content_block_start`` and grows by ``text_delta`` or
+    ``input_json_delta`` (tool input as JSON text, decoded at the end);
+    ``message_delta`` gives the stop reason and output usage.
+    """
+
+    __slots__ = ("_blocks", "_message", "_stop", "_usage")
+
+    def __init__(self) -> None:
+        self._message: dict[str, Any] = {}
+        self._blocks: dict[int, dict[str, Any]] = {}
+        self._usage: dict[str, Any] = {}
+        self._stop: object = None
+
+    def feed(self, event: Mapping[str, Any]) -> None:
+        kind, index = event.get("type"), event.get("index")
+        if kind == "message_start" and isinstance(event.get("message"), dict):
+            self._message = dict(event["message"])
+            self._usage.update(self._message.get("usage") or {})
+        elif kind == "content_block_start" and isinstance(index, int):
+            block = dict(event.get("content_block") or {})
+            block["_json"] = ""
+            self._blocks[index] = block
+        elif kind == "content_block_delta" and index in self._blocks:
+            self._delta(self._blocks[index], event.get("delta") or {})
+        elif kind == "message_delta":
+            self._stop = (event.get("delta") or {}).get("stop_reason") or self._stop
+            self._usage.update(event.get("usage") or {})
+
+    @staticmethod
+    def _delta(block: dict[str, Any], delta: Mapping[str, Any]) -> None:
+        if delta.get("type") == "text_delta":
+            block["text"] = str(block.get("text") or "") + str(delta.get("text") or "")
+        elif delta.get("type") == "input_json_delta":
+            block["_json"] += str(delta.get("partial_json") or "")
+
+    def body(self) -> Mapping[str, Any]:
+        blocks = []
+        for _, kept in sorted(self._blocks.items()):
+            block = dict(kept)
+            raw = block.pop("_json")
+            if block.get("type") == "tool_use" and raw:
+                block["input"] = raw
+            blocks.append(block)
+        return {**self._message, "content": blocks, "stop_reason": self._stop,
+                "usage": self._usage}
+
+
+def _generation(
+    max_tokens: object, temperature: object, stop: object, stream: object
+) -> Generation:
+    if max_tokens is None:
+        raise ConfigError(
+            "AnthropicMessages max_tokens=None: the Messages API needs a limit; "
+            "pass e.g. max_tokens=1024"
+        )
+    if not isinstance(stream, bool):
+        raise ConfigError(f"AnthropicMessages stream={stream!r} must be True or False")
+    return generation(
+        "AnthropicMessages", max_tokens=max_tokens, temperature=temperature, stop=stop
+    )
+
+
 class AnthropicMessages:
     """A :class:`~footprint.providers.Provider` speaking the Anthropic Messages API.
 
@@ -181,6 +250,12 @@ class AnthropicMessages:
     request leaves open; ``timeout`` bounds one attempt in all, reply
     included, and ``deadline`` (optional) every attempt and retry wait
     together, ending the call with a :class:`RunError` naming the limit.
+
+    ``stream=True`` reads the reply as server-sent events (the same
+    response, with ``time_to_first_chunk_s`` set; a stream that never ends is
+    cut between chunks by ``timeout``/``deadline``). The Messages API has no
+    seed, so the request's ``seed`` is not sent. One pooled HTTP client serves
+    every call (per event loop); ``aclose()``/``close()`` release it.
     """
 
     carried_roles: tuple[str, ...] = ("user", "assistant")
@@ -200,6 +275,7 @@ class AnthropicMessages:
         temperature: float | None = None,
         stop: str | tuple[str, ...] | list[str] | None = None,
         deadline: float | None = None,
+        stream: bool = False,
     ) -> None:
         self._settings: WireSettings = wire_settings(
             kind="AnthropicMessages",
@@ -213,18 +289,12 @@ class AnthropicMessages:
             max_retries=max_retries,
             deadline=deadline,
         )
-        if max_tokens is None:
-            raise ConfigError(
-                "AnthropicMessages max_tokens=None: the Messages API needs a limit; "
-                "pass e.g. max_tokens=1024"
-            )
-        self._generation: Generation = generation(
-            "AnthropicMessages", max_tokens=max_tokens, temperature=temperature, stop=stop
-        )
+        self._generation: Generation = _generation(max_tokens, temperature, stop, stream)
         self._max_tokens = max_tokens
+        self._stream = stream
         self._backoff = backoff if backoff is not None else Backoff()
         self._name = name
-        self._trust_env = trust_env
+        self._pool = HttpPool(trust_env=trust_env)
 
     @property
     def name(self) -> str:
@@ -238,29 +308,45 @@ class AnthropicMessages:
     def base_url(self) -> str:
         return self._settings.base_url
 
+    @property
+    def pool(self) -> HttpPool:
+        """The pooled HTTP client this provider reuses."""
+        return self._pool
+
+    async def aclose(self) -> None:
+        """Close the pooled client; the next call opens a new one."""
+        await self._pool.aclose()
+
+    def close(self) -> None:
+        """``aclose`` for code without a running event loop."""
+        self._pool.close()
+
     async def complete(self, request: LLMRequest) -> LLMResponse:
         settings = self._settings
         payload = anthropic_payload(
             self._generation.apply(request), settings.model, self._max_tokens, self._name
         )
+        if self._stream:
+            payload["stream"] = True
         headers = {"content-type": "application/json", "anthropic-version": ANTHROPIC_VERSION}
         if settings.api_key:
             headers["x-api-key"] = settings.api_key
-        body = await post_json(
-            HttpCall(
-                provider=self._name,
-                url=f"{settings.base_url}/v1/messages",
-                base_url=settings.base_url,
-                model=str(payload["model"]),
-                payload=payload,
-                headers=headers,
-                timeout=settings.timeout,
-                max_retries=settings.max_retries,
-                api_key_env=settings.api_key_env,
-                has_api_key=bool(settings.api_key),
-                trust_env=self._trust_env,
-                deadline=settings.deadline,
-            ),
-            self._backoff,
+        call = HttpCall(
+            provider=self._name,
+            url=f"{settings.base_url}/v1/messages",
+            base_url=settings.base_url,
+            model=str(payload["model"]),
+            payload=payload,
+            headers=headers,
+            timeout=settings.timeout,
+            max_retries=settings.max_retries,
+            api_key_env=settings.api_key_env,
+            has_api_key=bool(settings.api_key),
+            deadline=settings.deadline,
         )
-        return parse_anthropic_response(body, self._name)
+        if not self._stream:
+            return parse_anthropic_response(
+                await post_json(call, self._backoff, self._pool), self._name)
+        streamed = await post_stream(call, self._backoff, self._pool, AnthropicEvents)
+        response = parse_anthropic_response(streamed.body, self._name)
+        return dataclasses.replace(response, time_to_first_chunk_s=streamed.first_chunk_s)

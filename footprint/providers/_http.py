@@ -1,6 +1,7 @@
 """JSON over HTTP for the wire providers: retries, backoff and clear errors.
 
-httpx is imported inside :func:`post_json`, so importing footprint stays light.
+httpx is imported when a provider's pool builds its client, so importing
+footprint stays light.
 """
 
 from __future__ import annotations
@@ -12,16 +13,50 @@ import random
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeAlias, TypeVar
 
 from footprint._errors import ConfigError, RunError
+from footprint.providers._pool import HttpPool
 
 if TYPE_CHECKING:
     import httpx
 
-__all__ = ["Backoff", "HttpCall", "post_json", "retry_after_seconds", "server_message"]
+__all__ = [
+    "Backoff",
+    "Failure",
+    "HttpCall",
+    "decode_body",
+    "malformed_error",
+    "names_malformed_request",
+    "post_json",
+    "retry_after_seconds",
+    "send_with_retries",
+    "server_message",
+    "status_failure",
+    "timeout_failure",
+    "transport_failure",
+]
+
+T = TypeVar("T")
 
 RETRYABLE_STATUS = frozenset({408, 409, 425, 429})
+
+MALFORMED_MARKERS = (
+    "malformed",
+    "invalid request",
+    "invalid_request",
+    "failed to parse",
+    "could not parse",
+    "parse error",
+    "json.exception",
+    "type must be",
+    "validation error",
+    "field required",
+    "invalid value",
+    "invalid type",
+    "nonetype",
+)
+"""Words by which a 5xx body says the request itself was bad (not worth a retry)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -73,12 +108,11 @@ class HttpCall:
     max_retries: int
     api_key_env: str
     has_api_key: bool
-    trust_env: bool = True
     deadline: float | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class _Failure:
+class Failure:
     """A retryable failure of one attempt."""
 
     status: int | None
@@ -129,27 +163,37 @@ def _find_message(data: object) -> str | None:
     return None
 
 
-async def post_json(call: HttpCall, backoff: Backoff) -> Mapping[str, Any]:
+async def post_json(call: HttpCall, backoff: Backoff, pool: HttpPool) -> Mapping[str, Any]:
     """POST ``call.payload`` and return the decoded JSON object.
 
     Each attempt may take at most ``call.timeout`` seconds in all (connect,
     send, and the whole reply: a server that streams bytes forever times out
     too). Retries 429, 408/409/425, 5xx, time-outs and connection errors up to
-    ``call.max_retries`` times; ``call.deadline``, when set, bounds every
+    ``call.max_retries`` times — not a 5xx whose body names a malformed
+    request, which would fail again; ``call.deadline``, when set, bounds every
     attempt and wait together, and a retry that could not finish before it is
     not started. Any failure becomes a :class:`RunError` that names the fix.
+    The connection comes from ``pool``'s client, reused across calls.
     """
-    import httpx
+    return await send_with_retries(call, backoff, pool, _attempt)
 
+
+Attempt: TypeAlias = Callable[["httpx.AsyncClient", HttpCall], Awaitable["T | Failure"]]
+
+
+async def send_with_retries(
+    call: HttpCall, backoff: Backoff, pool: HttpPool, attempt: Attempt[T]
+) -> T:
+    """Run ``attempt`` until it succeeds, retries run out or the deadline passes."""
     tries = _Tries(limit=call.max_retries + 1)
-    async with httpx.AsyncClient(timeout=call.timeout, trust_env=call.trust_env) as client:
-        if call.deadline is None:
-            return await _attempts(client, call, backoff, tries)
-        try:
-            async with asyncio.timeout(call.deadline):
-                return await _attempts(client, call, backoff, tries)
-        except TimeoutError:
-            raise _past_deadline(call, tries.made) from None
+    client = pool.client()
+    if call.deadline is None:
+        return await _attempts(client, call, backoff, tries, attempt)
+    try:
+        async with asyncio.timeout(call.deadline):
+            return await _attempts(client, call, backoff, tries, attempt)
+    except TimeoutError:
+        raise _past_deadline(call, tries.made) from None
 
 
 @dataclass(slots=True, kw_only=True)
@@ -162,15 +206,16 @@ class _Tries:
 
 
 async def _attempts(
-    client: httpx.AsyncClient, call: HttpCall, backoff: Backoff, tries: _Tries
-) -> Mapping[str, Any]:
+    client: httpx.AsyncClient, call: HttpCall, backoff: Backoff, tries: _Tries,
+    attempt: Attempt[T],
+) -> T:
     loop = asyncio.get_running_loop()
     tries.started = loop.time()
-    last: _Failure | None = None
+    last: Failure | None = None
     while tries.made < tries.limit:
         tries.made += 1
-        outcome = await _bounded_attempt(client, call)
-        if not isinstance(outcome, _Failure):
+        outcome = await _bounded_attempt(client, call, attempt)
+        if not isinstance(outcome, Failure):
             return outcome
         last = outcome
         if tries.made < tries.limit:
@@ -185,13 +230,13 @@ async def _attempts(
 
 
 async def _bounded_attempt(
-    client: httpx.AsyncClient, call: HttpCall
-) -> Mapping[str, Any] | _Failure:
+    client: httpx.AsyncClient, call: HttpCall, attempt: Attempt[T]
+) -> T | Failure:
     try:
         async with asyncio.timeout(call.timeout):
-            return await _attempt(client, call)
+            return await attempt(client, call)
     except TimeoutError:
-        return _Failure(
+        return Failure(
             status=None, detail=f"no complete reply within {call.timeout}s", timed_out=True
         )
 
@@ -204,23 +249,64 @@ def _past_deadline(call: HttpCall, attempts: int) -> RunError:
     )
 
 
-async def _attempt(client: httpx.AsyncClient, call: HttpCall) -> Mapping[str, Any] | _Failure:
+async def _attempt(client: httpx.AsyncClient, call: HttpCall) -> Mapping[str, Any] | Failure:
     import httpx
 
     try:
-        response = await client.post(call.url, json=dict(call.payload), headers=dict(call.headers))
+        response = await client.post(call.url, json=dict(call.payload),
+                                     headers=dict(call.headers), timeout=call.timeout)
     except httpx.TimeoutException as exc:
-        return _Failure(status=None, detail=f"timed out ({type(exc).__name__})", timed_out=True)
+        return timeout_failure(exc)
     except httpx.TransportError as exc:
-        return _Failure(status=None, detail=_transport_detail(exc))
-    status = int(response.status_code)
+        return Failure(status=None, detail=_transport_detail(exc))
     text = response.text
+    failed = status_failure(call, int(response.status_code), text, response.headers)
+    return failed if failed is not None else decode_body(call, text)
+
+
+def timeout_failure(exc: Exception) -> Failure:
+    """A retryable failure for an httpx time-out."""
+    return Failure(status=None, detail=f"timed out ({type(exc).__name__})", timed_out=True)
+
+
+def transport_failure(exc: Exception) -> Failure:
+    """A retryable failure for a connection error."""
+    return Failure(status=None, detail=_transport_detail(exc))
+
+
+def status_failure(
+    call: HttpCall, status: int, text: str, headers: Mapping[str, str]
+) -> Failure | None:
+    """None for a success; a retryable failure; or a raised RunError for the rest.
+
+    Retried: 429, 408/409/425 and 5xx. Not retried: any other 4xx, and a 5xx
+    whose body names a malformed request (llama.cpp answers ``"content": null``
+    with HTTP 500 ``Failed to parse messages: ...``): sending it again fails again.
+    """
+    if status < 400:
+        return None
+    if status >= 500 and names_malformed_request(text):
+        raise malformed_error(call, f"HTTP {status}", text)
     if status == 429 or status >= 500 or status in RETRYABLE_STATUS:
-        wait = retry_after_seconds(response.headers.get("retry-after"))
-        return _Failure(status=status, detail=server_message(text), retry_after=wait)
-    if status >= 400:
-        raise _client_error(call, status, text)
-    return _decode_body(call, text)
+        wait = retry_after_seconds(headers.get("retry-after"))
+        return Failure(status=status, detail=server_message(text), retry_after=wait)
+    raise _client_error(call, status, text)
+
+
+def names_malformed_request(body: str) -> bool:
+    """Whether an error body says the request itself was malformed."""
+    lowered = body.lower()
+    return any(marker in lowered for marker in MALFORMED_MARKERS)
+
+
+def malformed_error(call: HttpCall, what: str, body: str) -> RunError:
+    """The error for a reply that names a malformed request (never retried)."""
+    return RunError(
+        f"provider {call.provider!r} got {what} from {call.url} naming a malformed "
+        f"request ({server_message(body)!r}); not retried, as the same request would fail "
+        f"again: the server at {call.base_url} cannot read what was sent (model "
+        f"{call.model!r}); check that it supports this request's fields, or report the bug"
+    )
 
 
 def _transport_detail(exc: Exception) -> str:
@@ -231,7 +317,7 @@ def _transport_detail(exc: Exception) -> str:
     return f"{type(exc).__name__}: {text}"
 
 
-def _decode_body(call: HttpCall, text: str) -> Mapping[str, Any]:
+def decode_body(call: HttpCall, text: str) -> Mapping[str, Any]:
     try:
         data = json.loads(text)
     except json.JSONDecodeError:
@@ -278,7 +364,7 @@ def _names_model(model: str, message: str) -> bool:
     return model.lower() in lowered or "model" in lowered
 
 
-def _exhausted(call: HttpCall, last: _Failure, attempts: int) -> RunError:
+def _exhausted(call: HttpCall, last: Failure, attempts: int) -> RunError:
     if last.timed_out:
         return RunError(
             f"provider {call.provider!r} timed out after {call.timeout}s on each of "

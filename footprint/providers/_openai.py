@@ -3,15 +3,19 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Mapping
+from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Any
+from typing import Any, TypeAlias
 
-from footprint._errors import RunError
+from footprint._errors import ConfigError, RunError
 from footprint.providers._arguments import decode_arguments, encode_arguments
 from footprint.providers._http import Backoff, HttpCall, post_json
+from footprint.providers._pool import HttpPool
 from footprint.providers._settings import Generation, WireSettings, generation, wire_settings
+from footprint.providers._stream import post_stream
 from footprint.providers._types import (
     LLMRequest,
     LLMResponse,
@@ -22,7 +26,7 @@ from footprint.providers._types import (
     Usage,
 )
 
-__all__ = ["OpenAIChat", "openai_payload", "parse_openai_response"]
+__all__ = ["OpenAIChat", "WireOptions", "openai_payload", "parse_openai_response"]
 
 _FINISH: Mapping[str, StopReason] = MappingProxyType({
     "stop": "end_turn",
@@ -33,8 +37,29 @@ _FINISH: Mapping[str, StopReason] = MappingProxyType({
 })
 
 
-def openai_payload(request: LLMRequest, model: str) -> dict[str, Any]:
-    """The Chat Completions body for ``request`` (``model`` when it names none)."""
+ToolChoice: TypeAlias = str | Mapping[str, Any] | None
+TOOL_CHOICES = ("auto", "required", "none")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class WireOptions:
+    """What ``OpenAIChat`` adds to every body: tool choice, streaming, the seed."""
+
+    tool_choice: ToolChoice = "auto"
+    stream: bool = False
+    send_seed: bool = True
+
+
+def openai_payload(
+    request: LLMRequest, model: str, options: WireOptions | None = None
+) -> dict[str, Any]:
+    """The Chat Completions body for ``request`` (``model`` when it names none).
+
+    ``tool_choice`` goes with the tools (some servers, llama.cpp's among them,
+    ignore tools without it); ``stream`` asks for server-sent events with usage
+    in the last chunk; the request's ``seed`` is sent when it has one.
+    """
+    opts = options if options is not None else WireOptions()
     messages: list[dict[str, Any]] = []
     if request.system:
         messages.append({"role": "system", "content": request.system})
@@ -42,22 +67,34 @@ def openai_payload(request: LLMRequest, model: str) -> dict[str, Any]:
     payload: dict[str, Any] = {"model": request.model or model, "messages": messages}
     if request.tools:
         payload["tools"] = [_wire_tool(t) for t in request.tools]
+        if opts.tool_choice is not None:
+            payload["tool_choice"] = _wire_choice(opts.tool_choice)
     if request.temperature is not None:
         payload["temperature"] = request.temperature
     if request.max_tokens is not None:
         payload["max_tokens"] = request.max_tokens
     if request.stop:
         payload["stop"] = list(request.stop)
+    if request.seed is not None and opts.send_seed:
+        payload["seed"] = request.seed
+    if opts.stream:
+        payload["stream"] = True
+        payload["stream_options"] = {"include_usage": True}
     return payload
+
+
+def _wire_choice(choice: str | Mapping[str, Any]) -> str | dict[str, Any]:
+    return choice if isinstance(choice, str) else dict(choice)
 
 
 def _wire_message(message: Message) -> dict[str, Any]:
     if message.role == "tool":
         return {"role": "tool", "tool_call_id": message.tool_call_id, "content": message.content}
     if message.role == "assistant" and message.tool_calls:
+        # content is a string, never null: servers such as llama.cpp reject null
         return {
             "role": "assistant",
-            "content": message.content or None,
+            "content": message.content,
             "tool_calls": [_wire_call(c) for c in message.tool_calls],
         }
     return {"role": message.role, "content": message.content}
@@ -130,6 +167,87 @@ def _parse_usage(raw: object) -> Usage:
     )
 
 
+class OpenAIChunks:
+    """Chat Completions stream chunks assembled into one plain body.
+
+    Text deltas are joined, tool-call deltas joined per ``index`` (id and name
+    from their first chunk, argument text appended), the finish reason kept,
+    and usage read from the chunk that carries it (the last one, asked for
+    with ``stream_options.include_usage``).
+    """
+
+    __slots__ = ("_calls", "_finish", "_id", "_model", "_text", "_usage")
+
+    def __init__(self) -> None:
+        self._text: list[str] = []
+        self._calls: dict[int, dict[str, Any]] = {}
+        self._finish: object = None
+        self._usage: object = None
+        self._id: object = None
+        self._model: object = None
+
+    def feed(self, event: Mapping[str, Any]) -> None:
+        self._id = self._id or event.get("id")
+        self._model = self._model or event.get("model")
+        if isinstance(event.get("usage"), dict):
+            self._usage = event["usage"]
+        for choice in event.get("choices") or ():
+            if not isinstance(choice, dict) or choice.get("index", 0) != 0:
+                continue
+            delta = choice.get("delta") or {}
+            if isinstance(delta.get("content"), str):
+                self._text.append(delta["content"])
+            for raw in delta.get("tool_calls") or ():
+                if isinstance(raw, dict):
+                    self._call_delta(raw)
+            if choice.get("finish_reason"):
+                self._finish = choice["finish_reason"]
+
+    def _call_delta(self, raw: Mapping[str, Any]) -> None:
+        index = raw.get("index")
+        slot = self._calls.setdefault(
+            index if isinstance(index, int) else len(self._calls),
+            {"id": None, "name": "", "arguments": ""},
+        )
+        slot["id"] = slot["id"] or raw.get("id")
+        function = raw.get("function") or {}
+        for key in ("name", "arguments"):
+            if isinstance(function.get(key), str):
+                slot[key] += function[key]
+
+    def body(self) -> Mapping[str, Any]:
+        message: dict[str, Any] = {"role": "assistant", "content": "".join(self._text)}
+        if self._calls:
+            message["tool_calls"] = [
+                {"id": slot["id"], "type": "function",
+                 "function": {"name": slot["name"], "arguments": slot["arguments"]}}
+                for _, slot in sorted(self._calls.items())
+            ]
+        return {
+            "id": self._id, "model": self._model, "usage": self._usage,
+            "choices": [{"index": 0, "message": message, "finish_reason": self._finish}],
+        }
+
+
+def check_tool_choice(choice: object) -> ToolChoice:
+    """``tool_choice`` as given, when the API can carry it."""
+    if choice is None or choice in TOOL_CHOICES or isinstance(choice, Mapping):
+        return choice
+    raise ConfigError(
+        f"OpenAIChat tool_choice={choice!r} is not one the API knows; pass 'auto' (the "
+        "default), 'required', 'none', a dict naming one function "
+        "({'type': 'function', 'function': {'name': ...}}), or None to send none"
+    )
+
+
+def _wire_options(tool_choice: object, stream: object, send_seed: object) -> WireOptions:
+    for label, value in (("stream", stream), ("send_seed", send_seed)):
+        if not isinstance(value, bool):
+            raise ConfigError(f"OpenAIChat {label}={value!r} must be True or False")
+    return WireOptions(tool_choice=check_tool_choice(tool_choice), stream=bool(stream),
+                       send_seed=bool(send_seed))
+
+
 class OpenAIChat:
     """A :class:`~footprint.providers.Provider` speaking OpenAI Chat Completions.
 
@@ -139,12 +257,26 @@ class OpenAIChat:
     when a request names none. Roles carried inside messages: user,
     assistant, tool and system.
 
+    Tools go with ``tool_choice`` (``"auto"`` by default; ``"required"``,
+    ``"none"``, a dict naming a function, or None to send none). An
+    assistant message that made tool calls is sent with string content,
+    never null. ``stream=True`` reads the reply as server-sent events: the
+    same response, with usage from the last chunk and
+    ``time_to_first_chunk_s`` set. The request's ``seed`` (the run's) is sent
+    as the API's ``seed`` unless ``send_seed=False``.
+
     Limits: ``max_tokens``, ``temperature`` and ``stop`` are sent with every
     request that does not set its own (an agent's ``Agent(max_tokens=...)``
-    wins); ``timeout`` bounds one attempt in all, reply included, and
-    ``deadline`` (seconds, optional) every attempt and retry wait together.
-    A server that never finishes ends the call with a :class:`RunError`
-    naming the limit it passed.
+    wins); ``timeout`` bounds one attempt in all, reply or stream included,
+    and ``deadline`` (seconds, optional) every attempt and retry wait
+    together, so a stream that never ends is cut between chunks. A server
+    that never finishes ends the call with a :class:`RunError` naming the
+    limit it passed.
+
+    One pooled HTTP client serves every call (per event loop); ``aclose()``
+    (or ``close()`` outside a loop) releases it, and ``Agent`` closes the
+    providers it holds when asked to (``agent.aclose()``) and after each
+    ``run_sync``.
     """
 
     carried_roles: tuple[str, ...] = ("user", "assistant", "system")
@@ -164,6 +296,9 @@ class OpenAIChat:
         temperature: float | None = None,
         stop: str | tuple[str, ...] | list[str] | None = None,
         deadline: float | None = None,
+        tool_choice: str | Mapping[str, Any] | None = "auto",
+        stream: bool = False,
+        send_seed: bool = True,
     ) -> None:
         self._settings: WireSettings = wire_settings(
             kind="OpenAIChat",
@@ -180,9 +315,10 @@ class OpenAIChat:
         self._generation: Generation = generation(
             "OpenAIChat", max_tokens=max_tokens, temperature=temperature, stop=stop
         )
+        self._options = _wire_options(tool_choice, stream, send_seed)
         self._backoff = backoff if backoff is not None else Backoff()
         self._name = name
-        self._trust_env = trust_env
+        self._pool = HttpPool(trust_env=trust_env)
 
     @property
     def name(self) -> str:
@@ -196,27 +332,41 @@ class OpenAIChat:
     def base_url(self) -> str:
         return self._settings.base_url
 
+    @property
+    def pool(self) -> HttpPool:
+        """The pooled HTTP client this provider reuses."""
+        return self._pool
+
+    async def aclose(self) -> None:
+        """Close the pooled client; the next call opens a new one."""
+        await self._pool.aclose()
+
+    def close(self) -> None:
+        """``aclose`` for code without a running event loop."""
+        self._pool.close()
+
     async def complete(self, request: LLMRequest) -> LLMResponse:
         settings = self._settings
-        payload = openai_payload(self._generation.apply(request), settings.model)
+        payload = openai_payload(self._generation.apply(request), settings.model, self._options)
         headers = {"content-type": "application/json"}
         if settings.api_key:
             headers["authorization"] = f"Bearer {settings.api_key}"
-        body = await post_json(
-            HttpCall(
-                provider=self._name,
-                url=f"{settings.base_url}/chat/completions",
-                base_url=settings.base_url,
-                model=str(payload["model"]),
-                payload=payload,
-                headers=headers,
-                timeout=settings.timeout,
-                max_retries=settings.max_retries,
-                api_key_env=settings.api_key_env,
-                has_api_key=bool(settings.api_key),
-                trust_env=self._trust_env,
-                deadline=settings.deadline,
-            ),
-            self._backoff,
+        call = HttpCall(
+            provider=self._name,
+            url=f"{settings.base_url}/chat/completions",
+            base_url=settings.base_url,
+            model=str(payload["model"]),
+            payload=payload,
+            headers=headers,
+            timeout=settings.timeout,
+            max_retries=settings.max_retries,
+            api_key_env=settings.api_key_env,
+            has_api_key=bool(settings.api_key),
+            deadline=settings.deadline,
         )
-        return parse_openai_response(body, self._name)
+        if not self._options.stream:
+            body = await post_json(call, self._backoff, self._pool)
+            return parse_openai_response(body, self._name)
+        streamed = await post_stream(call, self._backoff, self._pool, OpenAIChunks)
+        response = parse_openai_response(streamed.body, self._name)
+        return dataclasses.replace(response, time_to_first_chunk_s=streamed.first_chunk_s)

@@ -142,7 +142,9 @@ class FunctionModel:
     """A model whose every reply is ``fn(request)`` (sync or async).
 
     ``fn`` returns a :data:`Reply`. Every request received is kept in
-    :attr:`requests`.
+    :attr:`requests`. ``request.seed`` is the run's seed (``Agent(seed=)``,
+    varied by ``why`` across re-runs): sample with it, e.g.
+    ``random.Random(request.seed)``, and each seed gives its own draw.
     """
 
     def __init__(self, fn: ReplyFunction, name: str = "function") -> None:

@@ -54,7 +54,13 @@ class ToolSpec:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class LLMRequest:
-    """Exactly what one model call receives."""
+    """Exactly what one model call receives.
+
+    ``seed`` is the run's seed (``Agent(seed=)``; ``why`` re-runs with seeds
+    0..N-1): a :class:`FunctionModel` may sample with it and ``OpenAIChat``
+    sends it as the API's ``seed``. It is not part of the request hash, so
+    re-runs with other seeds replay the same recording.
+    """
 
     model: str
     system: str
@@ -63,6 +69,7 @@ class LLMRequest:
     temperature: float | None = None
     max_tokens: int | None = None
     stop: tuple[str, ...] = ()
+    seed: int | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -75,7 +82,12 @@ class Usage:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class LLMResponse:
-    """What one model call returned."""
+    """What one model call returned.
+
+    ``time_to_first_chunk_s`` is set by a streaming provider: seconds from the
+    start of the call to the first chunk of the reply (not part of the
+    response hash: it is a timing, not what the model said).
+    """
 
     content: str
     tool_calls: tuple[ToolCall, ...] = ()
@@ -83,6 +95,7 @@ class LLMResponse:
     stop_reason: StopReason = "end_turn"
     model: str | None = None
     response_id: str | None = None
+    time_to_first_chunk_s: float | None = None
 
 
 @runtime_checkable

@@ -70,8 +70,9 @@ class _Handler(BaseHTTPRequestHandler):
             fake.script.popleft() if fake.script else (500, {"error": "script exhausted"}, {})
         )
         data = body.encode() if isinstance(body, str) else json.dumps(body).encode()
+        headers = dict(headers)
         self.send_response(status)
-        self.send_header("content-type", "application/json")
+        self.send_header("content-type", headers.pop("content_type", "application/json"))
         self.send_header("content-length", str(len(data)))
         for name, value in headers.items():
             self.send_header(name.replace("_", "-"), value)
@@ -227,11 +228,12 @@ async def test_given_an_openai_tool_turn_when_the_result_is_sent_back_then_the_w
     assert server.received[1].body["messages"] == [
         {"role": "system", "content": "You are terse."},
         {"role": "user", "content": "Weather in Oslo?"},
-        {"role": "assistant", "content": None, "tool_calls": [
+        {"role": "assistant", "content": "", "tool_calls": [
             {"id": "call_a", "type": "function",
              "function": {"name": "weather", "arguments": "{\"city\": \"Oslo\"}"}}]},
         {"role": "tool", "tool_call_id": "call_a", "content": "sunny, 21C"},
     ]
+    assert server.received[1].body["tool_choice"] == "auto"
     assert server.received[1].body["tools"] == [{"type": "function", "function": {
         "name": "weather", "description": "Current weather for a city",
         "parameters": {"type": "object", "properties": {"city": {"type": "string"}}}}}]
@@ -438,3 +440,116 @@ async def test_given_a_server_slower_than_the_timeout_when_called_then_the_error
     provider = _provider(wire, server.root, backoff, timeout=0.1, max_retries=0)
     with pytest.raises(RunError, match=r"timed out after 0.1s on each of 1 attempts.*timeout="):
         await provider.complete(_ask())
+
+
+# --- streamed replies -------------------------------------------------------------------
+
+
+def _sse(*events: dict[str, Any]) -> str:
+    return "".join(f"event: {e.get('type', 'message')}\ndata: {json.dumps(e)}\n\n"
+                   for e in events)
+
+
+async def test_given_an_anthropic_stream_when_read_then_text_tool_input_and_usage_assemble(
+    server: FakeServer, backoff: Backoff
+) -> None:
+    server.reply(200, _sse(
+        {"type": "message_start", "message": {"id": "msg_9", "model": "m-1", "role": "assistant",
+                                              "content": [], "usage": {"input_tokens": 25}}},
+        {"type": "content_block_start", "index": 0, "content_block": {"type": "text",
+                                                                      "text": ""}},
+        {"type": "ping"},
+        {"type": "content_block_delta", "index": 0,
+         "delta": {"type": "text_delta", "text": "Let me "}},
+        {"type": "content_block_delta", "index": 0,
+         "delta": {"type": "text_delta", "text": "check."}},
+        {"type": "content_block_stop", "index": 0},
+        {"type": "content_block_start", "index": 1, "content_block": {
+            "type": "tool_use", "id": "toolu_7", "name": "weather", "input": {}}},
+        {"type": "content_block_delta", "index": 1,
+         "delta": {"type": "input_json_delta", "partial_json": "{\"city\": \"Os"}},
+        {"type": "content_block_delta", "index": 1,
+         "delta": {"type": "input_json_delta", "partial_json": "lo\"}"}},
+        {"type": "content_block_stop", "index": 1},
+        {"type": "message_delta", "delta": {"stop_reason": "tool_use"},
+         "usage": {"output_tokens": 14}},
+        {"type": "message_stop"},
+    ), content_type="text/event-stream")
+    model = AnthropicMessages("m-1", base_url=server.root, backoff=backoff, trust_env=False,
+                              stream=True)
+    response = await model.complete(_ask(tools=(WEATHER,)))
+    await model.aclose()
+    assert (response.content, response.stop_reason, response.response_id) == (
+        "Let me check.", "tool_use", "msg_9")
+    assert response.tool_calls == (
+        ToolCall(id="toolu_7", name="weather", arguments={"city": "Oslo"}),)
+    assert (response.usage.input_tokens, response.usage.output_tokens) == (25, 14)
+    assert response.time_to_first_chunk_s is not None
+    assert server.received[0].body["stream"] is True
+
+
+async def test_given_a_server_that_ignores_stream_when_it_answers_json_then_it_is_read_plainly(
+    server: FakeServer, backoff: Backoff
+) -> None:
+    server.reply(200, openai_text("Sunny."))
+    model = OpenAIChat("m-1", base_url=server.root + "/v1", backoff=backoff, trust_env=False,
+                       stream=True)
+    response = await model.complete(_ask())
+    await model.aclose()
+    assert (response.content, response.usage.input_tokens) == ("Sunny.", 12)
+    assert response.time_to_first_chunk_s is None
+    assert server.received[0].body["stream"] is True
+
+
+async def test_given_an_error_event_mid_stream_when_it_is_transient_then_the_call_is_retried(
+    server: FakeServer, backoff: Backoff, sleeps: list[float]
+) -> None:
+    chunk = {"choices": [{"index": 0, "delta": {"content": "Sun"}}]}
+    server.reply(200, f"data: {json.dumps(chunk)}\n\n"
+                      'data: {"error": {"message": "server overloaded"}}\n\n',
+                 content_type="text/event-stream")
+    server.reply(200, f"data: {json.dumps(chunk)}\n\ndata: [DONE]\n\n",
+                 content_type="text/event-stream")
+    model = OpenAIChat("m-1", base_url=server.root + "/v1", backoff=backoff, trust_env=False,
+                       stream=True)
+    response = await model.complete(_ask())
+    await model.aclose()
+    assert response.content == "Sun"
+    assert len(server.received) == 2 and len(sleeps) == 1
+
+
+async def test_given_two_tool_calls_streamed_in_turns_when_read_then_each_assembles_by_index(
+    server: FakeServer, backoff: Backoff
+) -> None:
+    def chunk(delta: dict[str, Any], finish: str | None = None) -> str:
+        return "data: " + json.dumps({"id": "chatcmpl-5", "model": "m-1", "choices": [
+            {"index": 0, "delta": delta, "finish_reason": finish}]}) + "\n\n"
+
+    def piece(index: int, **function: str) -> dict[str, Any]:
+        return {"tool_calls": [{"index": index, "function": function}]}
+
+    server.reply(200, "".join([
+        chunk({"role": "assistant", "content": None}),
+        chunk({"tool_calls": [{"index": 0, "id": "call_x", "type": "function",
+                               "function": {"name": "weather", "arguments": ""}}]}),
+        chunk({"tool_calls": [{"index": 1, "id": "call_y", "type": "function",
+                               "function": {"name": "weather", "arguments": "{\"ci"}}]}),
+        chunk(piece(0, arguments="{\"city\": \"Oslo\"}")),
+        chunk(piece(1, arguments="ty\": \"Bergen\"}")),
+        chunk({}, "tool_calls"),
+        ": keep-alive\n\n",
+        'data: {"id": "chatcmpl-5", "choices": [], "usage": {"prompt_tokens": 30, '
+        '"completion_tokens": 11}}\n\n',
+        "data: [DONE]\n\n",
+    ]), content_type="text/event-stream")
+    model = OpenAIChat("m-1", base_url=server.root + "/v1", backoff=backoff, trust_env=False,
+                       stream=True)
+    response = await model.complete(_ask(tools=(WEATHER,)))
+    await model.aclose()
+    assert response.tool_calls == (
+        ToolCall(id="call_x", name="weather", arguments={"city": "Oslo"}),
+        ToolCall(id="call_y", name="weather", arguments={"city": "Bergen"}),
+    )
+    assert (response.stop_reason, response.content, response.response_id) == (
+        "tool_use", "", "chatcmpl-5")
+    assert (response.usage.input_tokens, response.usage.output_tokens) == (30, 11)

@@ -205,6 +205,17 @@ def test_given_an_int_in_a_float_field_when_rebuilt_then_it_becomes_a_float() ->
     assert isinstance(rebuilt, LLMEnd) and type(rebuilt.duration_ms) is float
 
 
+def test_given_a_streamed_llm_end_when_recorded_then_time_to_first_chunk_round_trips() -> None:
+    event = LLMEnd(**ENVELOPE, content="x", response_hash="h", time_to_first_chunk_s=0.25)
+    record = json.loads(json.dumps(to_record(event)))
+    assert record["time_to_first_chunk_s"] == 0.25
+    assert from_record(record) == event
+    old = dict(to_record(LLMEnd(**ENVELOPE, content="x", response_hash="h")))
+    old.pop("time_to_first_chunk_s")  # a record written before the field existed
+    rebuilt = from_record(old)
+    assert isinstance(rebuilt, LLMEnd) and rebuilt.time_to_first_chunk_s is None
+
+
 def test_given_turn_routing_defaults_when_recorded_then_policy_is_spelled_out() -> None:
     record = to_record(TurnRouted(**ENVELOPE, by="menu", offered=("a", "b")))
     assert record["policy"] == {"near_tie_margin": 0.15, "menu_size": 3, "floor": None}

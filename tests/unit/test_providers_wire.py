@@ -26,7 +26,11 @@ from footprint.providers import (
 )
 from footprint.providers._anthropic import anthropic_payload, parse_anthropic_response
 from footprint.providers._arguments import decode_arguments, encode_arguments
-from footprint.providers._http import retry_after_seconds, server_message
+from footprint.providers._http import (
+    names_malformed_request,
+    retry_after_seconds,
+    server_message,
+)
 from footprint.providers._openai import openai_payload, parse_openai_response
 
 JSON_LEAF = st.none() | st.booleans() | st.integers() | st.text(max_size=20)
@@ -91,6 +95,7 @@ def test_given_no_system_and_an_inline_system_message_when_encoded_then_openai_c
         "tools": [{"type": "function", "function": {
             "name": "ping", "description": "Ping",
             "parameters": {"type": "object", "properties": {}}}}],
+        "tool_choice": "auto",
     }
 
 
@@ -259,3 +264,19 @@ def test_given_bad_settings_when_building_then_config_error_quotes_the_value(
 def test_given_zero_max_tokens_when_building_anthropic_then_config_error() -> None:
     with pytest.raises(ConfigError, match=r"max_tokens=0 must be an integer >= 1"):
         AnthropicMessages("m", max_tokens=0)
+
+
+@pytest.mark.parametrize(("body", "malformed"), [
+    ('{"error": {"code": 500, "message": "Failed to parse messages: [json.exception.'
+     'type_error.302] type must be string, but is null", "type": "server_error"}}', True),
+    ('{"detail": "1 validation error for Message\\ncontent\\n  Field required"}', True),
+    ('{"error": {"message": "can only concatenate str (not \\"NoneType\\") to str"}}', True),
+    ('{"error": {"message": "Invalid value for \'content\': expected a string"}}', True),
+    ('{"error": {"message": "overloaded, try again"}}', False),
+    ('{"error": {"code": 503, "message": "Loading model", "type": "unavailable_error"}}', False),
+    ("<html>502 Bad Gateway</html>", False),
+])
+def test_given_a_5xx_body_when_read_then_only_a_malformed_request_is_named(
+    body: str, malformed: bool,
+) -> None:
+    assert names_malformed_request(body) is malformed
