@@ -57,7 +57,7 @@ DECLARATION_TYPES = frozenset({"run.configured", "skill.graph_declared", "inject
 
 IGNORED_FIELDS = frozenset({
     "duration_ms", "conversation_id", "request_ref", "raw_content", "response_hash",
-    "release", "environment",
+    "release", "environment", "time_to_first_chunk_s",
 })
 """Payload fields that never make two decisions differ (see the module docstring)."""
 

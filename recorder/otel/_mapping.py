@@ -309,6 +309,8 @@ class RunTrace:
             self._cache_write += e.cache_write_tokens
         finish = FINISH_REASONS.get(e.stop_reason, e.stop_reason)
         a["gen_ai.response.finish_reasons"] = (finish,)
+        if e.time_to_first_chunk_s is not None:  # a streamed reply
+            a["gen_ai.response.time_to_first_chunk"] = e.time_to_first_chunk_s
         if e.stop_reason == "error":
             span.error = "model call failed"
             a["error.type"] = "_OTHER"

@@ -156,3 +156,18 @@ def test_given_env_exporter_none_when_building_from_env_then_the_sink_exports_no
     sink = OTelSink()
     assert sink.export(scripted_run(iterations=1)).value == "success"
     assert sink.stats().spans == 0
+
+
+@pytest.mark.parametrize("first_chunk_s", [0.25, None])
+def test_given_a_streamed_reply_when_mapped_then_the_chat_span_carries_its_time_to_first_chunk(
+    first_chunk_s: float | None,
+) -> None:
+    import dataclasses
+
+    from footprint.events import LLMEnd
+
+    sink, memory = _sink()
+    sink.export([dataclasses.replace(e, time_to_first_chunk_s=first_chunk_s)
+                 if isinstance(e, LLMEnd) else e for e in scripted_run(iterations=1)])
+    (chat,) = [s for s in memory.get_finished_spans() if s.name.startswith("chat")]
+    assert (chat.attributes or {}).get("gen_ai.response.time_to_first_chunk") == first_chunk_s
