@@ -127,3 +127,23 @@ def one_run_per_segment(folder: Path, runs: int, iterations: int) -> Path:
     root = folder / "store"
     write_many_runs(root, runs, iterations=iterations, together=1)
     return root
+
+
+def write_requests_run(path: Path, calls: int, request_chars: int) -> str:
+    """A store with one run of ``calls`` model calls, each request ``request_chars``
+    characters of its own (stored as a blob, as a real agent's growing prompts are)."""
+    run = run_id_of(0)
+    sink = ParquetSink(path)
+    try:
+        sink.export([RunStart(run_id=run, seq=0, ts=T0, user_message="a long conversation")])
+        for first in range(0, calls, 512):
+            sink.export([LLMStart(
+                run_id=run, seq=1 + i, ts=T0 + 1 + i, iteration=1 + i, provider="scripted",
+                model="model-a", request_hash=f"{i:064x}", messages_count=1 + i,
+                request_ref=f'{{"call": {i}, "messages": "{"m" * request_chars}"}}')
+                for i in range(first, min(calls, first + 512))])
+        sink.export([RunEnd(run_id=run, seq=calls + 1, ts=T0 + calls + 1, iteration=calls,
+                            final_content="done")])
+    finally:
+        sink.shutdown()
+    return run

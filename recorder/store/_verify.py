@@ -13,6 +13,7 @@ import orjson
 from footprint._errors import ConfigError
 from footprint.events import TERMINAL_TYPES
 from recorder.store._catalog import Store
+from recorder.store._damage import guarded
 from recorder.store._derived import DERIVED_COLUMNS, DerivedCheck
 from recorder.write._chain import (
     CHAIN_FORMAT,
@@ -301,16 +302,33 @@ def _link_problem(
             "detail": "prev_check differs from the previous record's row check"}
 
 
+_BLOB_ROWS = 256
+"""Blob texts held at once while checking them (a request can be many KiB)."""
+
+
 def _first_bad_blob(store: Store, refs: dict[str, int]) -> str | None:
     if not refs:
         return None
-    good: set[str] = set()
-    bad: set[str] = set()
-    # every stored copy (another writer may have stored the same text): one edited copy
-    # is a mismatch whichever copy the views happen to read
-    for digest, text in store.rows("SELECT hash, text FROM _blobs_all WHERE hash IN ?",
-                                   [sorted(refs)]):
-        ok = hashlib.sha256(str(text).encode("utf-8")).hexdigest() == digest
-        (good if ok else bad).add(str(digest))
+    good, bad = guarded(store, lambda: _check_blobs(store, sorted(refs)))
     bad |= refs.keys() - good  # absent
     return min(bad, key=refs.__getitem__) if bad else None
+
+
+def _check_blobs(store: Store, digests: list[str]) -> tuple[set[str], set[str]]:
+    """Which stored copies hash to their id, streamed ``_BLOB_ROWS`` at a time: every
+    stored copy (another writer may have stored the same text), so one edited copy is a
+    mismatch whichever copy the views happen to read."""
+    good: set[str] = set()
+    bad: set[str] = set()
+    query = store.ready("SELECT hash, text FROM _blobs_all WHERE hash IN ?")
+    ((threads,),) = store.con.execute("SELECT current_setting('threads')").fetchall()
+    store.con.execute("SET threads = 1")  # each scan thread buffers row groups of texts
+    try:
+        for batch in store.con.sql(query, params=[digests]).to_arrow_reader(_BLOB_ROWS):
+            for digest, text in zip(batch.column(0).to_pylist(), batch.column(1).to_pylist(),
+                                    strict=True):
+                ok = hashlib.sha256(str(text).encode("utf-8")).hexdigest() == digest
+                (good if ok else bad).add(str(digest))
+    finally:
+        store.con.execute(f"SET threads = {int(threads)}")
+    return good, bad

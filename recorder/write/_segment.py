@@ -26,12 +26,20 @@ _UNIQUE = ("seq", "ts", "payload", "prev_check", "row_check", "step_id", "tool_c
 _DELTA = ("seq", "ts")
 
 
+BLOB_ROW_GROUP = 1_024
+"""Blob rows per Parquet row group: a reader decodes a row group's texts together, and a
+request blob can be many KiB (20,000 requests of 16 KiB in one group cost a reader 330 MB)."""
+
+
 def parquet_options(schema: pa.Schema) -> dict[str, Any]:
-    """zstd everywhere; for event tables, no dictionary on unique columns, deltas for seq/ts."""
+    """zstd everywhere; for event tables, no dictionary on unique columns, deltas for seq/ts;
+    for blob tables, small row groups."""
     options: dict[str, Any] = {"compression": "zstd", "compression_level": 3}
     if schema.get_field_index("payload") >= 0:
         options["use_dictionary"] = [n for n in schema.names if n not in _UNIQUE]
         options["column_encoding"] = dict.fromkeys(_DELTA, "DELTA_BINARY_PACKED")
+    elif schema.get_field_index("text") >= 0:
+        options["row_group_size"] = BLOB_ROW_GROUP
     return options
 
 

@@ -16,6 +16,10 @@ first listing, outlines computed.
 store whose 600k events sit in a killed writer's live segment (target < 300;
 60k in quick mode), each command's own high-water mark (``VmHWM``: a child's
 ``ru_maxrss`` starts at this benchmark's own size).
+``verify_1m_peak_mb``: ``footprint verify`` over the 1M-event run (README: ~300);
+``verify_20k_requests_peak_mb``: over a run of 20,000 model calls whose requests
+are 16 KiB blobs each (~330 MB of text; 2,000 in quick mode): the blob check
+must stream them, not hold them.
 """
 
 from __future__ import annotations
@@ -36,7 +40,7 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
-from store_scale import write_long_run, write_many_runs  # noqa: E402
+from store_scale import write_long_run, write_many_runs, write_requests_run  # noqa: E402
 
 _CACHE = Path(tempfile.gettempdir()) / "footprint-bench-store-scale-v1"
 _CLI = [sys.executable, "-m", "lens.cli"]
@@ -174,6 +178,10 @@ def figures(quick: bool) -> dict[str, float]:
     runs_cpu = CPU["runs"]
     rss = _peak_rss_mb([["runs", "--store", str(killed)],
                         ["show", "last", "--store", str(killed)]])
+    calls = 2_000 if quick else 20_000
+    requests = _cached(f"requests-{calls}", lambda p: write_requests_run(p, calls, 16_384))
+    verify_rss = _peak_rss_mb([["verify", "last", "--store", str(big)]])
+    verify_blobs_rss = _peak_rss_mb([["verify", "last", "--store", str(requests)]])
     return {
         "store_scale_events": float(events),
         "store_scale_runs": float(runs),
@@ -186,6 +194,8 @@ def figures(quick: bool) -> dict[str, float]:
         "runs_10k_cpu_ms": round(runs_cpu * 1e3, 1),
         "runs_10k_cold_ms": round(cold * 1e3, 1),
         "reader_rss_600k_mb": rss,
+        "verify_1m_peak_mb": verify_rss,
+        "verify_20k_requests_peak_mb": verify_blobs_rss,
     }
 
 

@@ -181,3 +181,26 @@ def test_given_public_views_when_the_store_refreshes_then_they_see_the_new_runs(
     write_many_runs(root, 2, iterations=3, together=1, start=1)
     fresh.refresh()
     assert fresh.rows("SELECT count(DISTINCT run_id) FROM runs") == [(3,)]
+
+
+def test_given_many_request_blobs_when_sealed_then_row_groups_stay_small_and_verify_holds(
+    tmp_path: Path,
+) -> None:
+    """A reader decodes a row group's texts together: 3,000 requests of 4 KiB are sealed in
+    row groups of at most BLOB_ROW_GROUP rows (they were one group of every blob), and
+    verify streams them back."""
+    import pyarrow.parquet as pq
+    from store_scale import write_requests_run
+
+    from recorder import open_store, verify_run
+    from recorder.write._segment import BLOB_ROW_GROUP
+
+    root = tmp_path / "store"
+    run = write_requests_run(root, 3_000, 4_096)
+    files = sorted((root / "blobs").rglob("*.parquet"))
+    groups = [pq.ParquetFile(f).metadata.row_group(i).num_rows
+              for f in files for i in range(pq.ParquetFile(f).metadata.num_row_groups)]
+    assert sum(groups) == 3_000 and max(groups) <= BLOB_ROW_GROUP
+    with open_store(root) as store:
+        result = verify_run(store, run)
+    assert result.valid and result.records == 3_002
