@@ -19,7 +19,7 @@ from __future__ import annotations
 import bisect
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 from footprint.events import (
@@ -40,7 +40,7 @@ from lens.explain._outcome import is_redacted
 from lens.explain._past import Landing, Past, landings_of, moves_of, request_messages
 from lens.playback._stream import clip
 
-__all__ = ["Candidate", "CandidateKind", "Removal", "candidates", "guard_text"]
+__all__ = ["Candidate", "CandidateKind", "Removal", "candidates", "guard_text", "one_per_removal"]
 
 CandidateKind = Literal["injection", "tool_result", "message", "cursor_move", "gate", "lease"]
 
@@ -344,3 +344,32 @@ def candidates(events: Sequence[Event], past: Past, earlier: Sequence[Event] = (
                                                                _carriers(events, landed)),
              *_messages(past, earlier), *_moves(events, past), *_gates(events, past)]
     return tuple(sorted(found, key=lambda c: (c.score is None, -(c.score or 0.0), c.seq)))
+
+
+def _merged(group: Sequence[Candidate]) -> Candidate:
+    best = group[0]
+    calls = tuple(dict.fromkeys(x for c in group for x in (c.calls or (c.id,))))
+    reach = tuple(dict.fromkeys(x for c in group for x in c.reach))
+    label = (f"tool {best.flavor} ×{len(calls)} (#{calls[0]}…#{calls[-1]})"
+             if best.kind == "tool_result" else f"{best.label} (+{len(group) - 1} more)")
+    return replace(best, label=label, calls=calls, reach=reach,
+                   chosen_by=tuple(dict.fromkeys(x for c in group for x in c.chosen_by)),
+                   chain=(*best.chain, f"COVERS {len(calls)} recorded calls: "
+                          f"{clip(', '.join(calls), 60)} — one removal, one experiment"))
+
+
+def one_per_removal(cands: Sequence[Candidate]) -> tuple[Candidate, ...]:
+    """Candidates sharing one removal (every call of a dropped tool, every move into a hidden
+    skill) as one candidate listing the calls it covers: one experiment, one suspect."""
+    groups: dict[Removal, list[Candidate]] = {}
+    out: list[Candidate | Removal] = []
+    for c in cands:
+        if c.removal is None:
+            out.append(c)
+        elif c.removal in groups:
+            groups[c.removal].append(c)
+        else:
+            groups[c.removal] = [c]
+            out.append(c.removal)
+    return tuple(x if isinstance(x, Candidate) else (
+        groups[x][0] if len(groups[x]) == 1 else _merged(groups[x])) for x in out)

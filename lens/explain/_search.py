@@ -72,6 +72,12 @@ class SearchResult:
     unjudged: frozenset[Removal] = frozenset()
     """Not searched, because no removal could be judged (``unjudged_why``)."""
     unjudged_why: str = ""
+    isolated: tuple[tuple[Removal, ...], ...] = ()
+    """Sets the screens isolated but the budget stopped before confirming."""
+    spent: dict[Removal, int] = field(default_factory=dict)
+    """Screen re-runs each removal took part in."""
+    more: int | None = None
+    """The ``--budget`` that would let the confirm step test what was isolated."""
 
 
 @dataclass(slots=True)
@@ -173,8 +179,8 @@ def _confirm(rerunner: Rerunner, base: Tally, removals: Sequence[Removal], seeds
 
 
 def _findings(rerunner: Rerunner, base: Tally, found: Sequence[tuple[Removal, ...]],
-              seeds: int, alpha: float) -> list[Finding]:
-    out: list[Finding] = []
+              seeds: int, alpha: float, out: list[Finding]) -> None:
+    """Confirm each set found, appending to ``out`` (kept when the budget stops it)."""
     for removals in found:
         test, answers = _confirm(rerunner, base, removals, seeds, alpha)
         alone: tuple[tuple[Removal, Ablation], ...] = ()
@@ -182,7 +188,6 @@ def _findings(rerunner: Rerunner, base: Tally, found: Sequence[tuple[Removal, ..
             alone = tuple((r, _confirm(rerunner, base, (r,), seeds, alpha)[0])
                           for r in removals)
         out.append(Finding(removals=removals, test=test, answers=answers, alone=alone))
-    return out
 
 
 def search(rerunner: Rerunner, base: Tally, units: Sequence[Removal], *, seeds: int,
@@ -193,12 +198,21 @@ def search(rerunner: Rerunner, base: Tally, units: Sequence[Removal], *, seeds: 
     stopped: str | None = None
     try:
         s.run(units)
-        findings = _findings(rerunner, base, s.found, seeds, alpha)
+        _findings(rerunner, base, s.found, seeds, alpha, findings)
     except BudgetSpent as exc:
         stopped = str(exc)
     done = {r for f in findings for r in f.removals}
-    touched = s.cleared | s.broke | done
+    isolated = tuple(f for f in s.found if not set(f) <= done)
+    touched = s.cleared | s.broke | done | {r for f in isolated for r in f}
     untested = tuple(u for u in units if u not in touched)
+    spent: dict[Removal, int] = {}
+    for p in s.probes:
+        for r in p.removed:
+            spent[r] = spent.get(r, 0) + p.runs
+    more = None if stopped is None or rerunner.budget is None else (
+        rerunner.budget + seeds * sum(1 + (len(f) > 1) * len(f) for f in isolated)
+        + s.screen_seeds * len(untested))
     return SearchResult(findings=tuple(findings), probes=tuple(s.probes),
                         cleared=frozenset(s.cleared), broke=frozenset(s.broke),
-                        untested=untested, stopped=stopped)
+                        untested=untested, stopped=stopped, isolated=isolated, spent=spent,
+                        more=more)

@@ -21,7 +21,7 @@ from typing import Any
 
 from footprint._errors import ConfigError, FootprintError
 from footprint.events import Event, LLMEnd, LLMStart, RunStart
-from lens.explain._candidates import Candidate, Removal, candidates
+from lens.explain._candidates import Candidate, Removal, candidates, one_per_removal
 from lens.explain._facts import fact_key
 from lens.explain._outcome import (
     changes,
@@ -31,11 +31,12 @@ from lens.explain._outcome import (
     normalise,
 )
 from lens.explain._past import Landing, Past, causal_past
+from lens.explain._path import causal_order
 from lens.explain._report import Baseline, ModelCalls, WhyReport
 from lens.explain._rerun import BudgetSpent, Progress, Rerun, Rerunner
 from lens.explain._search import SearchResult, search
 from lens.explain._stats import Tally, baseline_stable, seeds_needed
-from lens.explain._verdicts import conclude, suspects_of
+from lens.explain._verdicts import Seen, conclude, suspects_of
 from lens.playback._conversation import conversation_of, resolve_run, restore_turn
 from lens.playback._stream import clip
 
@@ -278,7 +279,7 @@ def _why(source: Any, run: str | None, agent: Any | None, step: str | None,
     path = past.path_steps
     on_path = None if loaded.landings is None else [
         g for g in loaded.landings if g.step in path]
-    cands = candidates(loaded.events, past, loaded.earlier, on_path)
+    cands = one_per_removal(candidates(loaded.events, past, loaded.earlier, on_path))
     report = WhyReport(
         run_id=past.run_id, step=past.explained.step_id, answer=past.answer,
         outcome=comparator.recorded_key(past.answer), comparator=comparator.describe,
@@ -319,7 +320,9 @@ def _causal(report: WhyReport, rr: Rerunner, cands: Sequence[Candidate], seeds: 
                         "outcome, so no removal can be compared with it")
     elif not baseline.stable:
         flags.insert(0, f"baseline-unstable: the unchanged agent changed its outcome in "
-                        f"{base_tally.changed}/{base_tally.answered} live re-runs")
+                        f"{base_tally.changed}/{base_tally.answered} live re-runs (and its facts "
+                        "changed too); give --expect TEXT or --judge MODULE:FUNC to compare "
+                        "only what matters")
         result = SearchResult(
             findings=(), probes=(), cleared=frozenset(), broke=frozenset(), untested=(),
             unjudged=frozenset(units), unjudged_why=(
@@ -333,21 +336,31 @@ def _causal(report: WhyReport, rr: Rerunner, cands: Sequence[Candidate], seeds: 
                          f"{1 - per_test:.4g} per test; use --seeds {need or 'more'} or more")
         result = search(rr, base_tally, units, seeds=seeds, alpha=per_test)
     flags += _blind(rr)
-    suspects = suspects_of(cands, result, refused, report.answer)
-    out = replace(report, mode="CAUSAL", suspects=suspects, seeds=seeds, alpha_per_test=per_test,
-                  baseline=baseline, flags=tuple(flags), reruns=rr.runs,
-                  model_calls=ModelCalls(made=rr.made, saved=rr.saved),
-                  untested=tuple(u.describe() for u in (result.untested if result else ())))
-    return conclude(out, result)
+    seen = Seen(answer=report.answer, expect=rr.comparator.mode == "expect", worded=rr.wording)
+    order = causal_order(suspects_of(cands, result, refused, seen), cands, report.step)
+    out = replace(report, mode="CAUSAL", suspects=order.suspects, seeds=seeds,
+                  alpha_per_test=per_test, baseline=baseline, flags=tuple(flags),
+                  reruns=rr.runs, model_calls=ModelCalls(made=rr.made, saved=rr.saved),
+                  untested=tuple(u.describe() for u in (result.untested if result else ())),
+                  comparator=rr.comparator.describe, comparator_mode=rr.comparator.mode,
+                  outcome=rr.recorded_key)
+    return conclude(out, result, order)
+
+
+_REMEDY = {
+    "label": "compare whole answers (drop --label) or give --expect TEXT",
+    "expect": "give an --expect that only the answer you want contains (or --judge)",
+    "judge": "check that the judge tells these answers apart, or give --expect TEXT",
+}
 
 
 def _blind(rr: Rerunner) -> list[str]:
-    differ = [(a, b) for a, b in rr.blind if normalise(a) != normalise(b)]
-    if not differ:
+    """Re-runs the chosen comparator called "same" although their facts differ."""
+    if not rr.blind or rr.comparator.mode not in _REMEDY:
         return []
-    a, b = differ[0]
+    a, b = rr.blind[0]
     what = ", ".join(changes(a, b)[:3]) or "the wording"
-    return [f"comparator-blind: {rr.comparator.describe} saw no change, but {len(differ)} "
-            f"re-run answer(s) differ from the recording ({what}); compare whole answers "
-            "(drop --label) or give --expect"]
+    return [f"comparator-blind: {rr.comparator.describe} saw no change, but {len(rr.blind)} "
+            f"re-run answer(s) differ from the recording in their facts ({what}); "
+            f"{_REMEDY[rr.comparator.mode]}"]
 

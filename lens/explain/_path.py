@@ -1,0 +1,112 @@
+"""Causal order: confirmed suspects as one path from the root cause(s) to the answer.
+
+Mediation is read from the recorded causal past, never from word overlap:
+a tool result is *downstream* of a confirmed piece when that piece was in
+the prompt of a model call that chose the tool (the piece's ``reach`` holds
+one of the result's ``chosen_by`` calls); a tool result is downstream of
+another result when a call that read the first chose the second. The roots
+are the confirmed value changes nothing confirmed is upstream of: every
+member of a conjunction, the set of a redundant set. A root that is itself a
+tool result is the *earliest removable link*: what made its call choose the
+tool is outside what can be removed. Removals that only lose the answer
+(``necessary``) are listed apart and never lead.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+
+from lens.explain._candidates import Candidate
+from lens.explain._report import Role, Suspect
+
+__all__ = ["Order", "causal_order"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Order:
+    """The suspects ranked root first, with the path and what is only necessary."""
+
+    suspects: tuple[Suspect, ...]
+    roots: tuple[Suspect, ...]
+    path: tuple[str, ...]
+    necessary: tuple[str, ...]
+    outside: bool
+    """The roots are tool results: nothing removable upstream changed the call's choice."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Link:
+    suspect: Suspect
+    reach: frozenset[str]
+    chosen_by: tuple[str, ...]
+    tool: bool
+
+
+def _links(suspects: Sequence[Suspect], by_id: Mapping[str, Candidate]) -> list[_Link]:
+    out: list[_Link] = []
+    for s in suspects:
+        members = [by_id[i] for i in (s.ids or (s.id,)) if i is not None and i in by_id]
+        reach = frozenset(x for c in members for x in c.reach)
+        chosen = tuple(dict.fromkeys(x for c in members for x in c.chosen_by))
+        tool = bool(members) and all(c.kind == "tool_result" for c in members)
+        out.append(_Link(s, reach, chosen, tool))
+    return out
+
+
+def _step_no(step: str) -> int:
+    tail = step.rsplit("#", 1)[-1]
+    return int(tail) if tail.isdigit() else 1 << 30
+
+
+def _downstream(up: _Link, down: _Link) -> bool:
+    return up is not down and down.tool and bool(up.reach & set(down.chosen_by))
+
+
+def _roots(value: Sequence[_Link]) -> tuple[list[_Link], list[_Link]]:
+    mediators = [d for d in value if any(_downstream(u, d) for u in value)]
+    roots = [v for v in value if v not in mediators]
+    if not roots and value:  # results feeding each other: the earliest chooser leads
+        first = min(value, key=lambda v: min(map(_step_no, v.chosen_by), default=1 << 30))
+        roots, mediators = [first], [v for v in value if v is not first]
+    return roots, mediators
+
+
+def _hop(link: _Link) -> list[str]:
+    s = link.suspect
+    calls = s.calls or ((s.id,) if s.id else ())
+    chooser = ", ".join(link.chosen_by) or "a call"
+    return [f"{chooser} chose {s.flavor}", "result " + ", ".join(f"#{c}" for c in calls[:3])
+            + (f" (+{len(calls) - 3})" if len(calls) > 3 else "")]
+
+
+def _path(roots: Sequence[_Link], mediators: Sequence[_Link], step: str) -> tuple[str, ...]:
+    head = [r for r in roots if not r.tool]
+    out = [" + ".join(r.suspect.label for r in head)] if head else []
+    tools = sorted([*(r for r in roots if r.tool), *mediators],
+                   key=lambda m: min(map(_step_no, m.chosen_by), default=1 << 30))
+    for m in tools:
+        out += _hop(m)
+    return (*out, f"answer ({step})")
+
+
+def causal_order(suspects: Sequence[Suspect], cands: Sequence[Candidate],
+                 step: str) -> Order:
+    """Roots, mediators and necessary pieces among the confirmed suspects (module doc)."""
+    by_id = {c.id: c for c in cands}
+    confirmed = [s for s in suspects if s.verdict == "confirmed"]
+    value = [link for link in _links(confirmed, by_id) if link.suspect.effect != "necessary"]
+    needed = [s for s in confirmed if s.effect == "necessary"]
+    roots, mediators = _roots(value)
+    role: dict[int, Role] = {id(r.suspect): "root" for r in roots}
+    role |= {id(m.suspect): "mediator" for m in mediators}
+    role |= {id(s): "necessary" for s in needed}
+    order = {"root": 0, "mediator": 1, "necessary": 2}
+    ranked = sorted(suspects, key=lambda s: order.get(role.get(id(s), ""), 3))
+    out = tuple(replace(s, rank=i, role=role.get(id(s))) for i, s in enumerate(ranked, start=1))
+    root_ids = {id(r.suspect) for r in roots}
+    return Order(suspects=out, roots=tuple(s for s, o in zip(out, ranked, strict=True)
+                                           if id(o) in root_ids),
+                 path=_path(roots, mediators, step) if roots else (),
+                 necessary=tuple(s.label for s in needed),
+                 outside=bool(roots) and all(r.tool for r in roots))
