@@ -127,8 +127,8 @@ def _injection(group: list[Landing], past: Past,
     shown = list(texts.values())[-1]
     text = shown.raw_content or shown.content_summary
     b = born.get(first.injection_id or "")
-    kind = b.flavor if b is not None else next(
-        (g.piece.source for g in group if g.piece.slot != "tools"), first.source)
+    kind = next((g.piece.source for g in group if g.piece.slot != "tools"),
+                b.flavor if b is not None else first.source)  # a tools piece says 'registry'
     label = f"{kind} {iid!r}" if first.injection_id else first.source
     if tools:
         label += f" (+tools {', '.join(tools)})"
@@ -352,9 +352,11 @@ def _merged(group: Sequence[Candidate]) -> Candidate:
     reach = tuple(dict.fromkeys(x for c in group for x in c.reach))
     label = (f"tool {best.flavor} ×{len(calls)} (#{calls[0]}…#{calls[-1]})"
              if best.kind == "tool_result" else f"{best.label} (+{len(group) - 1} more)")
+    chain = best.chain if best.kind == "tool_result" else tuple(
+        dict.fromkeys(x for c in group for x in c.chain))
     return replace(best, label=label, calls=calls, reach=reach,
                    chosen_by=tuple(dict.fromkeys(x for c in group for x in c.chosen_by)),
-                   chain=(*best.chain, f"COVERS {len(calls)} recorded calls: "
+                   chain=(*chain, f"COVERS {len(calls)} recorded calls: "
                           f"{clip(', '.join(calls), 60)} — one removal, one experiment"))
 
 

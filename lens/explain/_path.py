@@ -91,10 +91,18 @@ def _path(roots: Sequence[_Link], mediators: Sequence[_Link], step: str) -> tupl
 
 
 def causal_order(suspects: Sequence[Suspect], cands: Sequence[Candidate],
-                 step: str) -> Order:
-    """Roots, mediators and necessary pieces among the confirmed suspects (module doc)."""
+                 step: str, *, expect: bool = False) -> Order:
+    """Roots, mediators and necessary pieces among the confirmed suspects (module doc).
+
+    With ``expect`` a re-run that matches is a fix: when no fix kept the answer's
+    values, the matches that lost them lead after all (what the user asked for).
+    """
     by_id = {c.id: c for c in cands}
     confirmed = [s for s in suspects if s.verdict == "confirmed"]
+    if expect and all(s.effect == "necessary" for s in confirmed):
+        promoted = {id(s): replace(s, effect="value") for s in confirmed}
+        suspects = [promoted.get(id(s), s) for s in suspects]
+        confirmed = [promoted[id(s)] for s in confirmed]
     value = [link for link in _links(confirmed, by_id) if link.suspect.effect != "necessary"]
     needed = [s for s in confirmed if s.effect == "necessary"]
     roots, mediators = _roots(value)

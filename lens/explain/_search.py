@@ -211,7 +211,8 @@ def search(rerunner: Rerunner, base: Tally, units: Sequence[Removal], *, seeds: 
             spent[r] = spent.get(r, 0) + p.runs
     more = None if stopped is None or rerunner.budget is None else (
         rerunner.budget + seeds * sum(1 + (len(f) > 1) * len(f) for f in isolated)
-        + s.screen_seeds * len(untested))
+        + (s.screen_seeds * (len(untested) + 2 * len(untested).bit_length()) + seeds
+           if untested else 0))
     return SearchResult(findings=tuple(findings), probes=tuple(s.probes),
                         cleared=frozenset(s.cleared), broke=frozenset(s.broke),
                         untested=untested, stopped=stopped, isolated=isolated, spent=spent,

@@ -36,8 +36,6 @@ class Seen:
 def _effect(seen: Seen, answers: Sequence[str]) -> Effect | None:
     if not answers:
         return None
-    if seen.expect:
-        return "value"
     lost = sum(effect(seen.answer, got) == "necessary" for got in answers)
     return "necessary" if 2 * lost > len(answers) else "value"
 

@@ -337,7 +337,8 @@ def _causal(report: WhyReport, rr: Rerunner, cands: Sequence[Candidate], seeds: 
         result = search(rr, base_tally, units, seeds=seeds, alpha=per_test)
     flags += _blind(rr)
     seen = Seen(answer=report.answer, expect=rr.comparator.mode == "expect", worded=rr.wording)
-    order = causal_order(suspects_of(cands, result, refused, seen), cands, report.step)
+    order = causal_order(suspects_of(cands, result, refused, seen), cands, report.step,
+                         expect=seen.expect)
     out = replace(report, mode="CAUSAL", suspects=order.suspects, seeds=seeds,
                   alpha_per_test=per_test, baseline=baseline, flags=tuple(flags),
                   reruns=rr.runs, model_calls=ModelCalls(made=rr.made, saved=rr.saved),
