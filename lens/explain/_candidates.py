@@ -348,7 +348,8 @@ def candidates(events: Sequence[Event], past: Past, earlier: Sequence[Event] = (
 
 def _merged(group: Sequence[Candidate]) -> Candidate:
     best = group[0]
-    calls = tuple(dict.fromkeys(x for c in group for x in (c.calls or (c.id,))))
+    calls = tuple(dict.fromkeys(x for c in sorted(group, key=lambda c: c.seq)
+                                for x in (c.calls or (c.id,))))
     reach = tuple(dict.fromkeys(x for c in group for x in c.reach))
     label = (f"tool {best.flavor} ×{len(calls)} (#{calls[0]}…#{calls[-1]})"
              if best.kind == "tool_result" else f"{best.label} (+{len(group) - 1} more)")

@@ -47,7 +47,7 @@ _PATTERNS: tuple[tuple[FactKind, re.Pattern[str]], ...] = (
     ("date", re.compile(r"\b\d{4}-\d{2}-\d{2}\b")),
     ("date", re.compile(rf"\b(?:\d{{1,2}} (?:{_MONTHS})\.?,? \d{{4}}|(?:{_MONTHS})\.? "
                         rf"\d{{1,2}},? \d{{4}})\b")),
-    ("time", re.compile(r"\b\d{1,2}(?::\d{2})?\s?[ap]\.?m\.?(?![a-z])", re.IGNORECASE)),
+    ("time", re.compile(r"\b\d{1,2}(?::\d{2})?\s?(?:[ap]\.m\.|[ap]m\b)", re.IGNORECASE)),
     ("time", re.compile(r"\b(?:[01]?\d|2[0-3]):[0-5]\d\b")),
     ("time", re.compile(r"\b(?:noon|midday|midnight)\b", re.IGNORECASE)),
     ("day", re.compile(rf"\b(?:{_DAYS})\b")),

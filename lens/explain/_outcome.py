@@ -28,7 +28,7 @@ from __future__ import annotations
 import difflib
 import hashlib
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -148,9 +148,13 @@ def facts_comparator(varied: int, answered: int) -> Comparator:
                       f"varied in {varied}/{answered} baseline answers", fact_key)
 
 
-def _delta(old: list[Fact], new: list[Fact]) -> list[str]:
-    """Aligned fact differences: ``149 EUR → 189 EUR`` for a replaced value, ``-x``/``+y``."""
-    out: list[str] = []
+_Key = tuple[tuple[str, ...], tuple[str, ...]]
+
+
+def _delta(old: list[Fact], new: list[Fact]) -> list[tuple[str, _Key]]:
+    """Aligned fact differences: ``149 EUR → 189 EUR`` for a replaced value, ``-x``/``+y``;
+    each with the normal forms it stands for."""
+    out: list[tuple[str, _Key]] = []
     ops = difflib.SequenceMatcher(a=[f.token for f in old], b=[f.token for f in new],
                                   autojunk=False).get_opcodes()
     for tag, i1, i2, j1, j2 in ops:
@@ -158,21 +162,31 @@ def _delta(old: list[Fact], new: list[Fact]) -> list[str]:
         if tag == "equal":
             continue
         paired = min(len(gone), len(came))
-        out += [f"{a.surface} → {b.surface}" for a, b in zip(gone[:paired], came[:paired],
-                                                             strict=True)]
-        out += [f"-{a.surface}" for a in gone[paired:]] + [f"+{b.surface}" for b in came[paired:]]
+        out += [(f"{a.surface} → {b.surface}", ((a.token,), (b.token,)))
+                for a, b in zip(gone[:paired], came[:paired], strict=True)]
+        out += [(f"-{a.surface}", ((a.token,), ())) for a in gone[paired:]]
+        out += [(f"+{b.surface}", ((), (b.token,))) for b in came[paired:]]
     return out
 
 
-def changes(recorded: str, got: str) -> tuple[str, ...]:
-    """The facts that differ between two answers (``149 EUR → 189 EUR``), by normal form:
-    a time written another way (``1 pm`` → ``13:00``) is no change of fact."""
+def changes(recorded: str, got: str | Sequence[str]) -> tuple[str, ...]:
+    """The facts that differ between the recorded answer and re-run answers
+    (``149 EUR → 189 EUR``), by normal form: a time written another way (``1 pm`` →
+    ``13:00``) is no change of fact, and one change re-worded by several re-runs is
+    named once."""
+    answers = [got] if isinstance(got, str) else list(got)
     if is_redacted(recorded) is not None:
-        return () if _sha(got) == is_redacted(recorded) else ("answer hash changed",)
-    old, new = list(facts(recorded)), list(facts(got))
-    same = {f.token for f in old} & {f.token for f in new}
-    out = _delta([f for f in old if f.token not in same], [f for f in new if f.token not in same])
-    return tuple(dict.fromkeys(out))
+        digest = is_redacted(recorded)
+        return () if all(_sha(a) == digest for a in answers) else ("answer hash changed",)
+    old = list(facts(recorded))
+    seen: dict[tuple[tuple[str, ...], tuple[str, ...]], str] = {}
+    for answer in answers:
+        new = list(facts(answer))
+        same = {f.token for f in old} & {f.token for f in new}
+        for line, key in _delta([f for f in old if f.token not in same],
+                                [f for f in new if f.token not in same]):
+            seen.setdefault(key, line)
+    return tuple(seen.values())
 
 
 def wording(recorded: str, got: str, limit: int = 2) -> tuple[str, ...]:

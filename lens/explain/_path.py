@@ -63,11 +63,22 @@ def _downstream(up: _Link, down: _Link) -> bool:
     return up is not down and down.tool and bool(up.reach & set(down.chosen_by))
 
 
+def _first(link: _Link) -> int:
+    """The earliest model call a link acts at: the chooser of a result, else its reach."""
+    return min(map(_step_no, link.chosen_by if link.tool else link.reach), default=1 << 30)
+
+
 def _roots(value: Sequence[_Link]) -> tuple[list[_Link], list[_Link]]:
+    """Roots and the other links on the path. A tool result nothing confirmed is upstream
+    of leads only when no piece does (the earliest removable link); beside a piece it is
+    an earlier link on the path (a result that, say, admitted the piece)."""
     mediators = [d for d in value if any(_downstream(u, d) for u in value)]
     roots = [v for v in value if v not in mediators]
+    pieces = [r for r in roots if not r.tool]
+    if pieces:
+        return pieces, mediators + [r for r in roots if r.tool]
     if not roots and value:  # results feeding each other: the earliest chooser leads
-        first = min(value, key=lambda v: min(map(_step_no, v.chosen_by), default=1 << 30))
+        first = min(value, key=_first)
         roots, mediators = [first], [v for v in value if v is not first]
     return roots, mediators
 
@@ -80,13 +91,16 @@ def _hop(link: _Link) -> list[str]:
             + (f" (+{len(calls) - 3})" if len(calls) > 3 else "")]
 
 
-def _path(roots: Sequence[_Link], mediators: Sequence[_Link], step: str) -> tuple[str, ...]:
+def _path(roots: Sequence[_Link], links: Sequence[_Link], step: str) -> tuple[str, ...]:
+    """The path in the order of the calls: a piece where it first acted, each result where
+    it was chosen (a piece before the results chosen at its own first call)."""
     head = [r for r in roots if not r.tool]
-    out = [" + ".join(r.suspect.label for r in head)] if head else []
-    tools = sorted([*(r for r in roots if r.tool), *mediators],
-                   key=lambda m: min(map(_step_no, m.chosen_by), default=1 << 30))
-    for m in tools:
-        out += _hop(m)
+    items: list[tuple[int, int, list[str]]] = []
+    if head:
+        items.append((min(_first(r) for r in head), 0,
+                      [" + ".join(r.suspect.label for r in head)]))
+    items += [(_first(m), 1, _hop(m)) for m in (*(r for r in roots if r.tool), *links)]
+    out = [x for _, _, hop in sorted(items, key=lambda t: (t[0], t[1])) for x in hop]
     return (*out, f"answer ({step})")
 
 

@@ -44,7 +44,7 @@ def _tested(s: Suspect, a: Ablation, removal: str, note: str = "",
             answers: Sequence[str] = (), seen: Seen | None = None) -> Suspect:
     t = a.tally
     answer = seen.answer if seen is not None else ""
-    diff = tuple(dict.fromkeys(c for got in answers for c in changes(answer, got)))
+    diff = changes(answer, answers) if answers else ()
     return replace(s, verdict=a.verdict, runs=t.runs, flips=t.changed, broke=t.broke,
                    confidence=a.confidence, p_value=round(a.p_value, 6), removal=removal,
                    note="; ".join(x for x in (a.note, note) if x), changes=diff,
