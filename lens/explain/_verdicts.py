@@ -207,13 +207,10 @@ def conclude(r: WhyReport, result: SearchResult | None,
     if budget is not None:
         return replace(r, conclusion="inconclusive", conclusion_text=budget)
     if r.necessary:
-        return replace(r, conclusion="cause-not-found", conclusion_text=(
-            "cause not found: no removal gave the answer another value; without "
-            f"{', '.join(r.necessary)} the answer is lost (necessary, not a cause of its "
-            "value)"))
-    vague = [s for s in r.suspects if s.verdict == "inconclusive"]
+        return replace(r, conclusion="cause-not-found", conclusion_text=_only_needed(r))
+    vague = [s for s in r.suspects if s.verdict == "inconclusive" and s.runs > 0]
     unstable = r.baseline is not None and not r.baseline.stable and r.baseline.same > 0
-    if vague or unstable:
+    if vague or unstable or any(s.verdict == "inconclusive" for s in r.suspects):
         who = f"; closest: {clip(vague[0].label, 50)} ({vague[0].note or 'some re-runs changed'})" \
             if vague else ""
         why = ("the unchanged agent's own answers vary across re-runs" if unstable
@@ -240,3 +237,15 @@ def _budget(r: WhyReport, result: SearchResult | None) -> str | None:
                 + (f" and the {len(result.untested)} untested" if result.untested else ""))
     return (f"budget spent: {result.stopped} before the search ended; {more} would test "
             f"the {len(result.untested)} untested: " + ", ".join(r.untested))
+
+
+def _only_needed(r: WhyReport) -> str:
+    """No removal changed the value, some lost the answer: head with the earliest removable
+    link (a guarded move first: its guard decided the route) and say the root is beyond."""
+    needed = [s for s in r.suspects if s.role == "necessary"]
+    guards = [(s, c) for s in needed for c in s.chain if c.startswith("guard on ")]
+    lead, guard = guards[0] if guards else (needed[0], "")
+    return ("cause not found: no removal gave the answer another value, so the root cause is "
+            "outside what can be removed; the earliest removable link: "
+            f"{lead.label} — without it the answer is lost (necessary)"
+            + (f"; its {guard}" if guard else ""))
