@@ -81,6 +81,8 @@ class Candidate:
     """For a tool result: the model call(s) that chose the tool call."""
     calls: tuple[str, ...] = ()
     """For a removal that covers several recorded calls: every one of them."""
+    carried_by: str | None = None
+    """For a result of a tool an injection carries: that injection (``custom 'oms'``)."""
 
 
 def _score(text: str, answer: str) -> float | None:
@@ -216,7 +218,8 @@ def _tool_results(events: Sequence[Event], past: Past,
             evidence_only=f"tool {e.tool_name!r} comes with {owner}; removing {owner} "
             "removes it (tested as that injection)" if owner else None,
             redacted=is_redacted(e.result) is not None,
-            reach=tuple(readers), chosen_by=(chooser,), calls=(e.tool_call_id,)))
+            reach=tuple(readers), chosen_by=(chooser,), calls=(e.tool_call_id,),
+            carried_by=owner))
     return out
 
 

@@ -119,7 +119,7 @@ def _date(text: str) -> str | None:
 
 def _money(text: str) -> str | None:
     amount = re.search(_NUM, text)
-    sign = re.sub(rf"{_NUM}|\s", "", text, count=1).strip()
+    sign = "".join((text[:amount.start()] + text[amount.end():]).split()) if amount else ""
     cur = _CURRENCY.get(sign) or _CURRENCY.get(sign.upper())
     if amount is None or cur is None:
         return None

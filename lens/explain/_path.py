@@ -83,6 +83,19 @@ def _roots(value: Sequence[_Link]) -> tuple[list[_Link], list[_Link]]:
     return roots, mediators
 
 
+def _carried(roots: Sequence[_Link], cands: Sequence[Candidate]) -> list[_Link]:
+    """Results of tools a root injection carries: on the path, tested with their carrier."""
+    heads = [r.suspect.label for r in roots if not r.tool]
+    out: list[_Link] = []
+    for c in cands:
+        if c.carried_by and any(h.startswith(c.carried_by) for h in heads):
+            s = Suspect(rank=0, kind="tool_result", id=c.id, ids=None, label=c.label,
+                        flavor=c.flavor, step_id=c.step_id, score=c.score, chain=c.chain,
+                        excerpt=c.excerpt, calls=c.calls)
+            out.append(_Link(s, frozenset(c.reach), c.chosen_by, True))
+    return out
+
+
 def _hop(link: _Link) -> list[str]:
     s = link.suspect
     calls = s.calls or ((s.id,) if s.id else ())
@@ -120,6 +133,7 @@ def causal_order(suspects: Sequence[Suspect], cands: Sequence[Candidate],
     value = [link for link in _links(confirmed, by_id) if link.suspect.effect != "necessary"]
     needed = [s for s in confirmed if s.effect == "necessary"]
     roots, mediators = _roots(value)
+    mediators += _carried(roots, cands)
     role: dict[int, Role] = {id(r.suspect): "root" for r in roots}
     role |= {id(m.suspect): "mediator" for m in mediators}
     role |= {id(s): "necessary" for s in needed}
