@@ -28,7 +28,7 @@ from footprint.providers import LLMRequest, LLMResponse, Provider
 from lens.explain._candidates import Removal
 from lens.explain._custody import said
 from lens.explain._facts import canonical
-from lens.explain._outcome import Comparator, normalise
+from lens.explain._outcome import Comparator, effect, normalise
 from lens.explain._past import Past
 from lens.playback._cassette import _response
 from lens.playback._stream import clip
@@ -236,8 +236,9 @@ class Rerunner:
             if normalise(text) != normalise(self.past.answer):
                 self.wording[removed].append(text)
             if self.comparator.mode not in ("normalised", "facts") and canonical(
-                    text) != canonical(self.past.answer):
-                self.blind.append((self.past.answer, text))
+                    text) != canonical(self.past.answer) and effect(self.past.answer,
+                                                                     text) == "value":
+                self.blind.append((self.past.answer, text))  # another value, unseen
             return Rerun(run="same", answer=text)
         return Rerun(run="changed", answer=text)
 

@@ -308,6 +308,19 @@ def test_given_a_stale_tool_result_when_why_runs_then_it_heads_as_the_earliest_r
     assert report["path"] == ["llm#1 chose price_feed", "result #call_1", "answer (llm#2)"]
 
 
+def test_given_a_tool_an_injection_carries_when_why_runs_then_its_result_names_its_owner(
+    reports: dict[str, Report],
+) -> None:
+    report = reports["twin_tools"]
+    culprit = next(s for s in report["suspects"] if s.get("id") == "legacy-oms")
+    assert culprit["label"].startswith("custom 'legacy-oms'"), culprit["label"]
+    result = next(s for s in report["suspects"] if s["kind"] == "tool_result"
+                  and s["flavor"] == "get_order_status")
+    assert "custom 'legacy-oms'" in result["note"] and "skill" not in result["note"]
+    assert result["verdict"] is None and "registry" not in result["label"]
+    assert report["path"][1:3] == ["llm#1 chose get_order_status", "result #call_1"]
+
+
 @pytest.mark.parametrize("name", ("conjunction", "redundant_triple"))
 def test_given_a_conjunction_or_a_redundant_set_when_why_runs_then_the_headline_has_them_all(
     name: str, reports: dict[str, Report],
