@@ -334,7 +334,8 @@ def _causal(report: WhyReport, rr: Rerunner, cands: Sequence[Candidate], seeds: 
         if need is None or need > seeds:
             flags.append(f"too-few-seeds: {seeds} seeds cannot reach confidence "
                          f"{1 - per_test:.4g} per test; use --seeds {need or 'more'} or more")
-        result = search(rr, base_tally, units, seeds=seeds, alpha=per_test)
+        result = search(rr, base_tally, units, seeds=seeds, alpha=per_test,
+                        order=report.run_id)
     flags += _blind(rr)
     seen = Seen(answer=report.answer, expect=rr.comparator.mode == "expect", worded=rr.wording)
     order = causal_order(suspects_of(cands, result, refused, seen), cands, report.step,

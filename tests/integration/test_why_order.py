@@ -3,11 +3,20 @@ remedy, and a server that dropped part of the prompt."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from planted_support import load
 
-from footprint import Agent, FunctionModel, ListSink, StepClock, define_fact, define_steering
+from footprint import (
+    Agent,
+    FunctionModel,
+    ListSink,
+    SeededIds,
+    StepClock,
+    define_fact,
+    define_steering,
+)
 from footprint.events import EventSink
 from footprint.providers import LLMRequest, LLMResponse, Reply, Usage
 from lens import why
@@ -29,7 +38,7 @@ def _review_agent(*, sink: EventSink | None = None, seed: int = 0) -> Agent:
 
 def _recorded(make: Any, message: str = "When is the review?") -> tuple[list[Any], str]:
     sink = ListSink()
-    run = make(sink=sink).run_sync(message)
+    run = make(sink=sink).variant(ids=SeededIds(7)).run_sync(message)  # a fixed run id
     return list(sink.events), run.run_id
 
 
@@ -98,3 +107,26 @@ def test_given_input_tokens_far_below_the_prompt_when_explained_then_a_flag_says
     assert dropped and "18 input tokens" in dropped[0] and "llm#1" in dropped[0]
     assert not [f for f in why(*_recorded(_review_agent)).flags
                 if f.startswith("prompt-dropped")]
+
+
+def _hear(log: list[str]) -> Callable[[int, int | None, str], None]:
+    def progress(_done: int, _total: int | None, what: str) -> None:
+        log.append(what)
+
+    return progress
+
+
+def test_given_a_culprit_when_confirmed_then_baseline_re_runs_interleave_in_a_seeded_order(
+) -> None:
+    module = load("wrong_fact")
+    events, run_id = _recorded(module.make_agent, module.MESSAGE)
+    heard: list[list[str]] = [[], []]
+    for log in heard:
+        why(events, run_id, agent=module.make_agent(), progress=_hear(log))
+    assert heard[0] == heard[1], "the interleaved order is not reproducible"
+    confirm = [w for w in heard[0] if w.startswith("confirm") or "interleaved" in w]
+    variant = [i for i, w in enumerate(confirm) if w.startswith("confirm")]
+    paired = [i for i, w in enumerate(confirm) if "interleaved" in w]
+    assert len(variant) == len(paired) > 0
+    assert all(abs(v - p) == 1 for v, p in zip(variant, paired, strict=True))
+    assert any(p < v for v, p in zip(variant, paired, strict=True)), "never shuffled"
