@@ -70,6 +70,10 @@ class Suspect:
     """On the causal path: the ``root`` cause, a ``mediator`` it produced, or ``necessary``."""
     wording: tuple[str, ...] = ()
     """Re-run text that changed while the comparator said "same" (wording only)."""
+    paired_runs: int = 0
+    """Live baseline re-runs interleaved with this suspect's confirming test."""
+    paired_same: int = 0
+    """Of those, the ones that reproduced the recorded outcome."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

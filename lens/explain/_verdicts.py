@@ -72,6 +72,7 @@ def _with_result(s: Suspect, r: Removal | None, result: SearchResult,
     how = r.describe()
     if r in singles:
         f = singles[r]
+        s = replace(s, paired_runs=f.paired.runs, paired_same=f.paired.same)
         return _tested(s, f.test, how, answers=f.answers, seen=seen)
     if r in alone:
         test, note = alone[r]
@@ -111,7 +112,8 @@ def _sets(result: SearchResult, cands: Sequence[Candidate], seen: Seen) -> list[
                        excerpt="", removable=True)
         note = "each alone is not enough: removing any one of them left the outcome" \
             if weak else ""
-        base = replace(base, wording=seen.wording(f.removals))
+        base = replace(base, wording=seen.wording(f.removals), paired_runs=f.paired.runs,
+                       paired_same=f.paired.same)
         out.append(_tested(base, f.test, " + ".join(r.describe() for r in f.removals), note,
                            f.answers, seen))
     return out
@@ -145,12 +147,16 @@ def _confirmed_text(r: WhyReport, s: Suspect) -> str:
     conf = f"{100 * (s.confidence or 0):.2f}%"
     return (f"removing {_what(s)}{together} changes the answer{to} in {s.flips}/"
             f"{s.runs - s.broke} re-runs, confidence {conf} against a baseline of "
-            f"{_base(r)}{alone}")
+            f"{_base(r, s)}{alone}")
 
 
-def _base(r: WhyReport) -> str:
+def _base(r: WhyReport, s: Suspect | None = None) -> str:
+    """``12/12`` live re-runs of the unchanged agent, ``+ 2/2 interleaved`` with the test."""
     b = r.baseline
-    return f"{b.same}/{b.runs}" if b is not None else "0/0"
+    text = f"{b.same}/{b.runs}" if b is not None else "0/0"
+    if s is not None and s.paired_runs:
+        text += f" + {s.paired_same}/{s.paired_runs} interleaved"
+    return text
 
 
 def _roots_text(r: WhyReport, order: Order) -> str:
