@@ -337,12 +337,19 @@ def _causal(report: WhyReport, rr: Rerunner, cands: Sequence[Candidate], seeds: 
         result = search(rr, base_tally, units, seeds=seeds, alpha=per_test,
                         order=report.run_id)
     flags += _blind(rr)
+    out = replace(report, seeds=seeds, alpha_per_test=per_test, baseline=baseline,
+                  flags=tuple(flags))
+    return _ordered(out, rr, cands, refused, result)
+
+
+def _ordered(report: WhyReport, rr: Rerunner, cands: Sequence[Candidate],
+             refused: Mapping[Removal, str], result: SearchResult | None) -> WhyReport:
+    """Suspects with their verdicts, in causal order, and the conclusion they support."""
     seen = Seen(answer=report.answer, expect=rr.comparator.mode == "expect", worded=rr.wording)
     order = causal_order(suspects_of(cands, result, refused, seen), cands, report.step,
                          expect=seen.expect)
-    out = replace(report, mode="CAUSAL", suspects=order.suspects, seeds=seeds,
-                  alpha_per_test=per_test, baseline=baseline, flags=tuple(flags),
-                  reruns=rr.runs, model_calls=ModelCalls(made=rr.made, saved=rr.saved),
+    out = replace(report, mode="CAUSAL", suspects=order.suspects, reruns=rr.runs,
+                  model_calls=ModelCalls(made=rr.made, saved=rr.saved),
                   untested=tuple(u.describe() for u in (result.untested if result else ())),
                   comparator=rr.comparator.describe, comparator_mode=rr.comparator.mode,
                   outcome=rr.recorded_key)
