@@ -143,12 +143,14 @@ class Rerunner:
             return self.agent
         return self.factory(seed=seed)
 
-    def variant(self, removals: Iterable[Removal], **overrides: Any) -> Any:
-        """The agent with ``removals`` applied (a ``ConfigError`` when it cannot be built)."""
+    def variant(self, removals: Iterable[Removal], *, root: Any | None = None,
+                **overrides: Any) -> Any:
+        """The agent (``root``, else the one built for ``overrides['seed']``) with
+        ``removals`` applied (a ``ConfigError`` when it cannot be built)."""
         by: dict[str, list[str]] = defaultdict(list)
         for r in removals:
             by[r.what].append(r.key)
-        root = self._root(overrides.get("seed"))
+        root = root if root is not None else self._root(overrides.get("seed"))
         setup = root.setup
         if by["tool"]:
             overrides["tools"] = tuple(t for n, t in setup.baseline_tools.items()
@@ -177,9 +179,14 @@ class Rerunner:
 
     # ── one re-run ───────────────────────────────────────────────────────
 
-    def _live(self, model: str) -> Provider:
-        providers = self._brains.get(model) or [self.agent.setup.provider]
-        return providers[0]
+    def _live_of(self, root: Any) -> Callable[[str], Provider]:
+        """Model name -> the provider of ``root`` (the agent built for a re-run's seed)."""
+        brains = self._brains if root is self.agent else _brains(root)
+
+        def live(model: str) -> Provider:
+            return (brains.get(model) or [root.setup.provider])[0]
+
+        return live
 
     def cassette_ok(self) -> bool:
         return all(len(v) == 1 for v in self._brains.values())
@@ -193,13 +200,15 @@ class Rerunner:
         if self.progress is not None:
             self.progress(self.runs, self.budget, what or "re-run")
         sink = ListSink()
-        cassette = None if live or not self.cassette_ok() else CassetteFirst(
-            self.events, self._live)
-        extra: dict[str, Any] = {"seed": seed, "sink": sink}
-        if cassette is not None:
-            extra["model_source"] = cassette
+        cassette: CassetteFirst | None = None
         try:
-            agent = self.variant(removals, **extra)
+            root = self._root(seed)  # the seed's own agent: its live calls use its models
+            if not live and self.cassette_ok():
+                cassette = CassetteFirst(self.events, self._live_of(root))
+            extra: dict[str, Any] = {"seed": seed, "sink": sink}
+            if cassette is not None:
+                extra["model_source"] = cassette
+            agent = self.variant(removals, root=root, **extra)
             start = _withhold_all(self.continue_from, self.past, removals)
             run_turn(agent, self.past.user_message, start)
         except Exception as exc:  # a re-run that raises is broke, whatever it raised

@@ -137,3 +137,24 @@ def test_given_a_culprit_when_confirmed_then_baseline_re_runs_interleave_in_a_se
         rng.shuffle(arms)
         expected += arms
     assert ["confirm" if w.startswith("confirm") else "baseline" for w in confirm] == expected
+
+
+def test_given_a_factory_when_ablations_call_the_model_live_then_the_seeds_own_model_answers(
+) -> None:
+    module = load("wrong_fact")
+    served: dict[int, int] = {}
+
+    def make_agent(*, sink: EventSink | None = None, seed: int = 0) -> Agent:
+        def model(request: LLMRequest) -> Reply:
+            served[seed] = served.get(seed, 0) + 1
+            return module.model(request)
+
+        return module.make_agent(sink=sink, seed=seed).variant(
+            provider=FunctionModel(model, name="planted-shop"))
+
+    events, run_id = _recorded(make_agent, module.MESSAGE)
+    served.clear()
+    report = why(events, run_id, agent=make_agent)
+    assert report.root_causes == ("fact 'supplier-memo'",)
+    screens = [s for s in served if s >= 1000]  # the search's screening seeds (ablations)
+    assert screens and set(range(12)) <= set(served), sorted(served)
