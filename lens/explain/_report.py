@@ -25,6 +25,7 @@ __all__ = [
     "path_line",
     "render_why",
     "schema",
+    "verdict_line",
     "why_dict",
     "why_json",
 ]
@@ -155,7 +156,9 @@ def _pct(x: float) -> str:
     return f"{100 * x:.1f}%" if x < 0.999 else f"{100 * x:.2f}%"
 
 
-def _stamp(s: Suspect, r: WhyReport) -> str | None:
+def verdict_line(s: Suspect, r: WhyReport) -> str | None:
+    """A tested suspect's verdict as one line (``CAUSAL — …``, ``NECESSARY — …``); the CLI
+    and the lens print the same."""
     if s.verdict is None:
         return None
     tally = f"{s.flips}/{s.runs - s.broke}" + (f", {s.broke} broke" if s.broke else "")
@@ -216,7 +219,7 @@ def render_why(r: WhyReport, top: int = 8) -> list[str]:
             lines.append(f"      “{s.excerpt}”")
         if len(s.calls) > 1:
             lines.append(f"      covers {len(s.calls)} calls: {clip(', '.join(s.calls), 70)}")
-        stamp = _stamp(s, r)
+        stamp = verdict_line(s, r)
         if stamp is not None:
             lines.append(f"      → {stamp}")
         if s.wording:

@@ -129,14 +129,18 @@ def _prompt_chars(start: LLMStart) -> int | None:
 
 
 def _dropped_prompt(past: Past, events: Sequence[Event]) -> list[str]:
-    """A call whose recorded input tokens are under a quarter of its prompt's chars/4."""
-    used = {e.step_id: e.input_tokens for e in events if isinstance(e, LLMEnd)}
-    for call in past.calls:
-        chars, tokens = _prompt_chars(call.start), used.get(call.step_id, 0)
-        if chars and tokens and chars >= 64 and 16 * tokens < chars:
-            return [f"prompt-dropped: {call.step_id} recorded {tokens} input tokens for a "
-                    f"{chars}-character prompt (~{chars // 4} expected); the server may have "
-                    "dropped part of the prompt (e.g. a chat template without a system role)"]
+    """The path's first call recorded input tokens under a quarter of its prompt's chars/4.
+
+    The first call only: its request is the smallest to parse (a system prompt and the
+    person's message), and a template that drops a part drops it from every call."""
+    call = past.calls[0]
+    tokens = next((e.input_tokens for e in events
+                   if isinstance(e, LLMEnd) and e.step_id == call.step_id), 0)
+    chars = _prompt_chars(call.start) if tokens else None
+    if chars and chars >= 64 and 16 * tokens < chars:
+        return [f"prompt-dropped: {call.step_id} recorded {tokens} input tokens for a "
+                f"{chars}-character prompt (~{chars // 4} expected); the server may have "
+                "dropped part of the prompt (e.g. a chat template without a system role)"]
     return []
 
 
