@@ -70,16 +70,15 @@ def _bar(enabled: bool) -> Iterator[Any]:
 
 def run(args: argparse.Namespace) -> int:
     """Print the why report; 0 on success, 2 on bad input."""
-    from footprint.events import NullSink
     from lens.cli._common import open_from
     from lens.explain._report import render_why, why_json
     from lens.explain._why import why
-    from lens.playback._agent_ref import build_agent, load_target
+    from lens.playback._agent_ref import load_target
 
     try:
         store = open_from(args)
         try:
-            agent = build_agent(load_target(args.agent), NullSink()) if args.agent else None
+            agent = load_target(args.agent) if args.agent else None  # why builds it per seed
             with _bar(agent is not None) as tick:
                 report = why(store, args.run, agent=agent, step=args.step,
                              expect=args.expect, judge=args.judge, budget=args.budget,

@@ -19,7 +19,7 @@ from __future__ import annotations
 import bisect
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 from footprint.events import (
@@ -40,7 +40,7 @@ from lens.explain._outcome import is_redacted
 from lens.explain._past import Landing, Past, landings_of, moves_of, request_messages
 from lens.playback._stream import clip
 
-__all__ = ["Candidate", "CandidateKind", "Removal", "candidates", "guard_text"]
+__all__ = ["Candidate", "CandidateKind", "Removal", "candidates", "guard_text", "one_per_removal"]
 
 CandidateKind = Literal["injection", "tool_result", "message", "cursor_move", "gate", "lease"]
 
@@ -75,6 +75,14 @@ class Candidate:
     removal: Removal | None = None
     evidence_only: str | None = None
     redacted: bool = False
+    reach: tuple[str, ...] = ()
+    """The model calls on the path this candidate was part of (landed in, read by)."""
+    chosen_by: tuple[str, ...] = ()
+    """For a tool result: the model call(s) that chose the tool call."""
+    calls: tuple[str, ...] = ()
+    """For a removal that covers several recorded calls: every one of them."""
+    carried_by: str | None = None
+    """For a result of a tool an injection carries: that injection (``custom 'oms'``)."""
 
 
 def _score(text: str, answer: str) -> float | None:
@@ -120,12 +128,14 @@ def _injection(group: list[Landing], past: Past,
         g.piece.content_hash: g.piece for g in group}
     shown = list(texts.values())[-1]
     text = shown.raw_content or shown.content_summary
-    label = f"{first.source} {iid!r}" if first.injection_id else first.source
+    b = born.get(first.injection_id or "")
+    kind = next((g.piece.source for g in group if g.piece.slot != "tools"),
+                b.flavor if b is not None else first.source)  # a tools piece says 'registry'
+    label = f"{kind} {iid!r}" if first.injection_id else first.source
     if tools:
         label += f" (+tools {', '.join(tools)})"
     chain = [f"LANDED {'+'.join(slots)} of {_span([g.step for g in group])}",
              _allowed(last, past.by_seq)]
-    b = born.get(first.injection_id or "")
     if b is not None:
         chain.append(f"BORN injection.declared seq {b.seq} ({b.flavor}, {b.trigger_kind})")
     removal = Removal("injection", first.injection_id) if first.injection_id else None
@@ -133,10 +143,11 @@ def _injection(group: list[Landing], past: Past,
                                     else f"the agent's own {first.source} piece")
     scores = [_score(p.raw_content or p.content_summary, past.answer) for p in texts.values()]
     score = max((x for x in scores if x is not None), default=None)
-    return Candidate(kind="injection", id=iid, label=label, flavor=first.source,
+    return Candidate(kind="injection", id=iid, label=label, flavor=kind,
                      step_id=last.step, seq=last.seq, chain=tuple(chain),
                      excerpt=clip(text, 80), score=score, removal=removal,
-                     evidence_only=why_not, redacted=is_redacted(text) is not None)
+                     evidence_only=why_not, redacted=is_redacted(text) is not None,
+                     reach=tuple(dict.fromkeys(g.step for g in group)))
 
 
 def _injections(events: Sequence[Event], past: Past,
@@ -170,7 +181,16 @@ def _asked(events: Sequence[Event], past: Past) -> dict[str, Mapping[str, Any]]:
     return asked
 
 
-def _tool_results(events: Sequence[Event], past: Past) -> list[Candidate]:
+def _carriers(events: Sequence[Event], landings: Sequence[Landing]) -> dict[str, str]:
+    """Tool name -> the injection that carries it (``fact 'pricing'``), from the tools slot."""
+    born = {e.injection_id: e.flavor for e in events if isinstance(e, InjectionDeclared)}
+    return {_tool_name(g.piece): f"{born.get(g.piece.injection_id, 'injection')} "
+            f"{g.piece.injection_id!r}" for g in landings
+            if g.piece.slot == "tools" and g.piece.injection_id}
+
+
+def _tool_results(events: Sequence[Event], past: Past,
+                  carried: Mapping[str, str]) -> list[Candidate]:
     read = set(past.explained.reads)
     seqs, steps = _readers(past)
     starts = {e.tool_call_id: e for e in events if isinstance(e, ToolStart)}
@@ -184,14 +204,22 @@ def _tool_results(events: Sequence[Event], past: Past) -> list[Candidate]:
         args = clip(json.dumps(dict(given), sort_keys=True), 50) if given is not None else "…"
         chooser = e.parent_step or (s.parent_step if s is not None else None) or "?"
         readers = steps[bisect.bisect_right(seqs, e.seq):]
-        chain = (f"READ by {_span(readers)}",
-                 f"RETURNED by {e.tool_name}({args}) seq {e.seq}",
-                 f"CHOSEN by {chooser} (iteration {e.iteration})")
+        chain: tuple[str, ...] = (f"READ by {_span(readers)}",
+                                  f"RETURNED by {e.tool_name}({args}) seq {e.seq}",
+                                  f"CHOSEN by {chooser} (iteration {e.iteration})")
+        owner = carried.get(e.tool_name)
+        if owner is not None:
+            chain += (f"CARRIED by {owner}: the tool comes with it",)
         out.append(Candidate(
             kind="tool_result", id=e.tool_call_id, label=f"tool {e.tool_name} #{e.tool_call_id}",
             flavor=e.tool_name, step_id=e.step_id, seq=e.seq, chain=chain,
             excerpt=clip(e.result, 80), score=_score(e.result, past.answer),
-            removal=Removal("tool", e.tool_name), redacted=is_redacted(e.result) is not None))
+            removal=None if owner else Removal("tool", e.tool_name),
+            evidence_only=f"tool {e.tool_name!r} comes with {owner}; removing {owner} "
+            "removes it (tested as that injection)" if owner else None,
+            redacted=is_redacted(e.result) is not None,
+            reach=tuple(readers), chosen_by=(chooser,), calls=(e.tool_call_id,),
+            carried_by=owner))
     return out
 
 
@@ -219,7 +247,8 @@ def _messages(past: Past, earlier: Sequence[Event]) -> list[Candidate]:
             chain=(f"CARRIED as history message {m.index} of {past.explained.step_id}",
                    f"WRITTEN by {origin} in an earlier turn (run {run})"),
             excerpt=clip(m.content, 80), score=_score(m.content, past.answer),
-            removal=Removal("message", str(m.index)), redacted=is_redacted(m.content) is not None))
+            removal=Removal("message", str(m.index)), redacted=is_redacted(m.content) is not None,
+            reach=tuple(c.step_id for c in past.calls)))
     return out
 
 
@@ -259,7 +288,8 @@ def _moves(events: Sequence[Event], past: Past) -> list[Candidate]:
             flavor=own.by, step_id=e.step_id, seq=e.seq, chain=tuple(chain),
             excerpt=clip(chain[-1], 80), score=None,
             removal=Removal("skill", m.to) if m.to else None,
-            evidence_only=None if m.to else "a routing decision that entered no skill"))
+            evidence_only=None if m.to else "a routing decision that entered no skill",
+            reach=tuple(c.step_id for c in past.calls if c.start.seq > e.seq)))
     return out
 
 
@@ -312,6 +342,40 @@ def candidates(events: Sequence[Event], past: Past, earlier: Sequence[Event] = (
     ``landings`` are the pieces on the path when the reader already found
     them (a store read), else they are found in ``events``.
     """
-    found = [*_injections(events, past, landings), *_tool_results(events, past),
+    landed = list(landings) if landings is not None else landings_of(events, past)
+    found = [*_injections(events, past, landed), *_tool_results(events, past,
+                                                               _carriers(events, landed)),
              *_messages(past, earlier), *_moves(events, past), *_gates(events, past)]
     return tuple(sorted(found, key=lambda c: (c.score is None, -(c.score or 0.0), c.seq)))
+
+
+def _merged(group: Sequence[Candidate]) -> Candidate:
+    best = group[0]
+    calls = tuple(dict.fromkeys(x for c in sorted(group, key=lambda c: c.seq)
+                                for x in (c.calls or (c.id,))))
+    reach = tuple(dict.fromkeys(x for c in group for x in c.reach))
+    label = (f"tool {best.flavor} ×{len(calls)} (#{calls[0]}…#{calls[-1]})"
+             if best.kind == "tool_result" else f"{best.label} (+{len(group) - 1} more)")
+    chain = best.chain if best.kind == "tool_result" else tuple(
+        dict.fromkeys(x for c in group for x in c.chain))
+    return replace(best, label=label, calls=calls, reach=reach,
+                   chosen_by=tuple(dict.fromkeys(x for c in group for x in c.chosen_by)),
+                   chain=(*chain, f"COVERS {len(calls)} recorded calls: "
+                          f"{clip(', '.join(calls), 60)} — one removal, one experiment"))
+
+
+def one_per_removal(cands: Sequence[Candidate]) -> tuple[Candidate, ...]:
+    """Candidates sharing one removal (every call of a dropped tool, every move into a hidden
+    skill) as one candidate listing the calls it covers: one experiment, one suspect."""
+    groups: dict[Removal, list[Candidate]] = {}
+    out: list[Candidate | Removal] = []
+    for c in cands:
+        if c.removal is None:
+            out.append(c)
+        elif c.removal in groups:
+            groups[c.removal].append(c)
+        else:
+            groups[c.removal] = [c]
+            out.append(c.removal)
+    return tuple(x if isinstance(x, Candidate) else (
+        groups[x][0] if len(groups[x]) == 1 else _merged(groups[x])) for x in out)

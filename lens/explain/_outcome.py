@@ -3,18 +3,24 @@
 A :class:`Comparator` turns an answer into a key; a re-run changed the
 outcome when its key differs from the recorded answer's key.
 
-* ``normalised`` (the default) — the whole answer, lower-cased, punctuation
-  dropped, whitespace folded: "149 EUR" vs "189 EUR" is a change, "Yes." vs
-  "yes" is not.
+* ``normalised`` (the default) — the whole answer with its facts in normal
+  form (:func:`lens.explain._facts.canonical`), lower-cased, punctuation
+  dropped, whitespace folded: "149 EUR" vs "189 EUR" is a change; "Yes." vs
+  "yes", "1 pm" vs "13:00" and "€189" vs "189 EUR" are not.
+* ``facts`` — chosen by ``why`` itself when the unchanged agent's answers
+  vary only in wording: the answer's set of facts (numbers, times, dates,
+  money, units, entities), wording ignored.
 * ``expect`` — ``--expect TEXT`` or ``--expect /REGEX/``: the answer the
   user wanted. The key is ``expected`` when the answer contains the text
-  (normalised) or matches the regex, else ``unexpected``.
+  (both in canonical form, so ``--expect 11:00`` matches "11 am") or
+  matches the regex, else ``unexpected``.
 * ``judge`` — ``--judge MODULE:FUNC``: a user function ``answer -> label``.
 * ``label`` — ``--label``: the answer's first word (``APPROVED: …``).
 
-Whatever the comparator, :func:`changes` names the numbers and entities
-that differ between two answers, so a report can say "149 → 189" and can
-warn when the comparator saw no change although the texts differ.
+Whatever the comparator, :func:`changes` names the facts that differ
+between two answers ("149 EUR → 189 EUR", never a re-written time as a
+changed number), :func:`wording` the words that differ when the facts held,
+and :func:`effect` tells a changed value from a lost answer.
 """
 
 from __future__ import annotations
@@ -22,29 +28,35 @@ from __future__ import annotations
 import difflib
 import hashlib
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
 from footprint._errors import ConfigError
+from lens.explain._facts import VALUE_KINDS, Fact, canonical, fact_key, facts
 from lens.playback._stream import clip, label_of
 
 __all__ = [
     "Comparator",
     "ComparatorMode",
+    "Effect",
     "changes",
+    "effect",
+    "facts_comparator",
     "is_redacted",
     "make_comparator",
     "normalise",
+    "wording",
 ]
 
-ComparatorMode = Literal["normalised", "expect", "judge", "label"]
+ComparatorMode = Literal["normalised", "facts", "expect", "judge", "label"]
+Effect = Literal["value", "necessary"]
 Judge = Callable[[str], object]
 
 _PUNCT = re.compile(r"[^\w\s]+", re.UNICODE)
-_NUMBER = re.compile(r"(?<![\w.])[-+]?\d+(?:[.,]\d+)*(?![\w])")
-_ENTITY = re.compile(r"\b(?:[A-Z][\w-]*[A-Z0-9][\w-]*|[A-Z]{2,}|[A-Z][a-z]+-\d[\w-]*|"
-                     r"[A-Za-z]+-\d[\w-]*|[a-z]+_[a-z_]+)\b")
+_LOST = re.compile(r"\b(?:sorry|apolog\w*|cannot|can't|could not|couldn't|unable|"
+                   r"don't know|no (?:\w+ )?(?:figure|price|information|data|answer))\b",
+                   re.IGNORECASE)
 _REDACTED = re.compile(r"^\[(?:redacted )?sha256:([0-9a-f]{64})\]$")
 
 
@@ -96,12 +108,12 @@ def _expect(pattern: str) -> Comparator:
                               "escape it or drop the slashes to match plain text") from exc
         return Comparator("expect", f"matches /{rx.pattern}/",
                           lambda t: "expected" if rx.search(t) else "unexpected")
-    want = normalise(pattern)
+    want = canonical(pattern)
     if not want:
         raise ConfigError(f"--expect {pattern!r} has no words to look for; give the answer "
                           "you wanted, e.g. --expect 'DECLINED'")
     return Comparator("expect", f"contains {clip(pattern, 40)!r}",
-                      lambda t: "expected" if want in normalise(t) else "unexpected")
+                      lambda t: "expected" if want in canonical(t) else "unexpected")
 
 
 def _judge(fn: Judge, name: str) -> Comparator:
@@ -126,35 +138,74 @@ def make_comparator(*, expect: str | None = None, judge: Judge | None = None,
         return _judge(judge, judge_name)
     if label:
         return Comparator("label", "the answer's first word", label_of)
-    return Comparator("normalised", "the whole answer (case, spacing and punctuation "
-                      "ignored)", normalise)
+    return Comparator("normalised", "the whole answer (facts in normal form: 1 pm = 13:00, "
+                      "€189 = 189 EUR; case, spacing and punctuation ignored)", canonical)
 
 
-def _tokens(rx: re.Pattern[str], text: str) -> list[str]:
-    return [m.group(0) for m in rx.finditer(text)]
+def facts_comparator(varied: int, answered: int) -> Comparator:
+    """Compare by facts alone: the default once baseline answers varied only in wording."""
+    return Comparator("facts", f"facts (numbers, times, dates, money, entities) — wording "
+                      f"varied in {varied}/{answered} baseline answers", fact_key)
 
 
-def _delta(old: list[str], new: list[str]) -> list[str]:
-    """Aligned differences: ``149 → 189`` for a replaced token, ``-40``/``+30`` otherwise."""
-    out: list[str] = []
-    ops = difflib.SequenceMatcher(a=old, b=new, autojunk=False).get_opcodes()
+_Key = tuple[tuple[str, ...], tuple[str, ...]]
+
+
+def _delta(old: list[Fact], new: list[Fact]) -> list[tuple[str, _Key]]:
+    """Aligned fact differences: ``149 EUR → 189 EUR`` for a replaced value, ``-x``/``+y``;
+    each with the normal forms it stands for."""
+    out: list[tuple[str, _Key]] = []
+    ops = difflib.SequenceMatcher(a=[f.token for f in old], b=[f.token for f in new],
+                                  autojunk=False).get_opcodes()
     for tag, i1, i2, j1, j2 in ops:
         gone, came = old[i1:i2], new[j1:j2]
         if tag == "equal":
             continue
         paired = min(len(gone), len(came))
-        out += [f"{a} → {b}" for a, b in zip(gone[:paired], came[:paired], strict=True)]
-        out += [f"-{a}" for a in gone[paired:]] + [f"+{b}" for b in came[paired:]]
+        out += [(f"{a.surface} → {b.surface}", ((a.token,), (b.token,)))
+                for a, b in zip(gone[:paired], came[:paired], strict=True)]
+        out += [(f"-{a.surface}", ((a.token,), ())) for a in gone[paired:]]
+        out += [(f"+{b.surface}", ((), (b.token,))) for b in came[paired:]]
     return out
 
 
-def changes(recorded: str, got: str) -> tuple[str, ...]:
-    """The numbers and entities that differ between two answers (``149 → 189``)."""
+def changes(recorded: str, got: str | Sequence[str]) -> tuple[str, ...]:
+    """The facts that differ between the recorded answer and re-run answers
+    (``149 EUR → 189 EUR``), by normal form: a time written another way (``1 pm`` →
+    ``13:00``) is no change of fact, and one change re-worded by several re-runs is
+    named once."""
+    answers = [got] if isinstance(got, str) else list(got)
     if is_redacted(recorded) is not None:
-        return () if _sha(got) == is_redacted(recorded) else ("answer hash changed",)
-    out = _delta(_tokens(_NUMBER, recorded), _tokens(_NUMBER, got))
-    nums = set(_tokens(_NUMBER, recorded)) | set(_tokens(_NUMBER, got))
-    ents = [t for t in _tokens(_ENTITY, recorded) if t not in nums]
-    ents_got = [t for t in _tokens(_ENTITY, got) if t not in nums]
-    out += _delta(ents, ents_got)
-    return tuple(dict.fromkeys(out))
+        digest = is_redacted(recorded)
+        return () if all(_sha(a) == digest for a in answers) else ("answer hash changed",)
+    old = list(facts(recorded))
+    seen: dict[tuple[tuple[str, ...], tuple[str, ...]], str] = {}
+    for answer in answers:
+        new = list(facts(answer))
+        same = {f.token for f in old} & {f.token for f in new}
+        for line, key in _delta([f for f in old if f.token not in same],
+                                [f for f in new if f.token not in same]):
+            seen.setdefault(key, line)
+    return tuple(seen.values())
+
+
+def wording(recorded: str, got: str, limit: int = 2) -> tuple[str, ...]:
+    """The word runs that differ (``'1 pm' → '13:00'``), for a change the comparator ignored."""
+    a, b = recorded.split(), got.split()
+    out: list[str] = []
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(a=a, b=b, autojunk=False).get_opcodes():
+        if tag != "equal":
+            out.append(f"{clip(' '.join(a[i1:i2]), 30)!r} → {clip(' '.join(b[j1:j2]), 30)!r}")
+    return tuple(out[:limit])
+
+
+def effect(recorded: str, got: str) -> Effect:
+    """``value`` when ``got`` gives another value of the recorded answer's facts (149 → 189,
+    DECLINED → APPROVED); ``necessary`` when it lost them (no value of that kind, an apology)."""
+    kinds = {f.kind for f in facts(recorded) if f.kind in VALUE_KINDS}
+    new = facts(got)
+    if not kinds:
+        return "necessary" if _LOST.search(got) and not _LOST.search(recorded) else "value"
+    if any(f.kind in kinds for f in new):
+        return "value"
+    return "necessary"

@@ -16,11 +16,16 @@ from lens.playback._stream import clip
 __all__ = [
     "Baseline",
     "Conclusion",
+    "Effect",
     "ModelCalls",
+    "Role",
     "Suspect",
     "WhyReport",
+    "headline",
+    "path_line",
     "render_why",
     "schema",
+    "verdict_line",
     "why_dict",
     "why_json",
 ]
@@ -28,6 +33,8 @@ __all__ = [
 Conclusion = Literal["confirmed", "inconclusive", "cause-not-found", "broke", "correlational"]
 SuspectKind = Literal["injection", "tool_result", "message", "cursor_move", "gate", "lease",
                       "set"]
+Effect = Literal["value", "necessary"]
+Role = Literal["root", "mediator", "necessary"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -55,6 +62,19 @@ class Suspect:
     note: str = ""
     changes: tuple[str, ...] = ()
     redacted: bool = False
+    calls: tuple[str, ...] = ()
+    """Every recorded call one removal covers (a dropped tool's calls), tested once."""
+    effect: Effect | None = None
+    """``value``: re-runs gave another value (a candidate fix); ``necessary``: they lost the
+    answer (no value, an apology), which shows the piece is needed, not that it misled."""
+    role: Role | None = None
+    """On the causal path: the ``root`` cause, a ``mediator`` it produced, or ``necessary``."""
+    wording: tuple[str, ...] = ()
+    """Re-run text that changed while the comparator said "same" (wording only)."""
+    paired_runs: int = 0
+    """Live baseline re-runs interleaved with this suspect's confirming test."""
+    paired_same: int = 0
+    """Of those, the ones that reproduced the recorded outcome."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -102,6 +122,31 @@ class WhyReport:
     model_calls: ModelCalls = field(default_factory=ModelCalls)
     events_read: int = 0
     events_total: int = 0
+    root_causes: tuple[str, ...] = ()
+    """The root cause(s) the headline names: all of a conjunction, the set of a redundant set."""
+    path: tuple[str, ...] = ()
+    """The causal path, root first: ``skill 'refunds'``, ``llm#2 chose cancel_order``,
+    ``result #call_2``, ``answer (llm#3)``."""
+    necessary: tuple[str, ...] = ()
+    """Pieces whose removal lost the answer: needed, reported apart from the root causes."""
+
+
+def path_line(r: WhyReport) -> str | None:
+    """``path: skill 'refunds' → llm#2 chose cancel_order → result #call_2 → answer``."""
+    return "path: " + " → ".join(r.path) if r.path else None
+
+
+def headline(r: WhyReport) -> list[str]:
+    """The lines a reader sees first (the CLI and the lens show the same): the conclusion
+    naming the root cause(s), the causal path once, and what is only necessary."""
+    lines = [f"{r.conclusion.upper()}: {r.conclusion_text}"]
+    path = path_line(r)
+    if path is not None:
+        lines.append(path)
+    if r.necessary:
+        lines.append("necessary (the answer is lost without it; not a cause of its value): "
+                     + ", ".join(r.necessary))
+    return lines
 
 
 # ── text ───────────────────────────────────────────────────────────────────
@@ -111,15 +156,21 @@ def _pct(x: float) -> str:
     return f"{100 * x:.1f}%" if x < 0.999 else f"{100 * x:.2f}%"
 
 
-def _stamp(s: Suspect, r: WhyReport) -> str | None:
+def verdict_line(s: Suspect, r: WhyReport) -> str | None:
+    """A tested suspect's verdict as one line (``CAUSAL — …``, ``NECESSARY — …``); the CLI
+    and the lens print the same."""
     if s.verdict is None:
         return None
     tally = f"{s.flips}/{s.runs - s.broke}" + (f", {s.broke} broke" if s.broke else "")
     conf = f" · confidence {_pct(s.confidence)}" if s.confidence is not None else ""
     what = f" ({', '.join(s.changes[:3])})" if s.changes else ""
+    if s.verdict == "confirmed" and s.effect == "necessary":
+        return (f"NECESSARY — {s.removal}: the answer was lost in {tally} re-runs{what}{conf}; "
+                "needed for an answer, not shown to cause its value")
     if s.verdict == "confirmed":
+        role = {"root": "root cause", "mediator": "on the path"}.get(s.role or "", "")
         return (f"CAUSAL — {s.removal}: the outcome changed in {tally} re-runs{what}"
-                f"{conf} (confirmed)")
+                f"{conf} (confirmed{', ' + role if role else ''})")
     if s.verdict == "inconclusive":
         return f"inconclusive — {s.removal}: changed in {tally} re-runs{conf}" + (
             f"; {s.note}" if s.note else "")
@@ -157,7 +208,7 @@ def _header(r: WhyReport) -> list[str]:
 
 def render_why(r: WhyReport, top: int = 8) -> list[str]:
     """The report as text lines: verdict, header, suspects with chains, honesty flags."""
-    lines = [f"{r.conclusion.upper()}: {r.conclusion_text}", *_header(r)]
+    lines = [*headline(r), *_header(r)]
     lines.append("suspects (rank · overlap · custody chain):")
     shown = [s for s in r.suspects if s.rank <= top or s.verdict not in (None, "not-confirmed")]
     for s in shown:
@@ -166,9 +217,13 @@ def render_why(r: WhyReport, top: int = 8) -> list[str]:
         lines += [f"      {c}" for c in s.chain]
         if s.excerpt:
             lines.append(f"      “{s.excerpt}”")
-        stamp = _stamp(s, r)
+        if len(s.calls) > 1:
+            lines.append(f"      covers {len(s.calls)} calls: {clip(', '.join(s.calls), 70)}")
+        stamp = verdict_line(s, r)
         if stamp is not None:
             lines.append(f"      → {stamp}")
+        if s.wording:
+            lines.append("      wording changed, facts held: " + "; ".join(s.wording))
     if len(r.suspects) > len(shown):
         rest = "" if r.mode == "CORRELATIONAL" else ", none confirmed"
         lines.append(f"  … {len(r.suspects) - len(shown)} more (lower overlap{rest})")

@@ -27,7 +27,8 @@ from footprint.events import Event, ListSink, LLMEnd, LLMStart, RunEnd
 from footprint.providers import LLMRequest, LLMResponse, Provider
 from lens.explain._candidates import Removal
 from lens.explain._custody import said
-from lens.explain._outcome import Comparator, normalise
+from lens.explain._facts import canonical
+from lens.explain._outcome import Comparator, effect, normalise
 from lens.explain._past import Past
 from lens.playback._cassette import _response
 from lens.playback._stream import clip
@@ -110,7 +111,8 @@ class Rerunner:
 
     def __init__(self, agent: Any, past: Past, events: Sequence[Event], comparator: Comparator,
                  *, continue_from: Mapping[str, Any] | None = None, budget: int | None = None,
-                 progress: Progress | None = None) -> None:
+                 progress: Progress | None = None,
+                 factory: Callable[..., Any] | None = None) -> None:
         if not hasattr(agent, "variant") or not hasattr(agent, "setup"):
             raise ConfigError(f"why needs an Agent (with variant() and setup) to re-run; got "
                               f"{type(agent).__name__}")
@@ -122,25 +124,42 @@ class Rerunner:
         self.made = 0
         self.saved = 0
         self.blind: list[tuple[str, str]] = []
+        self.wording: dict[frozenset[Removal], list[str]] = defaultdict(list)
         self.answers: list[str] = []
+        self.factory = factory
         self._brains = _brains(agent)
+
+    def use(self, comparator: Comparator) -> None:
+        """Compare re-runs by ``comparator`` from now on."""
+        self.comparator = comparator
+        self.recorded_key = comparator.recorded_key(self.past.answer)
 
     # ── variants ─────────────────────────────────────────────────────────
 
-    def variant(self, removals: Iterable[Removal], **overrides: Any) -> Any:
-        """The agent with ``removals`` applied (a ``ConfigError`` when it cannot be built)."""
+    def _root(self, seed: int | None) -> Any:
+        """The agent a re-run starts from: the factory's, built for ``seed``, when the
+        factory takes a seed (so a model that samples draws per re-run seed)."""
+        if self.factory is None or seed is None:
+            return self.agent
+        return self.factory(seed=seed)
+
+    def variant(self, removals: Iterable[Removal], *, root: Any | None = None,
+                **overrides: Any) -> Any:
+        """The agent (``root``, else the one built for ``overrides['seed']``) with
+        ``removals`` applied (a ``ConfigError`` when it cannot be built)."""
         by: dict[str, list[str]] = defaultdict(list)
         for r in removals:
             by[r.what].append(r.key)
-        setup = self.agent.setup
+        root = root if root is not None else self._root(overrides.get("seed"))
+        setup = root.setup
         if by["tool"]:
             overrides["tools"] = tuple(t for n, t in setup.baseline_tools.items()
                                        if n not in by["tool"])
         if by["skill"]:
             overrides["hidden_skills"] = (*setup.hidden_skills, *by["skill"])
         if by["injection"]:
-            return self.agent.without(*by["injection"], **overrides)
-        return self.agent.variant(**overrides)
+            return root.without(*by["injection"], **overrides)
+        return root.variant(**overrides)
 
     def removable(self, removal: Removal) -> str | None:
         """``None`` when the agent can be rebuilt without it, else why not."""
@@ -160,9 +179,14 @@ class Rerunner:
 
     # ── one re-run ───────────────────────────────────────────────────────
 
-    def _live(self, model: str) -> Provider:
-        providers = self._brains.get(model) or [self.agent.setup.provider]
-        return providers[0]
+    def _live_of(self, root: Any) -> Callable[[str], Provider]:
+        """Model name -> the provider of ``root`` (the agent built for a re-run's seed)."""
+        brains = self._brains if root is self.agent else _brains(root)
+
+        def live(model: str) -> Provider:
+            return (brains.get(model) or [root.setup.provider])[0]
+
+        return live
 
     def cassette_ok(self) -> bool:
         return all(len(v) == 1 for v in self._brains.values())
@@ -176,19 +200,21 @@ class Rerunner:
         if self.progress is not None:
             self.progress(self.runs, self.budget, what or "re-run")
         sink = ListSink()
-        cassette = None if live or not self.cassette_ok() else CassetteFirst(
-            self.events, self._live)
-        extra: dict[str, Any] = {"seed": seed, "sink": sink}
-        if cassette is not None:
-            extra["model_source"] = cassette
+        cassette: CassetteFirst | None = None
         try:
-            agent = self.variant(removals, **extra)
+            root = self._root(seed)  # the seed's own agent: its live calls use its models
+            if not live and self.cassette_ok():
+                cassette = CassetteFirst(self.events, self._live_of(root))
+            extra: dict[str, Any] = {"seed": seed, "sink": sink}
+            if cassette is not None:
+                extra["model_source"] = cassette
+            agent = self.variant(removals, root=root, **extra)
             start = _withhold_all(self.continue_from, self.past, removals)
             run_turn(agent, self.past.user_message, start)
         except Exception as exc:  # a re-run that raises is broke, whatever it raised
             return self._count(cassette, sink, Rerun(
                 run="broke", answer="", note=f"raised {type(exc).__name__}: {clip(exc, 60)}"))
-        return self._count(cassette, sink, self._outcome(sink.events))
+        return self._count(cassette, sink, self._outcome(sink.events, frozenset(removals)))
 
     def _count(self, cassette: CassetteFirst | None, sink: ListSink, out: Rerun) -> Rerun:
         if cassette is not None:
@@ -198,7 +224,7 @@ class Rerunner:
             self.made += sum(1 for e in sink.events if isinstance(e, LLMStart))
         return out
 
-    def _outcome(self, events: Sequence[Any]) -> Rerun:
+    def _outcome(self, events: Sequence[Any], removed: frozenset[Removal]) -> Rerun:
         ends = [e for e in events if isinstance(e, LLMEnd)]
         if self.past.final:
             end = next((e for e in events if isinstance(e, RunEnd)), None)
@@ -216,9 +242,12 @@ class Rerunner:
         key = self.comparator.rerun_key(self.past.answer, text)
         self.answers.append(text)
         if key == self.recorded_key:
-            if self.comparator.mode != "normalised" and normalise(text) != normalise(
-                    self.past.answer):
-                self.blind.append((self.past.answer, text))
+            if normalise(text) != normalise(self.past.answer):
+                self.wording[removed].append(text)
+            if self.comparator.mode not in ("normalised", "facts") and canonical(
+                    text) != canonical(self.past.answer) and effect(self.past.answer,
+                                                                     text) == "value":
+                self.blind.append((self.past.answer, text))  # another value, unseen
             return Rerun(run="same", answer=text)
         return Rerun(run="changed", answer=text)
 

@@ -15,7 +15,10 @@
    found, is then screened alone; only that clears it (``cleared``).
 2. **Confirm** (the claim): each found set, and each member of a set alone,
    is re-run on the *baseline's* seeds (fresh with respect to the screen,
-   so picking the set does not bias its test) and judged by
+   so picking the set does not bias its test), each re-run paired with a
+   live baseline re-run on the same seed in a shuffled, seeded order (a
+   server whose answers drift with its own history drifts in both arms),
+   and judged by
    :func:`lens.explain._stats.sequential` at ``alpha`` / (number of removable
    candidates).
 
@@ -24,6 +27,7 @@ A budget that runs out stops the search; what was never tested is named.
 
 from __future__ import annotations
 
+import random
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Literal
@@ -56,6 +60,8 @@ class Finding:
     test: Ablation
     answers: tuple[str, ...] = ()
     alone: tuple[tuple[Removal, Ablation], ...] = ()
+    paired: Tally = field(default_factory=Tally)
+    """The live baseline re-runs interleaved with the confirming test's own."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -72,6 +78,12 @@ class SearchResult:
     unjudged: frozenset[Removal] = frozenset()
     """Not searched, because no removal could be judged (``unjudged_why``)."""
     unjudged_why: str = ""
+    isolated: tuple[tuple[Removal, ...], ...] = ()
+    """Sets the screens isolated but the budget stopped before confirming."""
+    spent: dict[Removal, int] = field(default_factory=dict)
+    """Screen re-runs each removal took part in."""
+    more: int | None = None
+    """The ``--budget`` that would let the confirm step test what was isolated."""
 
 
 @dataclass(slots=True)
@@ -159,46 +171,78 @@ def _halves(group: list[Removal]) -> tuple[list[Removal], list[Removal]]:
 
 
 def _confirm(rerunner: Rerunner, base: Tally, removals: Sequence[Removal], seeds: int,
-             alpha: float) -> tuple[Ablation, tuple[str, ...]]:
+             alpha: float, rng: random.Random) -> tuple[Ablation, tuple[str, ...], Tally]:
+    """The confirming test: each variant re-run paired with a live baseline re-run on the
+    same seed, the two in a shuffled (seeded) order, and the test run against the baseline
+    grown by those pairs — so a server whose output drifts with its own history shows
+    that drift in the baseline too, not only in the variant."""
     label = ", ".join(r.describe() for r in removals)
     changed: list[str] = []
+    paired = [Tally()]
 
     def one(seed: int) -> Literal["same", "changed", "broke"]:
-        got = rerunner.rerun(removals, seed, what=f"confirm: {label}")
-        if got.run == "changed":
-            changed.append(got.answer)
-        return got.run
+        arms = [True, False]
+        rng.shuffle(arms)
+        out: Literal["same", "changed", "broke"] = "broke"
+        for variant in arms:
+            if not variant:
+                paired[0] = paired[0].add(rerunner.rerun(
+                    (), seed, live=True, what="baseline (interleaved)").run)
+                continue
+            got = rerunner.rerun(removals, seed, what=f"confirm: {label}")
+            if got.run == "changed":
+                changed.append(got.answer)
+            out = got.run
+        return out
 
-    return sequential(base, one, seeds, alpha), tuple(changed)
+    def grown() -> Tally:
+        p = paired[0]
+        return Tally(changed=base.changed + p.changed, same=base.same + p.same,
+                     broke=base.broke + p.broke)
+
+    return sequential(grown, one, seeds, alpha), tuple(changed), paired[0]
 
 
 def _findings(rerunner: Rerunner, base: Tally, found: Sequence[tuple[Removal, ...]],
-              seeds: int, alpha: float) -> list[Finding]:
-    out: list[Finding] = []
+              seeds: int, alpha: float, out: list[Finding], rng: random.Random) -> None:
+    """Confirm each set found, appending to ``out`` (kept when the budget stops it)."""
     for removals in found:
-        test, answers = _confirm(rerunner, base, removals, seeds, alpha)
+        test, answers, paired = _confirm(rerunner, base, removals, seeds, alpha, rng)
         alone: tuple[tuple[Removal, Ablation], ...] = ()
         if len(removals) > 1:
-            alone = tuple((r, _confirm(rerunner, base, (r,), seeds, alpha)[0])
+            alone = tuple((r, _confirm(rerunner, base, (r,), seeds, alpha, rng)[0])
                           for r in removals)
-        out.append(Finding(removals=removals, test=test, answers=answers, alone=alone))
-    return out
+        out.append(Finding(removals=removals, test=test, answers=answers, alone=alone,
+                           paired=paired))
 
 
 def search(rerunner: Rerunner, base: Tally, units: Sequence[Removal], *, seeds: int,
-           alpha: float) -> SearchResult:
-    """Screen ``units`` by delta debugging, then confirm each set found (see module doc)."""
+           alpha: float, order: str = "") -> SearchResult:
+    """Screen ``units`` by delta debugging, then confirm each set found (see module doc).
+
+    ``order`` seeds the shuffle of the confirming re-runs (the run id: the same order
+    every time the same run is explained)."""
     s = _Search(rerunner=rerunner, base=base, screen_seeds=1 if base.changed == 0 else 3)
     findings: list[Finding] = []
     stopped: str | None = None
     try:
         s.run(units)
-        findings = _findings(rerunner, base, s.found, seeds, alpha)
+        _findings(rerunner, base, s.found, seeds, alpha, findings, random.Random(order))
     except BudgetSpent as exc:
         stopped = str(exc)
     done = {r for f in findings for r in f.removals}
-    touched = s.cleared | s.broke | done
+    isolated = tuple(f for f in s.found if not set(f) <= done)
+    touched = s.cleared | s.broke | done | {r for f in isolated for r in f}
     untested = tuple(u for u in units if u not in touched)
+    spent: dict[Removal, int] = {}
+    for p in s.probes:
+        for r in p.removed:
+            spent[r] = spent.get(r, 0) + p.runs
+    more = None if stopped is None or rerunner.budget is None else (
+        rerunner.budget + 2 * seeds * sum(1 + (len(f) > 1) * len(f) for f in isolated)
+        + (s.screen_seeds * (len(untested) + 2 * len(untested).bit_length()) + seeds
+           if untested else 0))
     return SearchResult(findings=tuple(findings), probes=tuple(s.probes),
                         cleared=frozenset(s.cleared), broke=frozenset(s.broke),
-                        untested=untested, stopped=stopped)
+                        untested=untested, stopped=stopped, isolated=isolated, spent=spent,
+                        more=more)

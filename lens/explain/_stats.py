@@ -129,12 +129,24 @@ def _hopeless(base: Tally, arm: Tally, alpha: float, seeds: int) -> bool:
         2 * best.changed <= best.answered)
 
 
-def sequential(base: Tally, run: Callable[[int], Run], seeds: int, alpha: float,
-               seed0: int = 0) -> Ablation:
-    """Re-run up to ``seeds`` times, stopping once the verdict can no longer change."""
+def _reader(base: Tally | Callable[[], Tally]) -> Callable[[], Tally]:
+    if isinstance(base, Tally):
+        fixed: Tally = base
+        return lambda: fixed
+    return base
+
+
+def sequential(base: Tally | Callable[[], Tally], run: Callable[[int], Run], seeds: int,
+               alpha: float, seed0: int = 0) -> Ablation:
+    """Re-run up to ``seeds`` times, stopping once the verdict can no longer change.
+
+    ``base`` may be read afresh after each re-run (a baseline that grows with re-runs
+    interleaved between the arm's own)."""
+    now = _reader(base)
     arm = Tally()
     for i in range(seeds):
         arm = arm.add(run(seed0 + i))
+        base = now()
         verdict = judge(base, arm, alpha, seeds)
         if verdict.verdict == "confirmed":
             return verdict
@@ -144,4 +156,4 @@ def sequential(base: Tally, run: Callable[[int], Run], seeds: int, alpha: float,
             return verdict  # a deterministic agent: two unchanged re-runs settle it
         if 2 * arm.broke > seeds:
             return judge(base, arm, alpha, seeds)
-    return judge(base, arm, alpha, seeds)
+    return judge(now(), arm, alpha, seeds)

@@ -3,27 +3,53 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 
 from lens.explain._candidates import Candidate, Removal
-from lens.explain._outcome import changes
-from lens.explain._report import Suspect, WhyReport
+from lens.explain._outcome import changes, effect, wording
+from lens.explain._path import Order
+from lens.explain._report import Effect, Suspect, WhyReport
 from lens.explain._search import Finding, SearchResult
 from lens.explain._stats import Ablation
 from lens.playback._stream import clip
 
-__all__ = ["conclude", "suspects_of"]
+__all__ = ["Seen", "conclude", "suspects_of"]
 
 _ORDER = {"confirmed": 0, "inconclusive": 1, "broke": 2, "untested": 3, "not-confirmed": 4}
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Seen:
+    """What the re-runs showed beyond their tallies: the recorded answer, whether answers
+    are compared with ``--expect`` (a change is then a fix), and each removal's re-run
+    texts that changed only in wording."""
+
+    answer: str
+    expect: bool = False
+    worded: Mapping[frozenset[Removal], Sequence[str]] = field(default_factory=dict)
+
+    def wording(self, removals: Sequence[Removal]) -> tuple[str, ...]:
+        texts = self.worded.get(frozenset(removals), ())
+        return tuple(dict.fromkeys(w for t in texts[:3] for w in wording(self.answer, t)))[:2]
+
+
+def _effect(seen: Seen, answers: Sequence[str]) -> Effect | None:
+    if not answers:
+        return None
+    lost = sum(effect(seen.answer, got) == "necessary" for got in answers)
+    return "necessary" if 2 * lost > len(answers) else "value"
+
+
 def _tested(s: Suspect, a: Ablation, removal: str, note: str = "",
-            answers: Sequence[str] = (), answer: str = "") -> Suspect:
+            answers: Sequence[str] = (), seen: Seen | None = None) -> Suspect:
     t = a.tally
-    diff = tuple(dict.fromkeys(c for got in answers for c in changes(answer, got)))
+    answer = seen.answer if seen is not None else ""
+    diff = changes(answer, answers) if answers else ()
     return replace(s, verdict=a.verdict, runs=t.runs, flips=t.changed, broke=t.broke,
                    confidence=a.confidence, p_value=round(a.p_value, 6), removal=removal,
-                   note="; ".join(x for x in (a.note, note) if x), changes=diff)
+                   note="; ".join(x for x in (a.note, note) if x), changes=diff,
+                   effect=_effect(seen, answers) if seen is not None and a.verdict ==
+                   "confirmed" else None)
 
 
 def _plain(c: Candidate, refused: Mapping[Removal, str]) -> Suspect:
@@ -33,21 +59,32 @@ def _plain(c: Candidate, refused: Mapping[Removal, str]) -> Suspect:
                    removable=c.removal is not None and why_not is None,
                    removal=c.removal.describe() if c.removal is not None else None,
                    note=f"evidence only: {why_not or c.evidence_only}"
-                   if (why_not or c.evidence_only) else "", redacted=c.redacted)
+                   if (why_not or c.evidence_only) else "", redacted=c.redacted,
+                   calls=c.calls if len(c.calls) > 1 else ())
 
 
 def _with_result(s: Suspect, r: Removal | None, result: SearchResult,
                  singles: Mapping[Removal, Finding], alone: Mapping[Removal, tuple[Ablation, str]],
-                 answer: str) -> Suspect:
+                 seen: Seen) -> Suspect:
     if r is None or not s.removable:
         return s
+    s = replace(s, wording=seen.wording((r,)))
     how = r.describe()
     if r in singles:
         f = singles[r]
-        return _tested(s, f.test, how, answers=f.answers, answer=answer)
+        s = replace(s, paired_runs=f.paired.runs, paired_same=f.paired.same)
+        return _tested(s, f.test, how, answers=f.answers, seen=seen)
     if r in alone:
         test, note = alone[r]
         return _tested(s, test, how, note)
+    isolated = next((f for f in result.isolated if r in f), None)
+    if isolated is not None:
+        spent = result.spent.get(r, 0)
+        with_ = f" (with {' + '.join(x.key for x in isolated if x != r)})" \
+            if len(isolated) > 1 else ""
+        return replace(s, verdict="inconclusive", removal=how, runs=spent,
+                       note=f"inconclusive (budget): the screens isolated it{with_} in {spent} "
+                            "re-runs; the budget stopped before its confirming test")
     if r in result.unjudged:
         return replace(s, verdict="inconclusive", removal=how, note=result.unjudged_why)
     if r in result.broke:
@@ -60,7 +97,7 @@ def _with_result(s: Suspect, r: Removal | None, result: SearchResult,
                    if result.stopped else "never removed alone")
 
 
-def _sets(result: SearchResult, cands: Sequence[Candidate], answer: str) -> list[Suspect]:
+def _sets(result: SearchResult, cands: Sequence[Candidate], seen: Seen) -> list[Suspect]:
     out: list[Suspect] = []
     for f in result.findings:
         if len(f.removals) < 2:
@@ -75,37 +112,69 @@ def _sets(result: SearchResult, cands: Sequence[Candidate], answer: str) -> list
                        excerpt="", removable=True)
         note = "each alone is not enough: removing any one of them left the outcome" \
             if weak else ""
+        base = replace(base, wording=seen.wording(f.removals), paired_runs=f.paired.runs,
+                       paired_same=f.paired.same)
         out.append(_tested(base, f.test, " + ".join(r.describe() for r in f.removals), note,
-                           f.answers, answer))
+                           f.answers, seen))
     return out
 
 
 def suspects_of(cands: Sequence[Candidate], result: SearchResult | None,
-                refused: Mapping[Removal, str], answer: str) -> tuple[Suspect, ...]:
+                refused: Mapping[Removal, str], seen: Seen | str) -> tuple[Suspect, ...]:
     """One suspect per candidate (plus one per culprit set), ranked: verdict, then overlap."""
+    seen = Seen(answer=seen) if isinstance(seen, str) else seen
     plain = [_plain(c, refused) for c in cands]
     if result is not None:
         singles = {f.removals[0]: f for f in result.findings if len(f.removals) == 1}
         alone = {r: (a, "part of a culprit set: " + " + ".join(x.key for x in f.removals))
                  for f in result.findings for r, a in f.alone}
-        plain = [_with_result(s, c.removal, result, singles, alone, answer)
+        plain = [_with_result(s, c.removal, result, singles, alone, seen)
                  for s, c in zip(plain, cands, strict=True)]
-        plain = _sets(result, cands, answer) + plain
+        plain = _sets(result, cands, seen) + plain
     ranked = sorted(plain, key=lambda s: (_ORDER.get(s.verdict or "", 5), s.score is None,
                                           -(s.score or 0.0)))
     return tuple(replace(s, rank=i) for i, s in enumerate(ranked, start=1))
 
 
+def _what(s: Suspect) -> str:
+    return s.label if s.kind != "set" else " and ".join(s.ids or ())
+
+
 def _confirmed_text(r: WhyReport, s: Suspect) -> str:
-    what = s.label if s.kind != "set" else " and ".join(s.ids or ())
     together = " together" if s.kind == "set" else ""
     alone = "; each alone is not enough" if s.kind == "set" and s.note else ""
     to = f" ({', '.join(s.changes[:3])})" if s.changes else ""
     conf = f"{100 * (s.confidence or 0):.2f}%"
+    return (f"removing {_what(s)}{together} changes the answer{to} in {s.flips}/"
+            f"{s.runs - s.broke} re-runs, confidence {conf} against a baseline of "
+            f"{_base(r, s)}{alone}")
+
+
+def _base(r: WhyReport, s: Suspect | None = None) -> str:
+    """``12/12`` live re-runs of the unchanged agent, ``+ 2/2 interleaved`` with the test."""
     b = r.baseline
-    base = f"{b.same}/{b.runs}" if b is not None else "0/0"
-    return (f"removing {what}{together} changes the answer{to} in {s.flips}/"
-            f"{s.runs - s.broke} re-runs, confidence {conf} against a baseline of {base}{alone}")
+    text = f"{b.same}/{b.runs}" if b is not None else "0/0"
+    if s is not None and s.paired_runs:
+        text += f" + {s.paired_same}/{s.paired_runs} interleaved"
+    return text
+
+
+def _roots_text(r: WhyReport, order: Order) -> str:
+    roots = order.roots
+    if len(roots) == 1:
+        text = _confirmed_text(r, roots[0])
+    else:
+        changed = tuple(dict.fromkeys(c for s in roots for c in s.changes))
+        to = f" ({', '.join(changed[:3])})" if changed else ""
+        low = min(s.confidence or 0 for s in roots)
+        text = (f"removing any one of {', '.join(_what(s) for s in roots)} changes the "
+                f"answer{to}: each is needed (a conjunction); confidence ≥ {100 * low:.2f}% "
+                f"each against a baseline of {_base(r)}")
+    if order.outside:
+        text = (f"{text}; the earliest removable link: what made {order.path[0].split()[0]} "
+                "choose it is outside what can be removed (the base prompt, the tool itself "
+                "or the model)")
+    return text
 
 
 def _not_found(r: WhyReport, result: SearchResult | None) -> str:
@@ -125,21 +194,29 @@ def _not_found(r: WhyReport, result: SearchResult | None) -> str:
             "candidates below, or not in the recording")
 
 
-def conclude(r: WhyReport, result: SearchResult | None) -> WhyReport:
-    """Set the report's conclusion and its one sentence."""
+def conclude(r: WhyReport, result: SearchResult | None,
+             order: Order | None = None) -> WhyReport:
+    """Set the report's conclusion and its one sentence (the root causes first)."""
     if r.mode == "CORRELATIONAL":
         reason = next((f for f in r.flags if f.startswith("conversation-not-restored")), None)
         text = (f"{len(r.suspects)} candidates upstream of the answer, ranked by "
                 "resemblance to the answer; none was tested" + (
                     "" if reason else " (pass --agent to re-run without them)"))
         return replace(r, conclusion="correlational", conclusion_text=text)
-    confirmed = [s for s in r.suspects if s.verdict == "confirmed"]
-    if confirmed:
-        return replace(r, conclusion="confirmed", conclusion_text=_confirmed_text(r, confirmed[0])
-                       + ("" if len(confirmed) == 1 else f" (and {len(confirmed) - 1} more)"))
-    vague = [s for s in r.suspects if s.verdict == "inconclusive"]
+    if order is not None and order.roots:
+        r = replace(r, root_causes=tuple(_what(s) for s in order.roots), path=order.path,
+                    necessary=order.necessary)
+        return replace(r, conclusion="confirmed", conclusion_text=_roots_text(r, order))
+    if order is not None:
+        r = replace(r, necessary=order.necessary)
+    budget = _budget(r, result)
+    if budget is not None:
+        return replace(r, conclusion="inconclusive", conclusion_text=budget)
+    if r.necessary:
+        return replace(r, conclusion="cause-not-found", conclusion_text=_only_needed(r))
+    vague = [s for s in r.suspects if s.verdict == "inconclusive" and s.runs > 0]
     unstable = r.baseline is not None and not r.baseline.stable and r.baseline.same > 0
-    if vague or unstable:
+    if vague or unstable or any(s.verdict == "inconclusive" for s in r.suspects):
         who = f"; closest: {clip(vague[0].label, 50)} ({vague[0].note or 'some re-runs changed'})" \
             if vague else ""
         why = ("the unchanged agent's own answers vary across re-runs" if unstable
@@ -150,3 +227,31 @@ def conclude(r: WhyReport, result: SearchResult | None) -> WhyReport:
         return replace(r, conclusion="broke", conclusion_text=_not_found(r, result))
     return replace(r, conclusion="cause-not-found",
                    conclusion_text="cause not found: " + _not_found(r, result))
+
+
+def _budget(r: WhyReport, result: SearchResult | None) -> str | None:
+    """``budget spent: …`` with what the screens isolated and what one more budget tests."""
+    if result is None or not result.stopped or not (result.isolated or result.untested):
+        return None
+    held = [s for s in r.suspects if s.note.startswith("inconclusive (budget)")]
+    found = ", ".join(f"{s.label} ({s.runs} re-runs)" for s in held)
+    more = f"--budget {result.more}" if result.more else "a larger --budget"
+    if held:
+        return (f"budget spent: the screens isolated {found} but the budget stopped before "
+                f"the confirming test; {more} would test "
+                + ("it" if len(held) == 1 else "them")
+                + (f" and the {len(result.untested)} untested" if result.untested else ""))
+    return (f"budget spent: {result.stopped} before the search ended; {more} would test "
+            f"the {len(result.untested)} untested: " + ", ".join(r.untested))
+
+
+def _only_needed(r: WhyReport) -> str:
+    """No removal changed the value, some lost the answer: head with the earliest removable
+    link (a guarded move first: its guard decided the route) and say the root is beyond."""
+    needed = [s for s in r.suspects if s.role == "necessary"]
+    guards = [(s, c) for s in needed for c in s.chain if c.startswith("guard on ")]
+    lead, guard = guards[0] if guards else (needed[0], "")
+    return ("cause not found: no removal gave the answer another value, so the root cause is "
+            "outside what can be removed; the earliest removable link: "
+            f"{lead.label} — without it the answer is lost (necessary)"
+            + (f"; its {guard}" if guard else ""))

@@ -20,15 +20,23 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from footprint._errors import ConfigError, FootprintError
-from footprint.events import Event, RunStart
-from lens.explain._candidates import Candidate, Removal, candidates
-from lens.explain._outcome import Comparator, changes, is_redacted, make_comparator, normalise
+from footprint.events import Event, LLMEnd, LLMStart, RunStart
+from lens.explain._candidates import Candidate, Removal, candidates, one_per_removal
+from lens.explain._facts import fact_key
+from lens.explain._outcome import (
+    changes,
+    facts_comparator,
+    is_redacted,
+    make_comparator,
+    normalise,
+)
 from lens.explain._past import Landing, Past, causal_past
+from lens.explain._path import causal_order
 from lens.explain._report import Baseline, ModelCalls, WhyReport
-from lens.explain._rerun import BudgetSpent, Progress, Rerunner
+from lens.explain._rerun import BudgetSpent, Progress, Rerun, Rerunner
 from lens.explain._search import SearchResult, search
 from lens.explain._stats import Tally, baseline_stable, seeds_needed
-from lens.explain._verdicts import conclude, suspects_of
+from lens.explain._verdicts import Seen, conclude, suspects_of
 from lens.playback._conversation import conversation_of, resolve_run, restore_turn
 from lens.playback._stream import clip
 
@@ -94,7 +102,7 @@ def _restore(loaded: _Loaded, past: Past, agent: Any) -> tuple[Mapping[str, Any]
     return restored.continue_from, ""
 
 
-def _flags(past: Past, cands: Sequence[Candidate], comparator: Comparator) -> list[str]:
+def _flags(past: Past, cands: Sequence[Candidate], events: Sequence[Event]) -> list[str]:
     flags = list(past.flags)
     hidden = [c.label for c in cands if c.redacted]
     if hidden:
@@ -103,7 +111,37 @@ def _flags(past: Past, cands: Sequence[Candidate], comparator: Comparator) -> li
     if is_redacted(past.answer) is not None:
         flags.append("redacted-answer: the recorded answer is a hash; re-runs are compared by "
                      "the sha256 of their answer")
-    return flags
+    return flags + _dropped_prompt(past, events)
+
+
+def _prompt_chars(start: LLMStart) -> int | None:
+    import json
+
+    try:
+        body = json.loads(start.request_ref or "")
+    except ValueError:
+        return None
+    if not isinstance(body, dict):
+        return None
+    texts = [str(body.get("system") or "")] + [
+        str(m.get("content") or "") for m in body.get("messages") or () if isinstance(m, dict)]
+    return sum(len(t) for t in texts)
+
+
+def _dropped_prompt(past: Past, events: Sequence[Event]) -> list[str]:
+    """The path's first call recorded input tokens under a quarter of its prompt's chars/4.
+
+    The first call only: its request is the smallest to parse (a system prompt and the
+    person's message), and a template that drops a part drops it from every call."""
+    call = past.calls[0]
+    tokens = next((e.input_tokens for e in events
+                   if isinstance(e, LLMEnd) and e.step_id == call.step_id), 0)
+    chars = _prompt_chars(call.start) if tokens else None
+    if chars and chars >= 64 and 16 * tokens < chars:
+        return [f"prompt-dropped: {call.step_id} recorded {tokens} input tokens for a "
+                f"{chars}-character prompt (~{chars // 4} expected); the server may have "
+                "dropped part of the prompt (e.g. a chat template without a system role)"]
+    return []
 
 
 def _baseline(rr: Rerunner, seeds: int) -> tuple[Tally, Baseline, str | None]:
@@ -111,10 +149,12 @@ def _baseline(rr: Rerunner, seeds: int) -> tuple[Tally, Baseline, str | None]:
 
     A noisy model can look stable in a few runs by chance; when any of the
     first ``seeds`` runs changed, ``seeds`` more measure the noise before
-    any ablation is compared with it.
+    any ablation is compared with it. When they changed only in wording (their
+    facts all agree with the recording), answers are compared by facts from
+    then on (:func:`_by_facts`).
     """
     tally = Tally()
-    outs: list[str] = []
+    got_all: list[Rerun] = []
     stopped: str | None = None
     seed = 0
     while seed < seeds or (seed < 2 * seeds and tally.changed > 0):
@@ -124,11 +164,28 @@ def _baseline(rr: Rerunner, seeds: int) -> tuple[Tally, Baseline, str | None]:
             stopped = f"{exc} during the baseline"
             break
         tally = tally.add(got.run)
-        outs.append(rr.comparator.key(got.answer) if got.run != "broke" else f"(broke: {got.note})")
+        got_all.append(got)
         seed += 1
+    if tally.changed and _by_facts(rr, got_all):
+        tally = Tally(same=tally.answered, broke=tally.broke)
+    outs = tuple(rr.comparator.key(g.answer) if g.run != "broke" else f"(broke: {g.note})"
+                 for g in got_all)
     return tally, Baseline(runs=tally.runs, same=tally.same, changed=tally.changed,
                            broke=tally.broke, stable=baseline_stable(tally),
-                           outcomes=tuple(outs)), stopped
+                           outcomes=outs), stopped
+
+
+def _by_facts(rr: Rerunner, runs: Sequence[Rerun]) -> bool:
+    """Switch the default comparator to facts when the baseline varied only in wording."""
+    recorded = fact_key(rr.past.answer)
+    answered = [g.answer for g in runs if g.run != "broke"]
+    if rr.comparator.mode != "normalised" or not recorded or not answered:
+        return False
+    if any(fact_key(a) != recorded for a in answered):
+        return False
+    varied = sum(normalise(a) != normalise(rr.past.answer) for a in answered)
+    rr.use(facts_comparator(varied, len(answered)))
+    return True
 
 
 def _units(rr: Rerunner, cands: Sequence[Candidate]) -> tuple[list[Removal], dict[Removal, str]]:
@@ -167,13 +224,38 @@ def why(store_or_events: Any, run: str | None = None, *, agent: Any | None = Non
         raise ConfigError(f"seeds={seeds}; pass 1 or more")
     if not 0 < alpha < 1:
         raise ConfigError(f"alpha={alpha}; pass a level between 0 and 1, e.g. 0.05")
-    from lens.playback._source import agent_of, opened
+    from lens.playback._source import opened
 
-    runner = agent_of(agent) if isinstance(agent, str) else agent
+    runner, factory = _runner(agent)
     with opened(store_or_events) as source:
         return _why(source, run, runner, step, _Options(
             expect=expect, judge=judge, budget=budget, label=label, seeds=seeds or DEFAULT_SEEDS,
-            alpha=alpha, progress=progress))
+            alpha=alpha, progress=progress, factory=factory))
+
+
+def _runner(agent: Any) -> tuple[Any | None, Callable[..., Any] | None]:
+    """The agent to re-run (from an Agent, a factory or ``MODULE:FACTORY``), and a
+    ``seed -> Agent`` builder when the factory takes a ``seed``: each re-run's model
+    is then built for that re-run's seed."""
+    if agent is None:
+        return None, None
+    import functools
+    import inspect
+
+    from footprint.events import NullSink
+    from lens.playback._agent_ref import build_agent, load_target
+
+    target = load_target(agent) if isinstance(agent, str) else agent
+    if hasattr(target, "run_sync") or not callable(target):
+        return target, None
+    runner = build_agent(target, NullSink())
+    try:
+        params = inspect.signature(target).parameters.values()
+    except (TypeError, ValueError):
+        return runner, None
+    if not any(p.name == "seed" or p.kind is p.VAR_KEYWORD for p in params):
+        return runner, None
+    return runner, lambda seed: build_agent(functools.partial(target, seed=seed), NullSink())
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -185,6 +267,7 @@ class _Options:
     seeds: int
     alpha: float
     progress: Progress | None
+    factory: Callable[..., Any] | None = None
 
 
 def _why(source: Any, run: str | None, agent: Any | None, step: str | None,
@@ -200,13 +283,13 @@ def _why(source: Any, run: str | None, agent: Any | None, step: str | None,
     path = past.path_steps
     on_path = None if loaded.landings is None else [
         g for g in loaded.landings if g.step in path]
-    cands = candidates(loaded.events, past, loaded.earlier, on_path)
+    cands = one_per_removal(candidates(loaded.events, past, loaded.earlier, on_path))
     report = WhyReport(
         run_id=past.run_id, step=past.explained.step_id, answer=past.answer,
         outcome=comparator.recorded_key(past.answer), comparator=comparator.describe,
         comparator_mode=comparator.mode, mode="CORRELATIONAL", conclusion="correlational",
         conclusion_text="", suspects=(), run_status=past.status, alpha=alpha,
-        flags=tuple(_flags(past, cands, comparator)), events_read=loaded.read,
+        flags=tuple(_flags(past, cands, loaded.events)), events_read=loaded.read,
         events_total=loaded.total)
     if agent is None:
         return conclude(replace(report, suspects=suspects_of(cands, None, {}, past.answer),
@@ -219,7 +302,7 @@ def _why(source: Any, run: str | None, agent: Any | None, step: str | None,
         return conclude(replace(report, suspects=suspects_of(cands, None, {}, past.answer),
                                 flags=(flag, *report.flags)), None)
     rr = Rerunner(agent, past, loaded.events, comparator, continue_from=continue_from,
-                  budget=o.budget, progress=o.progress)
+                  budget=o.budget, progress=o.progress, factory=o.factory)
     return _causal(report, rr, cands, o.seeds, alpha)
 
 
@@ -241,7 +324,9 @@ def _causal(report: WhyReport, rr: Rerunner, cands: Sequence[Candidate], seeds: 
                         "outcome, so no removal can be compared with it")
     elif not baseline.stable:
         flags.insert(0, f"baseline-unstable: the unchanged agent changed its outcome in "
-                        f"{base_tally.changed}/{base_tally.answered} live re-runs")
+                        f"{base_tally.changed}/{base_tally.answered} live re-runs (and its facts "
+                        "changed too); give --expect TEXT or --judge MODULE:FUNC to compare "
+                        "only what matters")
         result = SearchResult(
             findings=(), probes=(), cleared=frozenset(), broke=frozenset(), untested=(),
             unjudged=frozenset(units), unjudged_why=(
@@ -253,23 +338,42 @@ def _causal(report: WhyReport, rr: Rerunner, cands: Sequence[Candidate], seeds: 
         if need is None or need > seeds:
             flags.append(f"too-few-seeds: {seeds} seeds cannot reach confidence "
                          f"{1 - per_test:.4g} per test; use --seeds {need or 'more'} or more")
-        result = search(rr, base_tally, units, seeds=seeds, alpha=per_test)
+        result = search(rr, base_tally, units, seeds=seeds, alpha=per_test,
+                        order=report.run_id)
     flags += _blind(rr)
-    suspects = suspects_of(cands, result, refused, report.answer)
-    out = replace(report, mode="CAUSAL", suspects=suspects, seeds=seeds, alpha_per_test=per_test,
-                  baseline=baseline, flags=tuple(flags), reruns=rr.runs,
+    out = replace(report, seeds=seeds, alpha_per_test=per_test, baseline=baseline,
+                  flags=tuple(flags))
+    return _ordered(out, rr, cands, refused, result)
+
+
+def _ordered(report: WhyReport, rr: Rerunner, cands: Sequence[Candidate],
+             refused: Mapping[Removal, str], result: SearchResult | None) -> WhyReport:
+    """Suspects with their verdicts, in causal order, and the conclusion they support."""
+    seen = Seen(answer=report.answer, expect=rr.comparator.mode == "expect", worded=rr.wording)
+    order = causal_order(suspects_of(cands, result, refused, seen), cands, report.step,
+                         expect=seen.expect)
+    out = replace(report, mode="CAUSAL", suspects=order.suspects, reruns=rr.runs,
                   model_calls=ModelCalls(made=rr.made, saved=rr.saved),
-                  untested=tuple(u.describe() for u in (result.untested if result else ())))
-    return conclude(out, result)
+                  untested=tuple(u.describe() for u in (result.untested if result else ())),
+                  comparator=rr.comparator.describe, comparator_mode=rr.comparator.mode,
+                  outcome=rr.recorded_key)
+    return conclude(out, result, order)
+
+
+_REMEDY = {
+    "label": "compare whole answers (drop --label) or give --expect TEXT",
+    "expect": "give an --expect that only the answer you want contains (or --judge)",
+    "judge": "check that the judge tells these answers apart, or give --expect TEXT",
+}
 
 
 def _blind(rr: Rerunner) -> list[str]:
-    differ = [(a, b) for a, b in rr.blind if normalise(a) != normalise(b)]
-    if not differ:
+    """Re-runs the chosen comparator called "same" although their facts differ."""
+    if not rr.blind or rr.comparator.mode not in _REMEDY:
         return []
-    a, b = differ[0]
+    a, b = rr.blind[0]
     what = ", ".join(changes(a, b)[:3]) or "the wording"
-    return [f"comparator-blind: {rr.comparator.describe} saw no change, but {len(differ)} "
-            f"re-run answer(s) differ from the recording ({what}); compare whole answers "
-            "(drop --label) or give --expect"]
+    return [f"comparator-blind: {rr.comparator.describe} saw no change, but {len(rr.blind)} "
+            f"re-run answer(s) differ from the recording in their facts ({what}); "
+            f"{_REMEDY[rr.comparator.mode]}"]
 

@@ -19,7 +19,13 @@ culprit; ``why_planted_confirmed`` counts those whose culprit came out
 confirmed. ``why_false_cause_per_100`` (target <= 0.5, i.e. at most 1 in 200):
 innocent pieces confirmed per 100 ``why`` runs on a model that flips its answer
 at random — 100 runs at p = 0.5 and 100 at p = 0.1 (20 + 20 in quick mode);
-every piece of that agent is innocent.
+every piece of that agent is innocent. ``why_planted_root_first`` (goal 1.0):
+the share of all planted examples whose report's first line names the root
+cause(s) (every member of a conjunction or a redundant set) and no innocent
+piece — for the sampling model, that nothing is confirmed;
+``why_duplicate_stamps`` (goal 0): verdicts stamped on more than one suspect
+for one removal, summed over those reports. The planted calls pass the
+example's factory, as the CLI's ``--agent`` does.
 """
 
 from __future__ import annotations
@@ -29,6 +35,7 @@ import dataclasses
 import gc
 import io
 import json
+import re
 import statistics
 import sys
 import tempfile
@@ -54,7 +61,7 @@ TESTS = Path(__file__).resolve().parents[1]
 if str(TESTS) not in sys.path:
     sys.path.insert(0, str(TESTS))
 
-from planted_support import load  # noqa: E402
+from planted_support import NAMES, ROOTS, load  # noqa: E402
 
 LIBRARY = 9_660
 LOOP = 320
@@ -202,10 +209,29 @@ def reruns(report: Mapping[str, Any]) -> int:
 
 
 def _explain(name: str, why: Callable[..., Any]) -> Mapping[str, Any]:
+    """The plain call on the example: the agent given as its factory (as ``--agent`` is)."""
     module = load(name)
     sink = ListSink()
     run_id = module.converse(module.make_agent(sink=sink)).run_id
-    return _as_dict(why(sink.events, run_id, agent=module.make_agent()))
+    return _as_dict(why(sink.events, run_id, agent=module.make_agent))
+
+
+def root_first(name: str, report: Mapping[str, Any]) -> bool:
+    """Whether the report's first line names the example's root cause(s) and no innocent
+    (for the sampling model, which has none: that it confirms nothing)."""
+    first = f"{str(report['conclusion']).upper()}: {report['conclusion_text']}"
+    roots = ROOTS[name]
+    if not roots:
+        return report["conclusion"] != "confirmed"
+    innocent = any(re.search(rf"(?<![\w-]){re.escape(i)}(?![\w-])", first)
+                   for i in load(name).INNOCENT)
+    return all(r in first for r in roots) and not innocent
+
+
+def duplicate_stamps(report: Mapping[str, Any]) -> int:
+    """Verdicts stamped more than once for one removal (one experiment, one suspect)."""
+    stamped = [s["removal"] for s in report["suspects"] if s.get("verdict")]
+    return len(stamped) - len(set(stamped))
 
 
 def _confirms(name: str, report: Mapping[str, Any]) -> bool:
@@ -226,14 +252,19 @@ def _confirms(name: str, report: Mapping[str, Any]) -> bool:
 
 def planted_figures() -> dict[str, float]:
     why = _api()
-    counts, confirmed = [], 0
-    for name in WITH_CULPRIT:
+    counts, confirmed, first, stamps = [], 0, 0, 0
+    for name in NAMES:
         report = _explain(name, why)
-        counts.append(reruns(report))
-        confirmed += _confirms(name, report)
+        first += root_first(name, report)
+        stamps += duplicate_stamps(report)
+        if name in WITH_CULPRIT:
+            counts.append(reruns(report))
+            confirmed += _confirms(name, report)
     return {"why_reruns_per_culprit": float(statistics.median(counts)),
             "why_planted_confirmed": float(confirmed),
-            "why_planted_with_culprit": float(len(WITH_CULPRIT))}
+            "why_planted_with_culprit": float(len(WITH_CULPRIT)),
+            "why_planted_root_first": round(first / len(NAMES), 3),
+            "why_duplicate_stamps": float(stamps)}
 
 
 def false_cause_figures(runs_each: int) -> dict[str, float]:

@@ -41,7 +41,7 @@ def test_given_the_demo_when_it_explains_the_answer_then_the_planted_fact_is_the
     why = text[text.index("why (every candidate upstream of the answer"):]
     assert "compared by: the answer contains 'DECLINED'" in why
     assert ("CONFIRMED: removing fact 'legacy-window-fact' changes the answer "
-            "(60 → 30, -40, APPROVED → DECLINED)") in why
+            "(APPROVED → DECLINED, 60 → 30, -$40)") in why
     assert "baseline: the unchanged agent gave the recorded answer in 12/12 live re-runs" in why
     assert "1. [injection] fact 'legacy-window-fact'" in why and "CAUSAL 3/3" in why
     assert "[injection] fact 'refund-policy'" in why and "not-confirmed" in why

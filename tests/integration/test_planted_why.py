@@ -22,7 +22,7 @@ from typing import Any
 
 import jsonschema
 import pytest
-from planted_support import CONFIRMS_INJECTION, NAMES, ROOT, load, record, ref
+from planted_support import CONFIRMS_INJECTION, NAMES, ROOT, ROOTS, load, record, ref
 
 from footprint import ListSink
 from lens import why
@@ -40,6 +40,8 @@ ON_PATH: dict[str, frozenset[str]] = {
     "twin_tools": frozenset({"get_order_status"}),
     "stale_history": frozenset({"profile_address", "order_history"}),
     "bad_guard": frozenset({"lookup_order", "issue_refund"}),
+    "mid_loop_rule": frozenset({"lookup_member", "staff_price"}),
+    "long_run": frozenset({"ledger_page"}),
 }
 
 
@@ -127,7 +129,7 @@ def test_given_a_planted_run_when_why_runs_then_no_decoy_is_confirmed(
     assert wrongly == [], [_text(s) for s in wrongly]
 
 
-@pytest.mark.parametrize("name", CONFIRMS_INJECTION)
+@pytest.mark.parametrize("name", (*CONFIRMS_INJECTION, "wording_innocents"))
 def test_given_an_injection_culprit_when_why_runs_then_it_alone_is_confirmed(
     name: str, reports: dict[str, Report],
 ) -> None:
@@ -206,6 +208,133 @@ def test_given_a_piece_whose_removal_crashes_when_why_runs_then_it_is_broke_not_
     assert broke and broke[0]["verdict"] == "broke", _text(broke)
     _assert_nothing_innocent("crash", report, [frozenset({module.CULPRIT})])
     assert any(s.get("id") == module.CULPRIT for s in _confirmed(report))
+
+
+# ── the first line names the root cause; the path; one removal, one suspect ──
+
+
+def _first_line(report: Report) -> str:
+    return f"{report['conclusion'].upper()}: {report['conclusion_text']}"
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_given_a_planted_run_when_why_runs_then_the_first_line_names_the_root_cause(
+    name: str, reports: dict[str, Report],
+) -> None:
+    report, first = reports[name], _first_line(reports[name])
+    for root in ROOTS[name]:
+        assert root in first, f"{name}: {root!r} not in {first!r}"
+    if not ROOTS[name]:
+        assert report["conclusion"] == "inconclusive" and report["root_causes"] == []
+    for innocent in load(name).INNOCENT:
+        assert not re.search(rf"(?<![\w-]){re.escape(innocent)}(?![\w-])", first), first
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_given_a_planted_run_when_why_runs_then_no_removal_is_stamped_on_two_suspects(
+    name: str, reports: dict[str, Report],
+) -> None:
+    stamped = [s["removal"] for s in reports[name]["suspects"] if s.get("verdict")]
+    assert len(stamped) == len(set(stamped)), sorted(stamped)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_given_a_planted_run_when_why_runs_then_no_wording_change_reads_as_a_fact_change(
+    name: str, reports: dict[str, Report],
+) -> None:
+    for s in reports[name]["suspects"]:
+        assert not any("+00" in c or c.startswith("1 → 13") for c in s["changes"]), _text(s)
+
+
+def test_given_wording_only_innocents_when_why_runs_then_they_are_not_confirmed_and_noted(
+    reports: dict[str, Report],
+) -> None:
+    report, module = reports["wording_innocents"], load("wording_innocents")
+    for piece in module.WORDING:
+        s = next(x for x in report["suspects"] if x.get("id") == piece)
+        assert s["verdict"] == "not-confirmed" and s["changes"] == [], _text(s)
+        assert s["wording"], f"{piece}: the re-worded answer is not noted"
+    noted = " ".join(w for x in report["suspects"] for w in x["wording"])
+    assert "'13:00;' → '1 pm;'" in noted and "'€45.' → '45 EUR.'" in noted
+
+
+def test_given_the_seed_wording_model_when_why_runs_then_it_compares_facts_and_searches(
+    reports: dict[str, Report],
+) -> None:
+    report = reports["seed_wording"]
+    assert report["comparator_mode"] == "facts", report["comparator"]
+    assert re.search(r"wording varied in [1-9]\d*/\d+ baseline answers", report["comparator"])
+    assert report["baseline"]["stable"] and report["conclusion"] == "confirmed"
+    assert not [f for f in report["flags"] if f.startswith("baseline-unstable")]
+
+
+def test_given_the_long_run_when_why_runs_then_its_tool_is_one_necessary_suspect(
+    reports: dict[str, Report],
+) -> None:
+    report, module = reports["long_run"], load("long_run")
+    pages = [s for s in report["suspects"] if s["kind"] == "tool_result"]
+    assert len(pages) == 1 and len(pages[0]["calls"]) == module.PAGES, _text(pages)
+    assert pages[0]["verdict"] == "confirmed" and pages[0]["effect"] == "necessary"
+    assert report["necessary"] == [pages[0]["label"]] and report["suspects"][0]["id"] == "fee-memo"
+    assert report["path"] == ["fact 'fee-memo'", "answer (llm#31)"]
+
+
+def test_given_a_skill_naming_the_wrong_tool_when_why_runs_then_the_path_runs_through_its_choice(
+    reports: dict[str, Report],
+) -> None:
+    report = reports["skill_wrong_tool"]
+    assert report["path"] == ["skill 'invoicing'", "llm#2 chose fx_rate_fixed", "result #call_2",
+                              "answer (llm#3)"]
+    tool = next(s for s in report["suspects"] if s["kind"] == "tool_result"
+                and s["flavor"] == "fx_rate_fixed")
+    assert tool["verdict"] == "confirmed" and tool["role"] == "mediator"
+    assert report["root_causes"] == ["skill 'invoicing'"]
+
+
+def test_given_a_rule_live_mid_loop_when_why_runs_then_the_path_puts_it_after_the_lookup(
+    reports: dict[str, Report],
+) -> None:
+    path = reports["mid_loop_rule"]["path"]
+    rule = next(i for i, p in enumerate(path) if "staff-rate" in p)
+    assert path.index("result #call_1") < rule < path.index("llm#2 chose staff_price"), path
+
+
+def test_given_a_stale_tool_result_when_why_runs_then_it_heads_as_the_earliest_removable_link(
+    reports: dict[str, Report],
+) -> None:
+    report = reports["tool_result"]
+    assert report["root_causes"] == ["tool price_feed #call_1"]
+    assert "the earliest removable link" in report["conclusion_text"]
+    assert report["path"] == ["llm#1 chose price_feed", "result #call_1", "answer (llm#2)"]
+
+
+def test_given_a_tool_an_injection_carries_when_why_runs_then_its_result_names_its_owner(
+    reports: dict[str, Report],
+) -> None:
+    report = reports["twin_tools"]
+    culprit = next(s for s in report["suspects"] if s.get("id") == "legacy-oms")
+    assert culprit["label"].startswith("custom 'legacy-oms'"), culprit["label"]
+    result = next(s for s in report["suspects"] if s["kind"] == "tool_result"
+                  and s["flavor"] == "get_order_status")
+    assert "custom 'legacy-oms'" in result["note"] and "skill" not in result["note"]
+    assert result["verdict"] is None and "registry" not in result["label"]
+    assert report["path"][1:3] == ["llm#1 chose get_order_status", "result #call_1"]
+
+
+@pytest.mark.parametrize("name", ("conjunction", "redundant_triple"))
+def test_given_a_conjunction_or_a_redundant_set_when_why_runs_then_the_headline_has_them_all(
+    name: str, reports: dict[str, Report],
+) -> None:
+    report, culprits = reports[name], frozenset(load(name).CULPRIT)
+    roots = [s for s in report["suspects"] if s.get("role") == "root"]
+    if name == "conjunction":
+        assert {s["id"] for s in roots} == culprits and "(a conjunction)" in _first_line(report)
+    else:
+        assert len(roots) == 1 and _ids(roots[0]) == culprits and roots[0]["kind"] == "set"
+        alone = [s for s in report["suspects"] if s.get("id") in culprits]
+        assert all(s["verdict"] == "not-confirmed" for s in alone), _text(alone)
+    _assert_nothing_innocent(name, {"suspects": [s for s in _confirmed(report)
+                                                 if not _ids(s) <= culprits]}, [])
 
 
 # ── the text form a user reads (snapshots) ─────────────────────────────────

@@ -84,7 +84,8 @@ def test_given_any_text_when_normalised_twice_then_nothing_more_changes(text: st
 
 
 def test_given_two_prices_when_compared_then_the_number_that_changed_is_named() -> None:
-    assert changes("The grinder costs 149 EUR.", "The grinder costs 189 EUR.") == ("149 → 189",)
+    assert changes("The grinder costs 149 EUR.", "The grinder costs 189 EUR.") == (
+        "149 EUR → 189 EUR",)
     assert normalise("The grinder costs 149 EUR.") != normalise("The grinder costs 189 EUR.")
     assert make_comparator(label=True).key("The grinder costs 149 EUR.") == "The"
 

@@ -1,0 +1,189 @@
+"""Facts in an answer, apart from its wording: numbers, times, dates, money, units, entities.
+
+An answer's *facts* are the values a user would check: ``13:00`` and ``1 pm``
+are one time, ``810.00 EUR`` and ``€810`` one amount, ``1,000`` and ``1000``
+one number. Spans are found by small patterns; each is then *parsed* by
+Python's own parsers — :func:`datetime.datetime.strptime` for times and
+dates, :class:`decimal.Decimal` for numbers and amounts, :mod:`calendar`'s
+day and month names — so a span that does not parse stays plain wording.
+
+* :func:`facts` — every fact of a text with its span and its normal form.
+* :func:`canonical` — the text with each fact replaced by its normal form,
+  then case, punctuation and spacing folded: two answers that differ only in
+  how a fact is written have the same canonical text.
+* :func:`fact_key` — the set of facts alone (wording ignored entirely).
+"""
+
+from __future__ import annotations
+
+import calendar
+import re
+from dataclasses import dataclass
+from datetime import date, datetime
+from decimal import Decimal, InvalidOperation
+from typing import Literal
+
+__all__ = ["VALUE_KINDS", "Fact", "FactKind", "canonical", "fact_key", "facts", "number"]
+
+FactKind = Literal["time", "date", "day", "money", "quantity", "number", "entity"]
+VALUE_KINDS: frozenset[str] = frozenset({"time", "date", "day", "money", "quantity", "number"})
+
+_NUM = r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?"
+_CURRENCY = {"€": "EUR", "$": "USD", "£": "GBP", "¥": "JPY", "EUR": "EUR", "USD": "USD",
+             "GBP": "GBP", "JPY": "JPY", "CHF": "CHF", "euro": "EUR", "euros": "EUR",
+             "dollars": "USD", "pounds": "GBP"}
+_ONE, _MILLI, _CENTI, _MINUTE = Decimal(1), Decimal("0.001"), Decimal("0.01"), Decimal(1) / 60
+_UNITS: dict[str, tuple[str, Decimal]] = {
+    "kg": ("g", Decimal(1000)), "g": ("g", _ONE), "mg": ("g", _MILLI),
+    "km": ("m", Decimal(1000)), "m": ("m", _ONE), "cm": ("m", _CENTI), "mm": ("m", _MILLI),
+    "l": ("l", _ONE), "ml": ("l", _MILLI), "%": ("%", _ONE), "percent": ("%", _ONE),
+    "h": ("h", _ONE), "hours": ("h", _ONE), "hour": ("h", _ONE), "minutes": ("h", _MINUTE),
+    "min": ("h", _MINUTE), "days": ("d", _ONE), "day": ("d", _ONE), "weeks": ("d", Decimal(7)),
+    "week": ("d", Decimal(7)), "units": ("units", _ONE), "unit": ("units", _ONE)}
+_MONTHS = "|".join(m for m in (*calendar.month_name[1:], *calendar.month_abbr[1:]))
+_DAYS = "|".join(calendar.day_name)
+
+_PATTERNS: tuple[tuple[FactKind, re.Pattern[str]], ...] = (
+    ("date", re.compile(r"\b\d{4}-\d{2}-\d{2}\b")),
+    ("date", re.compile(rf"\b(?:\d{{1,2}} (?:{_MONTHS})\.?,? \d{{4}}|(?:{_MONTHS})\.? "
+                        rf"\d{{1,2}},? \d{{4}})\b")),
+    ("time", re.compile(r"\b\d{1,2}(?::\d{2})?\s?(?:[ap]\.m\.|[ap]m\b)", re.IGNORECASE)),
+    ("time", re.compile(r"\b(?:[01]?\d|2[0-3]):[0-5]\d\b")),
+    ("time", re.compile(r"\b(?:noon|midday|midnight)\b", re.IGNORECASE)),
+    ("day", re.compile(rf"\b(?:{_DAYS})\b")),
+    ("money", re.compile(rf"[€$£¥]\s?(?:{_NUM})|\b(?:{_NUM})\s?(?:[€$£¥]|"
+                         r"(?:EUR|USD|GBP|JPY|CHF|euros?|dollars|pounds)\b)")),
+    ("money", re.compile(rf"\b(?:EUR|USD|GBP|JPY|CHF)\s?(?:{_NUM})\b")),
+    ("quantity", re.compile(rf"\b(?:{_NUM})\s?(?:%|(?:kg|mg|g|km|cm|mm|m|ml|l|h|hours?|"
+                            r"min|minutes|days?|weeks?|units?|percent)\b)")),
+    ("entity", re.compile(r"\b(?:[A-Z][\w-]*[A-Z0-9][\w-]*|[A-Z]{2,}|[A-Za-z]+-\d[\w-]*|"
+                          r"[a-z]+_[a-z_]+)\b")),
+    ("number", re.compile(rf"(?<![\w.]){_NUM}(?![\w])")),
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Fact:
+    """One fact of a text: its kind, where it is, how it was written and its normal form."""
+
+    kind: FactKind
+    start: int
+    end: int
+    surface: str
+    value: str
+
+    @property
+    def token(self) -> str:
+        return f"{self.kind}:{self.value}"
+
+
+def number(text: str) -> Decimal | None:
+    """``1,000.50`` → ``Decimal('1000.5')``; ``None`` when it is not a number."""
+    try:
+        return Decimal(text.replace(",", "")).normalize()
+    except InvalidOperation:
+        return None
+
+
+def _num_text(text: str) -> str:
+    got = number(text)
+    return text if got is None else f"{got:f}"
+
+
+def _time(text: str) -> str | None:
+    t = re.sub(r"\s+|\.", "", text.lower())
+    named = {"noon": "12:00", "midday": "12:00", "midnight": "00:00"}
+    if t in named:
+        return named[t]
+    for fmt in ("%I:%M%p", "%I%p", "%H:%M"):
+        try:
+            return datetime.strptime(t.upper(), fmt).strftime("%H:%M")
+        except ValueError:
+            continue
+    return None
+
+
+def _date(text: str) -> str | None:
+    t = re.sub(r"[.,]", "", text)
+    try:
+        return date.fromisoformat(t).isoformat()
+    except ValueError:
+        pass
+    for fmt in ("%d %B %Y", "%d %b %Y", "%B %d %Y", "%b %d %Y"):
+        try:
+            return datetime.strptime(t, fmt).date().isoformat()
+        except ValueError:
+            continue
+    return None
+
+
+def _money(text: str) -> str | None:
+    amount = re.search(_NUM, text)
+    sign = "".join((text[:amount.start()] + text[amount.end():]).split()) if amount else ""
+    cur = _CURRENCY.get(sign) or _CURRENCY.get(sign.upper())
+    if amount is None or cur is None:
+        return None
+    return f"{_num_text(amount.group(0))} {cur}"
+
+
+def _quantity(text: str) -> str | None:
+    amount = re.match(_NUM, text)
+    if amount is None:
+        return None
+    unit = text[amount.end():].strip().lower()
+    base, factor = _UNITS.get(unit, (unit, Decimal(1)))
+    value = number(amount.group(0))
+    return None if value is None else f"{(value * factor).normalize():f} {base}"
+
+
+def _parse(kind: FactKind, surface: str) -> str | None:
+    if kind == "time":
+        return _time(surface)
+    if kind == "date":
+        return _date(surface)
+    if kind == "money":
+        return _money(surface)
+    if kind == "quantity":
+        return _quantity(surface)
+    if kind == "number":
+        return _num_text(surface)
+    return surface.lower() if kind == "day" else surface
+
+
+def facts(text: str) -> tuple[Fact, ...]:
+    """Every fact of ``text``, in order; a span claimed by an earlier kind is not re-read."""
+    taken: list[tuple[int, int]] = []
+    found: list[Fact] = []
+    for kind, rx in _PATTERNS:
+        for m in rx.finditer(text):
+            if any(m.start() < e and s < m.end() for s, e in taken):
+                continue
+            value = _parse(kind, m.group(0))
+            if value is None:
+                continue
+            taken.append((m.start(), m.end()))
+            found.append(Fact(kind, m.start(), m.end(), m.group(0), value))
+    return tuple(sorted(found, key=lambda f: f.start))
+
+
+_PUNCT = re.compile(r"[^\w\s]+", re.UNICODE)
+
+
+def _fold(text: str) -> str:
+    return " ".join(_PUNCT.sub(" ", text.lower()).split())
+
+
+def canonical(text: str) -> str:
+    """The text with every fact in its normal form; case, punctuation and spacing folded."""
+    out: list[str] = []
+    at = 0
+    for f in facts(text):
+        out += [_fold(text[at:f.start]), f"⟨{f.token.lower()}⟩"]
+        at = f.end
+    out.append(_fold(text[at:]))
+    return " ".join(part for part in out if part)
+
+
+def fact_key(text: str) -> str:
+    """The text's facts alone, as a sorted set (wording and order ignored)."""
+    return "; ".join(sorted({f.token.lower() for f in facts(text)}))
