@@ -1,9 +1,9 @@
 """Planted bug — a model whose wording varies by seed while the fact it states does not.
 
-The model phrases its answer one of four ways, drawn from a generator the
-factory seeds (``make_agent(seed=...)``: every ``why`` re-run gets its own
-seed), and writes the time as "1 pm", "13:00" or "1:00 PM". The time itself
-comes from the prompt: a stale room memo moved the review to 13:00; the
+The model phrases its answer one of four ways, drawn from the run's seed
+(``request.seed``: every ``why`` re-run runs on a seed of its own), and
+writes the time as "1 pm", "13:00" or "1:00 PM". The time itself comes
+from the prompt: a stale room memo moved the review to 13:00; the
 calendar says 11:00.
 
 * Culprit: the fact ``room-memo``. The baseline's answers differ in
@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import random
 import re
-from collections.abc import Callable
 
 from footprint import (
     Agent,
@@ -35,7 +34,7 @@ from footprint import (
 from footprint.agent import Clock
 from footprint.providers import LLMRequest, Reply
 
-__all__ = ["CULPRIT", "INNOCENT", "MESSAGE", "converse", "main", "make_agent", "speaker"]
+__all__ = ["CULPRIT", "INNOCENT", "MESSAGE", "converse", "main", "make_agent", "model"]
 
 MESSAGE = "When is the design review on Thursday?"
 CULPRIT = "room-memo"
@@ -49,24 +48,21 @@ _PHRASES = ("The design review is on Thursday at {h12}.",
             "Design review: Thursday, {h24}.")
 
 
-def speaker(rng: random.Random) -> Callable[[LLMRequest], Reply]:
-    """A model that states the prompt's time in a phrasing drawn from ``rng``."""
-
-    def model(request: LLMRequest) -> Reply:
-        hour = int((_MOVED.findall(request.system) or _BOOKED.findall(request.system)
-                    or ["9"])[-1])
-        h12 = f"{(hour - 1) % 12 + 1} {'pm' if hour >= 12 else 'am'}"
-        h12b = f"{(hour - 1) % 12 + 1}:00 {'PM' if hour >= 12 else 'AM'}"
-        return rng.choice(_PHRASES).format(h12=h12, h12b=h12b, h24=f"{hour}:00")
-
-    return model
+def model(request: LLMRequest) -> Reply:
+    """State the prompt's time in a phrasing drawn from the run's seed."""
+    hour = int((_MOVED.findall(request.system) or _BOOKED.findall(request.system)
+                or ["9"])[-1])
+    h12 = f"{(hour - 1) % 12 + 1} {'pm' if hour >= 12 else 'am'}"
+    h12b = f"{(hour - 1) % 12 + 1}:00 {'PM' if hour >= 12 else 'AM'}"
+    phrase = random.Random(request.seed).choice(_PHRASES)
+    return phrase.format(h12=h12, h12b=h12b, h24=f"{hour}:00")
 
 
 def make_agent(*, sink: EventSink | None = None, seed: int = 0,
                clock: Clock | None = None) -> Agent:
-    """The team assistant on a model whose phrasing is drawn from ``seed``."""
+    """The team assistant on a model whose phrasing is drawn from the run's ``seed``."""
     return Agent(
-        provider=FunctionModel(speaker(random.Random(seed)), name="planted-phrasing"),
+        provider=FunctionModel(model, name="planted-phrasing"),
         model="team-small",
         system_prompt="You answer questions about the team's meetings.",
         injections=[
