@@ -4,6 +4,7 @@ and tools, and emits every event of the catalog from exactly one place each."""
 from __future__ import annotations
 
 import asyncio
+import weakref
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -20,6 +21,7 @@ from footprint.agent._setup import AgentSetup, Posture, ToolLike, build_setup
 from footprint.agent._sources import ToolSource
 from footprint.agent._state import PERSON, Evidence, RunState
 from footprint.agent._turn import declare_run, route_turn_stage
+from footprint.agent._workers import ToolWorkers
 from footprint.events import EventSink, NullSink, RunEnd, RunFailed, RunStart, SkillDeactivated
 from footprint.graph import EscalationPolicy, ProviderChoice, SkillGraph
 from footprint.injection import Injection
@@ -89,7 +91,10 @@ class Agent:
     ``tool_timeout_s`` bounds one tool call (a tool's own ``tool(timeout_s=)``
     wins; ``None`` waits forever): a call still running then ends with a
     ``tool.end`` whose status ``failure`` the host assigned (``status_by``)
-    and whose ``timeout_s`` says why, and the run goes on.
+    and whose ``timeout_s`` says why, and the run goes on. Plain tools run on
+    worker threads the agent keeps across runs (started on first use);
+    ``close()`` (or leaving ``with agent:``) ends the idle ones, as the agent's
+    garbage collection and the interpreter's exit do.
     """
 
     def __init__(
@@ -138,6 +143,8 @@ class Agent:
         self.ids: IdSource = _checked_ids(ids)
         self._conversation: Conversation | None = None
         self._meta = RunMeta()
+        self._workers: ToolWorkers | None = None
+        self._release: weakref.finalize[[], Agent] | None = None
 
     # ── variants (counterfactual re-runs, replay) ────────────────────────
 
@@ -222,6 +229,18 @@ class Agent:
         return asyncio.run(self.follow_up(message, user=user, session=session, tags=tags,
                                           metadata=metadata))
 
+    def close(self) -> None:
+        """End the worker threads kept for plain tools (a later run starts new ones)."""
+        release, self._release, self._workers = self._release, None, None
+        if release is not None:
+            release()  # the pool's close, once (the finalizer is then dead)
+
+    def __enter__(self) -> Agent:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
     def checkpoint(self) -> dict[str, Any]:
         """The last conversation as plain JSON (for ``run(..., continue_from=)``)."""
         if self._conversation is None:
@@ -239,7 +258,17 @@ class Agent:
             raise ConfigError(f"run() needs a non-empty message; got {message!r}")
         history = [*conv.history, Message(role="user", content=message, origin=PERSON)]
         cursor = conv.cursor if self.setup.continuity == "conversation" else None
-        return RunState(user_message=message, history=history, cursor=cursor)
+        return RunState(user_message=message, history=history, cursor=cursor,
+                        workers=self._tool_workers())
+
+    def _tool_workers(self) -> ToolWorkers:
+        """The agent's workers for plain tools; made on first use, one idle per tool kept."""
+        if self._workers is None:
+            tools = len(self.setup.baseline_tools) + len(self.setup.skill_tools)
+            self._workers = ToolWorkers(keep=max(1, min(tools, 8)))
+            # closed by close(), or when the agent is collected, or at the interpreter's exit
+            self._release = weakref.finalize(self, self._workers.close)
+        return self._workers
 
     async def _turn(self, message: str, conv: Conversation, meta: RunMeta) -> RunResult:
         state = self._start_state(message, conv)
