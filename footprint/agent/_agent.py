@@ -20,6 +20,7 @@ from footprint.agent._runmeta import RunMeta, run_meta
 from footprint.agent._setup import AgentSetup, Posture, ToolLike, build_setup
 from footprint.agent._sources import ToolSource
 from footprint.agent._state import PERSON, Evidence, RunState
+from footprint.agent._sync import run_to_end
 from footprint.agent._turn import declare_run, route_turn_stage
 from footprint.agent._workers import ToolWorkers
 from footprint.events import EventSink, NullSink, RunEnd, RunFailed, RunStart, SkillDeactivated
@@ -202,7 +203,7 @@ class Agent:
                  metadata: Mapping[str, Any] | None = None) -> RunResult:
         """``run`` for code without an event loop."""
         _no_running_loop("run_sync()", "await agent.run(message)")
-        return asyncio.run(self.run(message, continue_from=continue_from, user=user,
+        return run_to_end(self.run(message, continue_from=continue_from, user=user,
                                     session=session, tags=tags, metadata=metadata))
 
     async def follow_up(self, message: str, *, user: str | None = None,
@@ -226,7 +227,7 @@ class Agent:
                        metadata: Mapping[str, Any] | None = None) -> RunResult:
         """``follow_up`` for code without an event loop."""
         _no_running_loop("follow_up_sync()", "await agent.follow_up(message)")
-        return asyncio.run(self.follow_up(message, user=user, session=session, tags=tags,
+        return run_to_end(self.follow_up(message, user=user, session=session, tags=tags,
                                           metadata=metadata))
 
     def close(self) -> None:

@@ -6,7 +6,16 @@ hanging function can be abandoned: the run goes on and the worker is left
 to finish (or not) without holding the process open or a later call up.
 Only a single untimed function runs inline on the loop.
 
-A coroutine tool is awaited under its deadline on the run's loop.
+A coroutine tool runs on the run's own event loop (it may use what that
+loop owns: clients, locks, queues) under its deadline. At the deadline it is
+cancelled and abandoned: the run goes on without waiting for it, even when
+it swallows the cancellation (``run_sync`` does not wait for it either, see
+``_sync``). A coroutine that blocks the loop (``time.sleep``, a C call, a
+long computation) cannot be interrupted by anything on that loop: nothing
+else of the run moves while it blocks. When it returns after its deadline
+it is recorded as timed out all the same and what it returned is dropped,
+as for a plain function abandoned at its deadline. A coroutine that blocks
+forever blocks the run forever: make such a tool a plain function.
 """
 
 from __future__ import annotations
@@ -14,9 +23,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import inspect
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
+from footprint.agent._sync import abandon
 from footprint.agent._workers import ToolWorkers
 
 __all__ = ["ToolTimedOut", "invoke"]
@@ -66,15 +76,29 @@ async def _on_worker(fn: Callable[[Mapping[str, Any]], Any], args: Mapping[str, 
         late.cancel()
 
 
-async def _bounded(work: Any, timeout_s: float | None) -> Any:
+async def _until_done(work: Awaitable[Any], ended: list[float],
+                      loop: asyncio.AbstractEventLoop) -> Any:
+    try:
+        return await work
+    finally:
+        ended.append(loop.time())
+
+
+async def _bounded(work: Awaitable[Any], timeout_s: float | None) -> Any:
     """Await ``work``; only running out of time is ``ToolTimedOut`` (a tool's own
-    ``TimeoutError`` stays its own)."""
+    ``TimeoutError`` stays its own). Work that ends after its deadline (it held the
+    loop) has timed out too."""
     if timeout_s is None:
         return await work
-    task = asyncio.ensure_future(work)
+    loop = asyncio.get_running_loop()
+    deadline, ended = loop.time() + timeout_s, list[float]()
+    task = asyncio.ensure_future(_until_done(work, ended, loop))
     done, _ = await asyncio.wait({task}, timeout=timeout_s)
     if not done:
-        task.cancel()
+        abandon(task)
+        raise ToolTimedOut(timeout_s)
+    if ended and ended[0] > deadline:
+        task.exception()  # retrieved: what it raised after its deadline is not reported
         raise ToolTimedOut(timeout_s)
     return task.result()
 
