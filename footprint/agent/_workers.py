@@ -11,11 +11,14 @@ agent keeps its workers:
 * a worker whose call returns goes back to idle while fewer than ``keep``
   are idle, else it ends; an idle worker ends after ``idle_s`` without work;
 * ``close()`` ends the idle workers at once and the busy ones when their
-  call returns; later calls still run, each on a worker of its own.
+  call returns; later calls still run, each on a worker of its own;
+* after ``fork()`` the child has none of its parent's threads: its first
+  call starts the pool afresh instead of waiting for a worker that is not there.
 """
 
 from __future__ import annotations
 
+import os
 import queue
 import threading
 from collections.abc import Callable
@@ -35,11 +38,15 @@ class ToolWorkers:
         self._keep = keep
         self._idle_s = idle_s
         self._name = name
+        self._closed = False
+        self._fresh()
+
+    def _fresh(self) -> None:
+        self._pid = os.getpid()
         self._jobs: queue.SimpleQueue[Job | None] = queue.SimpleQueue()
         self._lock = threading.Lock()
         self._idle = 0  # idle workers no queued job is promised to
         self._started = 0
-        self._closed = False
 
     @property
     def threads_started(self) -> int:
@@ -48,6 +55,8 @@ class ToolWorkers:
 
     def submit(self, job: Job) -> None:
         """Run ``job`` on an idle worker, or on a new one when none is idle."""
+        if self._pid != os.getpid():  # a forked child: its parent's workers are not here
+            self._fresh()
         with self._lock:
             spawn = self._idle == 0
             if spawn:

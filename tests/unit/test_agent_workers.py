@@ -4,6 +4,8 @@ no thread per call, a stuck worker never holds a later call up, close() ends the
 from __future__ import annotations
 
 import gc
+import os
+import signal
 import threading
 import time
 import weakref
@@ -127,3 +129,29 @@ def test_given_an_idle_worker_when_idle_too_long_then_it_ends_and_a_later_job_st
     assert done.wait(5)
     assert pool.threads_started == 2
     pool.close()
+
+
+def test_given_an_agent_with_an_idle_worker_when_the_process_forks_then_the_child_runs_tools(
+) -> None:
+    SEEN.clear()
+    script = [call("where"), "done", call("where"), "done"]
+    agent = make_agent(ScriptedModel(script), ListSink(), tools=[tool(where)])
+    agent.run_sync("before the fork")  # leaves one idle worker, in the parent only
+    pid = os.fork()
+    if pid == 0:  # the child: its run must not wait for the parent's worker
+        code = 1
+        try:
+            code = 0 if agent.run_sync("in the child").answer == "done" else 2
+        finally:
+            os._exit(code)
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            break
+        time.sleep(0.05)
+    else:
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+        raise AssertionError("the forked child's run never ended")
+    assert os.waitstatus_to_exitcode(status) == 0
