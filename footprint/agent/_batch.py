@@ -193,7 +193,9 @@ async def execute_batch(setup: AgentSetup, state: RunState, frame: Frame, comp: 
             pending.append(_timed(_run_plain(setup, state, offered, out, threaded), out, clock))
             continue
         out.duration_ms = (clock.monotonic_ns() - t0) / 1e6
-    if pending:
+    if len(pending) == 1:
+        await pending[0]  # a lone call needs no task of its own
+    elif pending:
         await asyncio.gather(*pending)
     for out in outs:
         if not out.error and out.pick is None:
