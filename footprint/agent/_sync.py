@@ -6,8 +6,9 @@ every task left and waits for each to end, so a tool that swallows its
 cancellation kept ``run_sync`` from ever returning. Here such a tool is left
 where it is and the loop is closed under it (Python closes the coroutine when
 it is collected); every other task left is cancelled and waited for, as
-``asyncio.run`` does. When a tool was abandoned the loop's default executor is not waited
-for either (an abandoned ``asyncio.to_thread`` call may never return).
+``asyncio.run`` does. When a tool was abandoned, the loop's default executor
+is not waited for either (an abandoned ``asyncio.to_thread`` call may never
+return).
 """
 
 from __future__ import annotations
