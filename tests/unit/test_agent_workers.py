@@ -155,3 +155,19 @@ def test_given_an_agent_with_an_idle_worker_when_the_process_forks_then_the_chil
         os.waitpid(pid, 0)
         raise AssertionError("the forked child's run never ended")
     assert os.waitstatus_to_exitcode(status) == 0
+
+
+async def where_async() -> str:
+    """Say which thread and loop run this call."""
+    SEEN.append(threading.current_thread())
+    return "here"
+
+
+def test_given_a_coroutine_tool_with_a_timeout_when_called_then_it_runs_on_the_loop_thread(
+) -> None:
+    SEEN.clear()
+    agent = make_agent(ScriptedModel([call("where_async"), "done"]), ListSink(),
+                       tools=[tool(where_async, timeout_s=5)])
+    agent.run_sync("go")
+    assert SEEN[0] is threading.current_thread() and len(SEEN) == 1
+    assert agent._tool_workers().threads_started == 0
