@@ -98,6 +98,7 @@ def _plots(table: Any) -> str:
     """Line charts of the series (one line per group), two a row."""
     import plotext as plt
 
+    from lens.playback._trends import draw
     from recorder.store._trends import METRICS, trend_series
 
     labels, series = trend_series(table)
@@ -119,15 +120,3 @@ def _plots(table: Any) -> str:
 
     return Text.from_ansi(text).plain  # no colour codes in a file or a pipe
 
-
-def draw(plt: Any, labels: list[str], lines: dict[str, list[float | None]]) -> None:
-    """One chart on ``plt`` (plotext or a ``PlotextPlot``'s): a line per group, the
-    buckets as x ticks (at most 6 labelled), gaps where a group has no value."""
-    xs = list(range(len(labels)))
-    for group, values in lines.items():
-        points = [(x, v) for x, v in zip(xs, values, strict=True) if v is not None]
-        if points:
-            plt.plot([p[0] for p in points], [p[1] for p in points], marker="braille",
-                     label=group if len(lines) > 1 else None)
-    step = max(1, math.ceil(len(labels) / 6))
-    plt.xticks(xs[::step], labels[::step])
