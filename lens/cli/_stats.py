@@ -15,7 +15,7 @@ import math
 import sys
 from typing import Any
 
-from lens.cli._common import open_from
+from lens.cli._common import MAX_COUNT, count_arg, open_from
 
 __all__ = ["add_parser", "run"]
 
@@ -36,6 +36,9 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--until", metavar="YYYY-MM-DD", help="only runs started on or before")
     p.add_argument("--format", choices=("text", "json"), default="text",
                    help="text: a table and plots (default); json: one object per row")
+    p.add_argument("--last", type=count_arg(1, MAX_COUNT), default=30, metavar="N",
+                   help="the table shows the newest N buckets (default 30; the plots and "
+                        "--format json show all)")
     p.add_argument("--no-plot", action="store_true", help="the table only")
     p.add_argument("--store", metavar="DIR", default=None,
                    help="the store directory (default: $FOOTPRINT_STORE or ./.footprint)")
@@ -57,10 +60,22 @@ def run(args: argparse.Namespace) -> int:
         filtered = args.since or args.until
         print(f"no runs {'match those filters ' if filtered else ''}in {store.root}")
         return 0
-    _print_table(table, grouped=args.group_by is not None, by=args.by)
+    _print_table(_newest(table, args.last), grouped=args.group_by is not None, by=args.by)
+    buckets = len(set(table.column("bucket").to_pylist()))
+    if buckets > args.last:
+        print(f"({args.last} newest of {buckets} {args.by}s; --last N shows more)")
     if not args.no_plot:
         print(_plots(table))
     return 0
+
+
+def _newest(table: Any, last: int) -> Any:
+    """The rows of the newest ``last`` buckets (the table is oldest first)."""
+    stamps = sorted(set(table.column("bucket").to_pylist()))[-last:]
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    return table.filter(pc.is_in(table.column("bucket"), pa.array(stamps, table["bucket"].type)))
 
 
 def _ms(value: float | None) -> str:

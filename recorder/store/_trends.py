@@ -91,15 +91,13 @@ _COST = """LEFT JOIN (SELECT run_id, sum(cost_usd) AS cost_usd,
                FROM llm_calls WHERE run_id IN (SELECT run_id FROM picked)
                GROUP BY run_id) c USING (run_id)"""
 _COST_COLUMNS = (""",
-       sum(c.cost_usd) FILTER (WHERE coalesce(c.unpriced_calls, 0) = 0) AS cost_usd,
+       sum(c.cost_usd::DOUBLE) FILTER (WHERE coalesce(c.unpriced_calls, 0) = 0) AS cost_usd,
        count(*) FILTER (WHERE c.unpriced_calls > 0) AS unpriced""")
 
 
 def priced(store: StoreView) -> bool:
     """Whether the store's ``llm_calls`` view prices calls (has ``cost_usd``)."""
-    return bool(store.rows(
-        "SELECT count(*) FROM duckdb_columns() WHERE table_name = 'llm_calls' "
-        "AND column_name = 'cost_usd'")[0][0])
+    return "cost_usd" in store.arrow("SELECT * FROM llm_calls LIMIT 0").column_names
 
 
 def trends(store: StoreView, query: TrendQuery | None = None) -> pa.Table:

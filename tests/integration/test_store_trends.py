@@ -15,6 +15,7 @@ from trends_store import write_trends_store
 from footprint._errors import ConfigError
 from recorder import RunQuery, open_store
 from recorder.store._trends import TrendQuery, trend_series, trends
+from recorder.store._views import VIEWS
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -126,3 +127,29 @@ def test_given_a_bad_bucket_when_footprint_stats_then_one_line_and_exit_2(
     done = _cli("--store", str(store_path), "--by", "week")
     assert done.returncode == 2
     assert len(done.stderr.strip().splitlines()) == 1 and "week" in done.stderr
+
+
+def test_given_a_store_whose_calls_are_priced_when_trends_then_cost_and_unpriced_runs_show(
+    store_path: Path,
+) -> None:
+    # the store's views price calls once the price table lands (``llm_calls.cost_usd``);
+    # here a view of that shape prices model 'a' at $0.001 an output token, 'b' not at all
+    calls = dict(VIEWS)["llm_calls"]
+    with open_store(store_path) as store:
+        assert "cost_usd" not in trends(store).column_names  # the views exist from here on
+        store.con.execute(
+            "CREATE OR REPLACE VIEW llm_calls AS SELECT c.*, CASE WHEN c.model = 'a' "
+            f"THEN c.output_tokens * 0.001 END AS cost_usd FROM ({calls}) c")
+        day1, day2 = trends(store).to_pylist()
+    assert (day1["cost_usd"], day1["unpriced"]) == (pytest.approx(0.005), 1)  # r2 unpriced
+    assert (day2["cost_usd"], day2["unpriced"]) == (pytest.approx(0.003), 0)
+
+
+def test_given_many_buckets_when_stats_with_last_then_the_table_keeps_the_newest(
+    store_path: Path,
+) -> None:
+    done = _cli("--store", str(store_path), "--by", "hour", "--last", "1", "--no-plot")
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert [line.split()[:3] for line in lines[1:-1]] == [["2026-01-02", "12:00", "1"]]
+    assert lines[-1] == "(1 newest of 3 hours; --last N shows more)"
