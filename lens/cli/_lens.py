@@ -21,7 +21,7 @@ def add_parser(sub: Any) -> None:
         help="browse runs in a terminal UI: timeline, decisions, skills, why, SQL",
         description="Open the lens on the store. Keys: enter opens a run; ←/→ or [/] step "
                     "iterations, 1/2/3 the System · Messages · Tools tabs; d decisions, s skills, "
-                    "w why, : SQL, t timeline, r runs, "
+                    "w why, : SQL, t timeline, r runs, T trends (from the runs), "
                     "esc back, q quit.",
     )
     p.add_argument("run", metavar="RUN", nargs="?", default=None,

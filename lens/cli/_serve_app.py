@@ -13,7 +13,7 @@ from textual_serve.app_service import AppService
 from textual_serve.server import Server, to_int
 
 from footprint._errors import ConfigError
-from lens.cli._serve import (
+from lens.cli._serve_parts import (
     COOKIE,
     SCREENS,
     check_token,

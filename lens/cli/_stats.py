@@ -45,8 +45,7 @@ def add_parser(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from recorder.store._runlist import RunQuery
-    from recorder.store._trends import TrendQuery, trends
+    from recorder import RunQuery, TrendQuery, trends
 
     store = open_from(args)
     query = TrendQuery(by=args.by, group_by=args.group_by,

@@ -13,8 +13,8 @@ import pytest
 from trends_store import write_trends_store
 
 from footprint._errors import ConfigError
-from recorder import RunQuery, open_store
-from recorder.store._trends import TrendQuery, trend_series, trends
+from recorder import RunQuery, TrendQuery, open_store, trends
+from recorder.store._trends import trend_series
 from recorder.store._views import VIEWS
 
 ROOT = Path(__file__).resolve().parents[2]
