@@ -15,10 +15,6 @@ page hands it on to its websocket in a same-site cookie).
 from __future__ import annotations
 
 import argparse
-import ipaddress
-import os
-import re
-import secrets
 from typing import Any
 
 from footprint._errors import ConfigError
@@ -50,6 +46,8 @@ def add_serve_options(p: argparse.ArgumentParser) -> None:
 
 def is_loopback(host: str) -> bool:
     """Whether ``host`` names this machine only (``localhost``, 127.0.0.0/8, ``::1``)."""
+    import ipaddress
+
     if host == "localhost":
         return True
     try:
@@ -60,6 +58,10 @@ def is_loopback(host: str) -> bool:
 
 def _token(args: argparse.Namespace) -> str | None:
     """The token every request must carry: ``None`` on loopback without ``--allow-remote``."""
+    import os
+    import re
+    import secrets
+
     if not args.allow_remote:
         if args.token:
             raise ConfigError("--token is for --allow-remote; add --allow-remote or drop it")

@@ -4,11 +4,7 @@ options; ``_serve_app`` is the aiohttp server)."""
 
 from __future__ import annotations
 
-import asyncio
-import hmac
-import logging
 import re
-import shlex
 import sys
 from pathlib import Path
 
@@ -24,17 +20,23 @@ _RUN_REF = re.compile(r"[0-9A-Za-z._:-]{1,128}")
 
 def session_command(root: Path, run: str | None, view: str) -> str:
     """The shell command of one browser session: ``footprint lens`` on ``run`` and ``view``."""
+    import shlex
+
     argv = [sys.executable, "-m", "lens.cli", "lens", "--store", str(root), "--view", view]
     return shlex.join([*argv, *([run] if run else [])])
 
 
 def check_token(expected: str | None, given: str | None) -> bool:
     """Whether a request may go on: no token needed, or the right one given."""
+    import hmac
+
     return expected is None or (given is not None and hmac.compare_digest(expected, given))
 
 
 def quiet_logging() -> None:
     """textual-serve logs every request at INFO; the lens server says only what fails."""
+    import logging
+
     logging.getLogger("textual-serve").setLevel(logging.WARNING)
     logging.getLogger("aiohttp.access").setLevel(logging.WARNING)
     logging.basicConfig(level=logging.WARNING, format="footprint lens: %(message)s")
@@ -51,4 +53,7 @@ def resolve(root: Path, run: str) -> str:
 
 
 async def resolve_async(root: Path, run: str) -> str:
+    """:func:`resolve` on a thread, off the server's loop."""
+    import asyncio
+
     return await asyncio.to_thread(resolve, root, run)

@@ -59,7 +59,9 @@ def run(args: argparse.Namespace) -> int:
         filtered = args.since or args.until
         print(f"no runs {'match those filters ' if filtered else ''}in {store.root}")
         return 0
-    _print_table(_newest(table, args.last), grouped=args.group_by is not None, by=args.by)
+    rows = table.to_pylist()
+    _print_table(_newest(rows, args.last), priced="cost_usd" in table.column_names,
+                 grouped=args.group_by is not None, by=args.by)
     buckets = len(set(table.column("bucket").to_pylist()))
     if buckets > args.last:
         print(f"({args.last} newest of {buckets} {args.by}s; --last N shows more)")
@@ -68,13 +70,10 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _newest(table: Any, last: int) -> Any:
-    """The rows of the newest ``last`` buckets (the table is oldest first)."""
-    stamps = sorted(set(table.column("bucket").to_pylist()))[-last:]
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
-    return table.filter(pc.is_in(table.column("bucket"), pa.array(stamps, table["bucket"].type)))
+def _newest(rows: list[dict[str, Any]], last: int) -> list[dict[str, Any]]:
+    """The rows of the newest ``last`` buckets (the rows are oldest first)."""
+    keep = set(sorted({r["bucket"] for r in rows})[-last:])
+    return [r for r in rows if r["bucket"] in keep]
 
 
 def _ms(value: float | None) -> str:
@@ -88,18 +87,17 @@ def _cost(row: dict[str, Any]) -> str:
     return text + (f" +{row['unpriced']} unpriced" if row["unpriced"] else "")
 
 
-def _print_table(table: Any, *, grouped: bool, by: str) -> None:
+def _print_table(rows: list[dict[str, Any]], *, priced: bool, grouped: bool, by: str) -> None:
     from rich.console import Console
     from rich.table import Table
 
     view = Table(box=None, header_style="bold", pad_edge=False)
     heads = ["bucket", *(["group"] if grouped else []), "runs", "errors", "p50 ms", "p90 ms",
              "p99 ms", "tokens", "tok/run", "decisions"]
-    priced = "cost_usd" in table.column_names
     for head in [*heads, *(["cost"] if priced else [])]:
         view.add_column(head, justify="left" if head in ("bucket", "group") else "right")
     stamp = "%Y-%m-%d %H:00" if by == "hour" else "%Y-%m-%d"
-    for r in table.to_pylist():
+    for r in rows:
         view.add_row(r["bucket"].strftime(stamp), *([r["group"] or "—"] if grouped else []),
                      f"{r['runs']:,}", f"{r['error_rate']:.1%}", _ms(r["p50_ms"]),
                      _ms(r["p90_ms"]), _ms(r["p99_ms"]), f"{r['tokens']:,}",

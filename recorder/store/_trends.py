@@ -1,10 +1,12 @@
 """``trends``: runs per time bucket (and group) — latency, tokens, errors, decisions, cost.
 
-One pushed-down DuckDB aggregate over the run rows of the runs list
-(``recorder.store._runlist``, themselves built from the per-file outlines):
-each run's latency (start to end), tokens and status, and its decision count
-from the outlines' per-type rows, grouped by a day or hour of its start and,
-optionally, by model, skill or release. A skill groups the runs that activated
+One pushed-down DuckDB aggregate over the per-file outlines
+(``recorder.store._outline``), in one pass over their run and per-type rows:
+each run's latency (start to end), tokens, status, model and decision count,
+grouped by a day or hour of its start and, optionally, by model, skill or
+release. The runs are filtered by a :class:`RunQuery` (its conditions on
+status, model and start run on these rows; any other, such as the answer's
+text, through the runs list of ``recorder.store._runlist``). A skill groups the runs that activated
 it (a run with two skills counts in both; ``skill.activated`` rows only are
 read); a release is the run's ``run.start`` label. When the store's
 ``llm_calls`` view prices calls (a ``cost_usd`` column), a second aggregate
@@ -14,12 +16,13 @@ runs with a call no price covers (never counted as 0).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING
 
 import pyarrow as pa
 
 from footprint._errors import ConfigError, did_you_mean
+from recorder.store._outline import outline_view
 from recorder.store._runlist import RunQuery, _base
 from recorder.store._views import DECISION_TYPES
 
@@ -69,14 +72,25 @@ class TrendQuery:
             raise ConfigError(f"TrendQuery(runs={self.runs!r}): pass a RunQuery")
 
 
-_SELECT = """,
-picked AS (SELECT run_id, started, status, tokens, model,
-                  (epoch_us(ended) - epoch_us(started)) / 1000.0 AS latency_ms
-           FROM run_rows WHERE {where}),
-dec AS (SELECT run_id, sum(events)::BIGINT AS decisions FROM o
-        WHERE level = 'type' AND type IN ({decisions}) GROUP BY run_id),
-keyed AS (SELECT p.*, coalesce(dec.decisions, 0) AS decisions, {key} AS grp
-          FROM picked p LEFT JOIN dec USING (run_id) {join})
+_PER_RUN = """
+per AS (
+  SELECT run_id, min(start_ns) FILTER (WHERE level = 'run') AS start_ns,
+         max(end_ns) FILTER (WHERE level = 'run') AS end_ns,
+         sum(ended) FILTER (WHERE level = 'run') AS ended,
+         sum(failed) FILTER (WHERE level = 'run') AS failed,
+         (coalesce(sum(input_tokens), 0) + coalesce(sum(output_tokens), 0))::BIGINT AS tokens,
+         arg_min(model, (model_rank, model_seq)) FILTER (WHERE model IS NOT NULL) AS model,
+         coalesce(sum(events) FILTER (WHERE level = 'type' AND type IN ({decisions})), 0)
+             AS decisions
+  FROM {view} WHERE level IN ('run', 'type') GROUP BY run_id),
+runs AS (
+  SELECT run_id, start_ns, make_timestamp(start_ns // 1000) AS started,
+         CASE WHEN ended > 0 THEN 'complete' WHEN failed > 0 THEN 'failed'
+              ELSE 'incomplete' END AS status,
+         tokens, model, decisions, (end_ns - start_ns) / 1e6 AS latency_ms
+  FROM per),
+picked AS (SELECT * FROM runs WHERE {where}),
+keyed AS (SELECT p.*, {key} AS grp FROM picked p {join})
 SELECT date_trunc('{by}', started) AS bucket, grp AS "group", count(*) AS runs,
        count(*) FILTER (WHERE status = 'failed') AS failed,
        count(*) FILTER (WHERE status = 'failed') / count(*) AS error_rate,
@@ -85,6 +99,12 @@ SELECT date_trunc('{by}', started) AS bucket, grp AS "group", count(*) AS runs,
        avg(tokens) AS tokens_per_run, sum(decisions)::BIGINT AS decisions{cost}
 FROM keyed {cost_join} GROUP BY ALL ORDER BY bucket, "group" NULLS LAST
 """
+"""Each run's numbers in one pass over its outline rows, then the buckets."""
+_SIMPLE = frozenset({"status", "model", "since", "until", "run_ids", "newest_first", "limit",
+                     "offset"})
+"""The :class:`RunQuery` fields whose condition reads only ``runs``'s own columns."""
+
+
 _COST = """LEFT JOIN (SELECT run_id, sum(cost_usd) AS cost_usd,
                       count(*) FILTER (WHERE cost_usd IS NULL AND end_seq IS NOT NULL)
                           AS unpriced_calls
@@ -96,21 +116,36 @@ _COST_COLUMNS = (""",
 
 
 def priced(store: StoreView) -> bool:
-    """Whether the store's ``llm_calls`` view prices calls (has ``cost_usd``)."""
-    return "cost_usd" in store.arrow("SELECT * FROM llm_calls LIMIT 0").column_names
+    """Whether the store's ``llm_calls`` view prices calls (has a ``cost_usd`` column): read
+    from the view's definition, so a store whose views were never used makes none for it."""
+    from recorder.store import _views
+
+    return "cost_usd" in dict(_views.VIEWS).get("llm_calls", "")
 
 
 def trends(store: StoreView, query: TrendQuery | None = None) -> pa.Table:
     """One row per bucket (and group), oldest first: :data:`TREND_COLUMNS` (latencies in
     ms over ended runs; ``error_rate`` = failed / runs), plus cost when the store has it."""
     query = query or TrendQuery()
-    base, (where, params) = _base(store, query.runs)
+    where, params = query.runs.where()
+    prefix = "WITH "
+    if _needs_run_rows(query.runs):  # a filter on what only the runs list knows (answer, …)
+        base, (listed, params) = _base(store, query.runs)
+        prefix, where = base.rstrip() + ",", f"run_id IN (SELECT run_id FROM run_rows " \
+            f"WHERE {listed})"
     key, join = _KEYS[query.group_by]
     with_cost = priced(store)
-    sql = base.rstrip() + _SELECT.format(
-        where=where, decisions=_DECISIONS, key=key, join=join, by=query.by,
-        cost=_COST_COLUMNS if with_cost else "", cost_join=_COST if with_cost else "")
+    sql = prefix + _PER_RUN.format(
+        view=outline_view(store), where=where, decisions=_DECISIONS, key=key, join=join,
+        by=query.by, cost=_COST_COLUMNS if with_cost else "",
+        cost_join=_COST if with_cost else "")
     return store.arrow(sql, params)
+
+
+def _needs_run_rows(runs: RunQuery) -> bool:
+    plain = RunQuery()
+    return any(getattr(runs, f.name) != getattr(plain, f.name) for f in fields(runs)
+               if f.name not in _SIMPLE)
 
 
 METRICS = (("p50_ms", "latency p50 (ms)"), ("p90_ms", "latency p90 (ms)"),

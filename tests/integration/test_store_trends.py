@@ -130,16 +130,18 @@ def test_given_a_bad_bucket_when_footprint_stats_then_one_line_and_exit_2(
 
 
 def test_given_a_store_whose_calls_are_priced_when_trends_then_cost_and_unpriced_runs_show(
-    store_path: Path,
+    store_path: Path, monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    # the store's views price calls once the price table lands (``llm_calls.cost_usd``);
-    # here a view of that shape prices model 'a' at $0.001 an output token, 'b' not at all
-    calls = dict(VIEWS)["llm_calls"]
     with open_store(store_path) as store:
-        assert "cost_usd" not in trends(store).column_names  # the views exist from here on
-        store.con.execute(
-            "CREATE OR REPLACE VIEW llm_calls AS SELECT c.*, CASE WHEN c.model = 'a' "
-            f"THEN c.output_tokens * 0.001 END AS cost_usd FROM ({calls}) c")
+        assert "cost_usd" not in trends(store).column_names
+    # the views price calls once the price table lands (``llm_calls.cost_usd``); here a
+    # view of that shape prices model 'a' at $0.001 an output token, 'b' not at all
+    views = [(name, select if name != "llm_calls" else
+              "SELECT c.*, CASE WHEN c.model = 'a' THEN c.output_tokens * 0.001 END "
+              f"AS cost_usd FROM ({select}) c") for name, select in VIEWS]
+    monkeypatch.setattr("recorder.store._views.VIEWS", tuple(views))
+    monkeypatch.setattr("recorder.store._catalog.VIEWS", tuple(views))
+    with open_store(store_path) as store:
         day1, day2 = trends(store).to_pylist()
     assert (day1["cost_usd"], day1["unpriced"]) == (pytest.approx(0.005), 1)  # r2 unpriced
     assert (day2["cost_usd"], day2["unpriced"]) == (pytest.approx(0.003), 0)
@@ -153,3 +155,15 @@ def test_given_many_buckets_when_stats_with_last_then_the_table_keeps_the_newest
     lines = done.stdout.splitlines()
     assert [line.split()[:3] for line in lines[1:-1]] == [["2026-01-02", "12:00", "1"]]
     assert lines[-1] == "(1 newest of 3 hours; --last N shows more)"
+
+
+@pytest.mark.parametrize(("runs", "expected"), [
+    (RunQuery(status=("failed",)), [(1, 30)]),  # on the outline's own rows
+    (RunQuery(model="b"), [(1, 30)]),
+    (RunQuery(answer="done"), [(1, 15), (1, 7)]),  # through the runs list: r1 and r4
+])
+def test_given_a_run_filter_when_trends_then_only_matching_runs_count(
+    store_path: Path, runs: RunQuery, expected: list[tuple[int, int]],
+) -> None:
+    rows = _rows(store_path, TrendQuery(runs=runs))
+    assert [(r["runs"], r["tokens"]) for r in rows] == expected
