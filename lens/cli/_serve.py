@@ -1,7 +1,8 @@
 """``footprint lens --serve``: the same lens in a browser, through ``textual-serve``.
 
 Each browser session runs its own ``footprint lens`` process under Textual's
-web driver (textual-serve's ``AppService``); no second UI exists. Deep links
+web driver (textual-serve's ``AppService``; ``--follow`` is passed on); no
+second UI exists. Deep links
 open a run and a screen: ``/run/<id>`` (its timeline) and ``/run/<id>/<screen>``
 (``timeline``, ``decisions``, ``skills``, ``why``, ``sql``). The page's
 websocket lives at the same path under ``/ws`` (textual-serve's script adds the
@@ -88,7 +89,7 @@ def serve(args: argparse.Namespace) -> int:
         root = store.root
         first = store.resolve_run(args.run) if args.run else None
     server = _server_class()(root=root, host=args.host, port=args.port, token=token,
-                             first=first, view=args.view)
+                             first=first, view=args.view, follow=args.follow)
     host = f"[{args.host}]" if ":" in args.host else args.host
     where = f"http://{host}:{args.port}/" + (f"?token={token}" if token else "")
     print(f"footprint lens: serving {root} on {where} (Ctrl-C stops)", flush=True)

@@ -32,13 +32,14 @@ class LensServer(Server):
     run and screen; ``token`` (remote hosts) guards every page and websocket."""
 
     def __init__(self, *, root: Path, host: str, port: int, token: str | None,
-                 first: str | None = None, view: str = "timeline") -> None:
+                 first: str | None = None, view: str = "timeline", follow: bool = False) -> None:
         if view not in SCREENS:
             raise ConfigError(f"view {view!r} is not a lens screen; pick one of "
                               f"{', '.join(SCREENS)}")
         super().__init__(session_command(root, first, view), host=host, port=port,
                          title="footprint lens")
         self.root, self.token, self.first, self.view = root, token, first, view
+        self.follow = follow
 
     def initialize_logging(self) -> None:
         quiet_logging()
@@ -104,8 +105,8 @@ class LensServer(Server):
             await websocket.close()
 
         service = AppService(
-            session_command(self.root, run, view), write_bytes=websocket.send_bytes,
-            write_str=websocket.send_str, close=close,
+            session_command(self.root, run, view, follow=self.follow),
+            write_bytes=websocket.send_bytes, write_str=websocket.send_str, close=close,
             download_manager=self.download_manager, debug=False)
         try:
             await service.start(to_int(request.query.get("width", "80"), 80),

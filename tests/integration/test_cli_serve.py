@@ -14,9 +14,12 @@ from pathlib import Path
 
 import aiohttp
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from trends_store import write_trends_store
 
 from lens.cli._serve import is_loopback
+from lens.cli._serve_parts import SCREENS, session_command
 
 ROOT = Path(__file__).resolve().parents[2]
 RUN4 = "0190cccc-0000-7000-8000-000000000004"  # the trends store's newest run
@@ -153,3 +156,16 @@ def test_given_a_host_when_checked_then_only_this_machine_counts_as_loopback(
     host: str, loopback: bool,
 ) -> None:
     assert is_loopback(host) is loopback
+
+
+@given(root=st.text(min_size=1).filter(lambda t: "\x00" not in t),
+       run=st.none() | st.text(min_size=1).filter(lambda t: "\x00" not in t),
+       view=st.sampled_from(SCREENS), follow=st.booleans())
+def test_given_any_store_path_and_run_when_a_session_command_is_made_then_the_shell_reads_it_back(
+    root: str, run: str | None, view: str, follow: bool,
+) -> None:
+    import shlex
+
+    argv = shlex.split(session_command(Path(root), run, view, follow=follow))
+    assert argv == [sys.executable, "-m", "lens.cli", "lens", "--store", str(Path(root)),
+                    "--view", view, *(["--follow"] if follow else []), *([run] if run else [])]
