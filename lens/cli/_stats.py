@@ -66,7 +66,7 @@ def run(args: argparse.Namespace) -> int:
     if buckets > args.last:
         print(f"({args.last} newest of {buckets} {args.by}s; --last N shows more)")
     if not args.no_plot:
-        print(_plots(table))
+        print(_plots(table, args.by))
     return 0
 
 
@@ -106,14 +106,14 @@ def _print_table(rows: list[dict[str, Any]], *, priced: bool, grouped: bool, by:
     Console(width=max(100, Console().width), highlight=False).print(view)
 
 
-def _plots(table: Any) -> str:
+def _plots(table: Any, by: str) -> str:
     """Line charts of the series (one line per group), two a row."""
     import plotext as plt
 
     from lens.playback._trends import draw
     from recorder.store._trends import METRICS, trend_series
 
-    labels, series = trend_series(table)
+    labels, series = trend_series(table, by)
     titles = dict(METRICS)
     shown = [m for m in ("p50_ms", "tokens_per_run", "error_rate", "decisions_per_run",
                          "cost_usd") if m in series]

@@ -73,7 +73,7 @@ class TrendsScreen(Loader):
 
         with self.state.gate.held() as store:
             table = trends(store, TrendQuery(by=by, group_by=group_by))
-        labels, series = trend_series(table)
+        labels, series = trend_series(table, by)
         runs = sum(table.column("runs").to_pylist())
         return {"labels": labels, "series": series, "runs": runs}
 

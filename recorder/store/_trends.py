@@ -154,16 +154,18 @@ METRICS = (("p50_ms", "latency p50 (ms)"), ("p90_ms", "latency p90 (ms)"),
 """The plotted series: a :func:`trends` column (or ``decisions_per_run``), and its title."""
 
 
-def trend_series(table: pa.Table) -> tuple[list[str], dict[str, dict[str, list[float | None]]]]:
-    """The buckets' labels (oldest first) and, per metric of :data:`METRICS` the table
-    has, one series per group (``'all'`` when ungrouped), ``None`` where a group has no
-    runs in a bucket or no value (e.g. no run ended)."""
+def trend_series(table: pa.Table, by: str = "day",
+                 ) -> tuple[list[str], dict[str, dict[str, list[float | None]]]]:
+    """The labels of the buckets (oldest first; ``by`` as the table was made) and, per
+    metric of :data:`METRICS` the table has, one series per group (``'all'`` when
+    ungrouped, ``'(none)'`` for the runs a grouping leaves out, e.g. with no skill),
+    ``None`` where a group has no runs in a bucket or no value (e.g. no run ended)."""
     rows = table.to_pylist()
-    hourly = any(r["bucket"].hour for r in rows)
     stamps = sorted({r["bucket"] for r in rows})
-    labels = [s.strftime("%m-%d %H:00" if hourly else "%Y-%m-%d") for s in stamps]
+    labels = [s.strftime("%m-%d %H:00" if by == "hour" else "%Y-%m-%d") for s in stamps]
     where = {s: i for i, s in enumerate(stamps)}
-    groups = sorted({r["group"] or "all" for r in rows})
+    none = "(none)" if any(r["group"] is not None for r in rows) else "all"
+    groups = sorted({r["group"] or none for r in rows})
     out: dict[str, dict[str, list[float | None]]] = {}
     for metric, _title in METRICS:
         if metric != "decisions_per_run" and metric not in table.column_names:
@@ -171,6 +173,6 @@ def trend_series(table: pa.Table) -> tuple[list[str], dict[str, dict[str, list[f
         series: dict[str, list[float | None]] = {g: [None] * len(stamps) for g in groups}
         for r in rows:
             value = r["decisions"] / r["runs"] if metric == "decisions_per_run" else r[metric]
-            series[r["group"] or "all"][where[r["bucket"]]] = value
+            series[r["group"] or none][where[r["bucket"]]] = value
         out[metric] = series
     return labels, out

@@ -82,6 +82,10 @@ def test_given_trend_rows_when_made_series_then_gaps_are_none_and_labels_are_buc
     assert labels == ["2026-01-01", "2026-01-02"]
     assert series["p50_ms"] == {"a": [100.0, 1000.0], "b": [300.0, None]}
     assert series["decisions_per_run"]["a"] == [5 / 2, 1.0]
+    with open_store(store_path) as store:
+        _labels, by_skill = trend_series(trends(store, TrendQuery(group_by="skill")))
+    assert by_skill["tokens_per_run"] == {"billing": [7.5, None], "refunds": [15.0, None],
+                                          "(none)": [None, 7.0]}
 
 
 @pytest.mark.parametrize(("kwargs", "hint"), [({"by": "dya"}, "did you mean 'day'"),
