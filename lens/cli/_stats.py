@@ -48,6 +48,7 @@ def run(args: argparse.Namespace) -> int:
     from recorder import RunQuery, TrendQuery, trends
 
     store = open_from(args)
+    store.con.execute("SET enable_progress_bar = false")  # DuckDB's bar would land in stdout
     query = TrendQuery(by=args.by, group_by=args.group_by,
                        runs=RunQuery(since=args.since, until=args.until))
     table = trends(store, query)
