@@ -9,7 +9,7 @@ import argparse
 from typing import Any
 
 from footprint._errors import ConfigError
-from lens.cli._serve import add_serve_options
+from lens.cli._serve import add_serve_options, unserved
 
 __all__ = ["add_parser", "run"]
 
@@ -39,6 +39,7 @@ def run(args: argparse.Namespace) -> int:
         from lens.cli._serve import serve
 
         return serve(args)
+    unserved(args)
     try:
         from lens.tui import LensApp
     except ImportError as exc:  # textual is a UI extra, not a core dependency

@@ -21,7 +21,7 @@ from typing import Any
 from footprint._errors import ConfigError
 from lens.cli._serve_parts import SCREENS
 
-__all__ = ["add_serve_options", "is_loopback", "serve"]
+__all__ = ["add_serve_options", "is_loopback", "serve", "unserved"]
 
 
 def add_serve_options(p: argparse.ArgumentParser) -> None:
@@ -43,6 +43,19 @@ def add_serve_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--token", default=None,
                    help="with --allow-remote: the token (default $FOOTPRINT_LENS_TOKEN, else a "
                         "new random one, printed in the URL)")
+
+
+def unserved(args: argparse.Namespace) -> None:
+    """Refuse the ``--serve`` options on a lens for this terminal (they would do nothing)."""
+    given = [f"--{name.replace('_', '-')}" for name, plain in _SERVE_DEFAULTS
+             if getattr(args, name) != plain]
+    if given:
+        raise ConfigError(f"{', '.join(given)} only apply with --serve; add --serve or drop "
+                          f"{'them' if len(given) > 1 else 'it'}")
+
+
+_SERVE_DEFAULTS = (("host", "127.0.0.1"), ("port", 8000), ("allow_remote", False),
+                   ("token", None))
 
 
 def is_loopback(host: str) -> bool:

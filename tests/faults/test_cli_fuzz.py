@@ -70,6 +70,7 @@ CASES: list[tuple[str, list[str], int]] = [
     ("lens", ["lens", "--serve", "--port", "70000", "--store", "{store}"], 2),
     ("lens", ["lens", "--serve", "nope", "--store", "{store}"], 2),
     ("lens", ["lens", "last", "--view", "trends", "--store", "{store}"], 2),
+    ("lens", ["lens", "last", "--host", "0.0.0.0", "--store", "{store}"], 2),
     ("stats", ["stats", "--by", "week", "--store", "{store}"], 2),
     ("stats", ["stats", "--group-by", "user", "--store", "{store}"], 2),
     ("stats", ["stats", "--last", "0", "--store", "{store}"], 2),
