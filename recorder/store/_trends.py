@@ -83,13 +83,13 @@ per AS (
          coalesce(sum(events) FILTER (WHERE level = 'type' AND type IN ({decisions})), 0)
              AS decisions
   FROM {view} WHERE level IN ('run', 'type') GROUP BY run_id),
-runs AS (
+per_run AS (
   SELECT run_id, start_ns, make_timestamp(start_ns // 1000) AS started,
          CASE WHEN ended > 0 THEN 'complete' WHEN failed > 0 THEN 'failed'
               ELSE 'incomplete' END AS status,
          tokens, model, decisions, (end_ns - start_ns) / 1e6 AS latency_ms
   FROM per),
-picked AS (SELECT * FROM runs WHERE {where}),
+picked AS (SELECT * FROM per_run WHERE {where}),
 keyed AS (SELECT p.*, {key} AS grp FROM picked p {join})
 SELECT date_trunc('{by}', started) AS bucket, grp AS "group", count(*) AS runs,
        count(*) FILTER (WHERE status = 'failed') AS failed,
