@@ -4,7 +4,7 @@ into its span first."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, TypeAlias
 
@@ -128,20 +128,31 @@ def tool_info(span: ForeignSpan) -> ToolInfo:
     a = span.attributes
     name = _first(a, ("gen_ai.tool.name", "tool.name", "traceloop.entity.name")) or span.name
     call_id = _first(a, ("gen_ai.tool.call.id", "tool_call.id", "tool.call_id", "tool_call_id"))
-    args = _first(a, ("gen_ai.tool.call.arguments", "tool_arguments", "tool.parameters",
+    args = _first(a, ("gen_ai.tool.call.arguments", "tool_arguments",
                       "input.value", "traceloop.entity.input"))
     result = _first(a, ("gen_ai.tool.call.result", "tool_response", "output.value",
                         "traceloop.entity.output"))
     return ToolInfo(name=str(name), call_id=str(call_id) if call_id else None,
-                    arguments=parse_json(args), result=text_of(parse_json(result)))
+                    arguments=parse_json(args), result=_tool_result(result))
 
 
-def agent_name(span: ForeignSpan) -> str | None:
-    a = span.attributes
-    found = _first(a, ("gen_ai.agent.name", "agent_name", "graph.node.id"))
-    if found:
-        return str(found)
-    return span.name if kind_of(span) == "agent" else None
+def agent_name(spans: Sequence[ForeignSpan], root: ForeignSpan) -> str:
+    """The agent's name: an attribute naming it, else the first agent span's name, else
+    the root span's."""
+    for s in spans:
+        found = _first(s.attributes, ("gen_ai.agent.name", "agent.name", "agent_name"))
+        if found:
+            return str(found)
+    return next((s.name for s in spans if kind_of(s) == "agent"), root.name)
+
+
+def _tool_result(value: Any) -> str:
+    """A tool span's output; a serialised LangChain ``ToolMessage`` gives its content."""
+    parsed = parse_json(value)
+    if isinstance(parsed, Mapping) and isinstance(parsed.get("data"), Mapping) and \
+            parsed.get("type") == "tool":
+        return text_of(parsed["data"].get("content"))
+    return text_of(parsed)
 
 
 def conversation_of(attrs: Mapping[str, Any]) -> str | None:

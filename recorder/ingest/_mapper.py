@@ -181,8 +181,8 @@ def _tool(w: _Walk, k: int, span: ForeignSpan) -> None:
         w.pending.remove(match)
         call_id = call_id or match.id
     call_id = call_id or f"span-{span.span_id}"
-    args = arguments_of(info.arguments) if info.arguments is not None else (
-        match.arguments if match else {})
+    args = arguments_of(info.arguments) if isinstance(info.arguments, Mapping) or (
+        match is None and info.arguments is not None) else (match.arguments if match else {})
     step = f"tool#{call_id}"
     w.out.add(ToolStart, step, k, span.start_ns, span.span_id, tool_name=info.name,
               tool_call_id=call_id, args=dict(args))
@@ -247,7 +247,7 @@ def _end(w: _Walk, root: ForeignSpan, spans: Sequence[ForeignSpan], chats: int) 
 
 def _head(out: _Out, root: ForeignSpan, spans: Sequence[ForeignSpan],
           reqs: Sequence[ChatRequest], flagged: list[str], framework: str) -> None:
-    agent = next((n for s in spans if (n := agent_name(s))), None) or root.name
+    agent = agent_name(spans, root)
     tools = tuple(dict.fromkeys(t.name for r in reqs for t in r.tools))
     model = next((r.model for r in reqs if r.model), "?")
     provider = next((r.provider for r in reqs if r.provider), "?")
