@@ -16,13 +16,12 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
+from fake_openai import FakeOpenAI, usage_of
 from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor
 
-from fake_openai import FakeOpenAI, usage_of
-
-__all__ = ["FRAMEWORKS", "INSTRUCTIONS", "STALE", "QUESTION", "SentCall", "Truth", "exporting"]
+__all__ = ["FRAMEWORKS", "INSTRUCTIONS", "QUESTION", "STALE", "SentCall", "Truth", "exporting"]
 
 STALE = "Refund window: 60 days from delivery (policy memo FIN-2019-07)."
 INSTRUCTIONS = f"You are the support desk of Kettle & Co. {STALE}"
@@ -142,8 +141,13 @@ def run_pydantic_ai(provider: TracerProvider) -> Truth:
 def run_openai_agents(provider: TracerProvider) -> Truth:
     """The OpenAI Agents SDK's own chat-completions model against a fake server, traced by
     OpenInference."""
-    from agents import Agent, OpenAIChatCompletionsModel, Runner, function_tool
-    from agents import set_trace_processors
+    from agents import (
+        Agent,
+        OpenAIChatCompletionsModel,
+        Runner,
+        function_tool,
+        set_trace_processors,
+    )
     from openai import AsyncOpenAI
     from openinference.instrumentation.openai_agents import OpenAIAgentsInstrumentor
 

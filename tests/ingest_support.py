@@ -9,6 +9,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from foreign_agents import FRAMEWORKS, SentCall, Truth, exporting
+
 from footprint.events import (
     ContextInjected,
     Event,
@@ -22,7 +24,6 @@ from footprint.events import (
 )
 from recorder import open_store
 from recorder.ingest import Intake, Receiver
-from foreign_agents import FRAMEWORKS, SentCall, Truth, exporting
 
 __all__ = ["COLUMNS", "Mapped", "fidelity_row", "fidelity_table", "mapped_calls", "record"]
 
