@@ -55,8 +55,8 @@ class _Handler(BaseHTTPRequestHandler):
         if signal is None:
             self.receiver.refuse(f"POST to unknown path {self.path!r}")
             return self._answer(404)
-        if length > MAX_BODY:
-            self.receiver.refuse(f"body of {length} bytes over the {MAX_BODY} limit")
+        if length > self.receiver.max_body:
+            self.receiver.refuse(f"body over the {self.receiver.max_body}-byte limit")
             self.close_connection = True
             return self._answer(413)
         body = self.rfile.read(length)
@@ -76,11 +76,13 @@ class _Handler(BaseHTTPRequestHandler):
 
 
 class Receiver:
-    """Serve OTLP into ``intake`` until :meth:`stop`. ``port=0`` picks a free port."""
+    """Serve OTLP into ``intake`` until :meth:`stop`. ``port=0`` picks a free port; a body
+    over ``max_body`` bytes is refused (413) and counted."""
 
     def __init__(self, intake: Intake, *, host: str = "127.0.0.1", port: int = 4318,
                  grpc_port: int | None = None, allow_remote: bool = False,
-                 on_report: Callable[[BatchReport], None] | None = None) -> None:
+                 on_report: Callable[[BatchReport], None] | None = None,
+                 max_body: int = MAX_BODY) -> None:
         if not _loopback(host) and not allow_remote:
             raise ConfigError(f"receive --host {host!r} is not a loopback address; anyone who "
                               "can reach it could write into the store: pass --allow-remote "
@@ -88,7 +90,9 @@ class Receiver:
         for name, value in (("port", port), ("grpc_port", grpc_port)):
             if value is not None and not 0 <= value <= 65535:
                 raise ConfigError(f"Receiver({name}={value!r}): a port is 0..65535 (0: any)")
-        self.intake, self.on_report = intake, on_report
+        if not isinstance(max_body, int) or max_body < 1:
+            raise ConfigError(f"Receiver(max_body={max_body!r}): a positive byte count")
+        self.intake, self.on_report, self.max_body = intake, on_report, max_body
         handler = type("Handler", (_Handler,), {"receiver": self})
         self._http = ThreadingHTTPServer((host, port), handler)
         self._http.daemon_threads = True
