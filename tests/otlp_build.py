@@ -191,7 +191,8 @@ def _chat_attrs(dialect: str, k: int, system: str, final: bool) -> dict[str, Any
 
 
 def agent_trace(trace: int, calls: int = 2, dialect: str = "otel-genai",
-                system: str = "You are the desk.", t0: int = 1_000_000_000) -> list[SpanSpec]:
+                system: str = "You are the desk.",
+                t0: int = 1_780_000_000 * 10**9) -> list[SpanSpec]:
     """One agent run as spans: a root ``invoke_agent``, ``calls`` chat spans and a tool span
     after every chat span but the last (``1 + 2 * calls - 1`` spans)."""
     tid, root = _hex(trace, 32), _hex(trace * 1000 + 1, 16)

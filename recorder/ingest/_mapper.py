@@ -292,11 +292,15 @@ def map_trace(spans: Sequence[ForeignSpan], logs: Sequence[ForeignLog],
     framework = _framework(chats, root)
     flagged = [f for k, (s, r) in enumerate(zip(chats, reqs, strict=True), 1)
                for f in _flags(k, s, r)]
+    rooted = any(s.parent_id is None for s in ordered)
+    if not rooted:
+        flagged.append("run: the trace's root span never arrived (the run is incomplete)")
     _head(out, root, ordered, reqs, flagged, framework)
     w = _Walk(out=out, framework=framework, origins=dict(conv.origins),
               turn_tag=f"turn{conv.turns}")
     _walk(w, ordered, dict(zip((s.span_id for s in chats), reqs, strict=True)))
-    _end(w, root, ordered, len(chats))
+    if rooted:  # without its root the run has no end to record
+        _end(w, root, ordered, len(chats))
     _remember(conv, w)
     return MappedRun(run_id=out.run_id, events=tuple(out.events),
                      mapped_spans=sum(kind_of(s) in ("chat", "tool", "agent", "retriever")

@@ -116,15 +116,15 @@ def test_given_the_sdk_grpc_exporter_when_it_exports_then_the_run_is_mapped(
 
 def _emit_agent(provider: object) -> None:
     tracer = provider.get_tracer("handmade-genai")  # type: ignore[attr-defined]
+    chat = {"gen_ai.operation.name": "chat", "gen_ai.request.model": "m",
+            "gen_ai.input.messages": '[{"role":"user","parts":[{"type":"text",'
+                                     '"content":"hi"}]}]',
+            "gen_ai.output.messages": '[{"role":"assistant","parts":[{"type":"text",'
+                                      '"content":"hello"}]}]'}
     with tracer.start_as_current_span("invoke_agent desk", attributes={
-            "gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "desk"}):
-        with tracer.start_as_current_span("chat m", attributes={
-                "gen_ai.operation.name": "chat", "gen_ai.request.model": "m",
-                "gen_ai.input.messages": '[{"role":"user","parts":[{"type":"text",'
-                                         '"content":"hi"}]}]',
-                "gen_ai.output.messages": '[{"role":"assistant","parts":[{"type":"text",'
-                                          '"content":"hello"}]}]'}):
-            pass
+            "gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "desk"}), \
+            tracer.start_as_current_span("chat m", attributes=chat):
+        pass
 
 
 def test_given_the_in_process_span_processor_when_an_app_traces_then_its_run_is_stored(

@@ -79,7 +79,8 @@ def test_given_a_tool_result_when_mapped_then_its_piece_names_the_call_that_prod
     assert [(e.tool_call_id, e.result) for e in ends] == [("call_1", '{"amount": 1}')]
 
 
-def test_given_flattened_messages_cut_at_the_sdk_limit_when_mapped_then_the_run_flags_them() -> None:
+def test_given_flattened_messages_cut_at_the_sdk_limit_when_mapped_then_the_run_flags_them(
+) -> None:
     spans = agent_trace(9, calls=3, dialect="openinference")
     chat = spans[-2]
     attrs = dict(chat["attributes"])  # type: ignore[arg-type]
