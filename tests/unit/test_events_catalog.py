@@ -23,7 +23,8 @@ from footprint.events import (
 # DESIGN.md §3 "Catalog", as agreed; the test below also re-reads the live
 # document when it is present, so drift in either direction fails.
 DESIGN_CATALOG = """
-- run: `run.configured`, `run.start`, `run.end`, `iteration.start`, `iteration.end`, `route.decided`
+- run: `run.configured`, `run.source`, `run.start`, `run.end`, `iteration.start`, `iteration.end`,
+  `route.decided`
 - declarations: `skill.graph_declared` (nodes, edges, guards), `injection.declared`
 - context: `context.evaluated`, `context.injected` (one per InjectionRecord),
   `context.slot_composed`, `context.budget_pressure`
