@@ -27,7 +27,7 @@ def add_parser(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from lens.cli._exits import FINDING, OK
+    from lens.cli._exits import FINDING, OK, say
     from recorder.ingest import ingest_files, remap
     from recorder.write._layout import resolve_store
 
@@ -46,4 +46,8 @@ def run(args: argparse.Namespace) -> int:
         print(f"ingested: {report.line()}")
     for run_id in report.runs:
         print(f"  run {run_id}")
-    return FINDING if report.problems else OK
+    if not report.problems:
+        return OK
+    bad = ", ".join(f"{n} {why}" for why, n in sorted(report.problems.items()))
+    say(f"footprint ingest: some input could not be mapped ({bad}); the rest was kept")
+    return FINDING

@@ -89,6 +89,9 @@ class Intake:
             raise ConfigError(f"Intake(keep_raw={keep_raw!r}, durable={durable!r}): both "
                               "must be True or False")
         self.store = resolve_store(store)
+        if self.store.exists() and not self.store.is_dir():
+            raise ConfigError(f"the store {str(self.store)!r} is a file, not a directory; "
+                              "pass a store directory (or a new path) as --store")
         self.keep_raw, self.durable = keep_raw, durable
         self._lock = threading.Lock()
         self._traces: dict[str, _Trace] = {}
