@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-import json
+import orjson
 from collections.abc import Mapping
 from typing import Any
 
@@ -29,8 +29,8 @@ def parse_json(value: Any) -> Any:
     """An attribute holding JSON text, parsed (a non-JSON string stays a string)."""
     if isinstance(value, str):
         try:
-            return json.loads(value)
-        except ValueError:
+            return orjson.loads(value)
+        except orjson.JSONDecodeError:
             return value
     return value
 

@@ -17,6 +17,7 @@ from recorder.ingest._request import ChatRequest, Doc, Msg
 __all__ = ["Piece", "msg_key", "pieces_of", "sha", "wire_of"]
 
 _SOURCES = {"user": "user", "assistant": "assistant", "tool": "tool-result"}
+_SUMMARY_SCAN = 2000  # a summary is one short line: fold only the start of a long text
 
 
 def sha(text: str) -> str:
@@ -69,7 +70,7 @@ class Piece:
         if self.truncated:
             reason += "; TRUNCATED by the emitter"
         return {"slot": self.slot, "source": self.source, "content_hash": sha(self.text),
-                "content_summary": summarize_content(self.text), "reason": reason,
+                "content_summary": summarize_content(self.text[:_SUMMARY_SCAN]), "reason": reason,
                 "admitted_via": self.admitted_via, "injection_id": self.injection_id,
                 "position": self.position, "as_role": self.as_role, "raw_content": self.text,
                 "retrieval_score": self.retrieval_score, "rank_position": self.rank_position}
