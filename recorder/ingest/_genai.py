@@ -52,6 +52,7 @@ def _split(role: str, parts: list[Any], notes: list[str]) -> list[Msg]:
     texts: list[str] = []
     calls: list[Call] = []
     results: list[Msg] = []
+    cut = False
     for part in parts:
         if isinstance(part, str):
             texts.append(part)
@@ -59,6 +60,7 @@ def _split(role: str, parts: list[Any], notes: list[str]) -> list[Msg]:
         if not isinstance(part, Mapping):
             continue
         kind = part.get("type")
+        cut = cut or "truncated" in part  # footprint's own exporter marks a cut part so
         if kind == "text":
             texts.append(text_of(part.get("content")))
         elif kind == "tool_call":
@@ -75,7 +77,7 @@ def _split(role: str, parts: list[Any], notes: list[str]) -> list[Msg]:
     if texts or calls or not results:
         mapped = _ROLES.get(role, "user")
         out.append(Msg(role=mapped, content=text, tool_calls=tuple(calls),  # type: ignore[arg-type]
-                       truncated=truncated(text)))
+                       truncated=cut or truncated(text)))
     return out + results
 
 
