@@ -3,9 +3,10 @@
 
 from __future__ import annotations
 
-import orjson
 from collections.abc import Mapping
 from typing import Any
+
+import orjson
 
 from recorder.ingest._flat import number
 from recorder.ingest._request import (

@@ -4,6 +4,7 @@ retrieved document, message and tool definition, each with a stable id and a has
 
 from __future__ import annotations
 
+import functools
 import hashlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -22,6 +23,13 @@ _SUMMARY_SCAN = 2000  # a summary is one short line: fold only the start of a lo
 
 def sha(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+@functools.lru_cache(maxsize=4096)
+def _digest(text: str) -> tuple[str, str]:
+    """A piece text's hash and summary: a history message, the system text and the tool
+    list repeat in every later call of a trace, so each is worked out once."""
+    return sha(text), summarize_content(text[:_SUMMARY_SCAN])
 
 
 def msg_key(m: Msg) -> str:
@@ -69,8 +77,9 @@ class Piece:
                   "the trace does not say why it was admitted")
         if self.truncated:
             reason += "; TRUNCATED by the emitter"
-        return {"slot": self.slot, "source": self.source, "content_hash": sha(self.text),
-                "content_summary": summarize_content(self.text[:_SUMMARY_SCAN]), "reason": reason,
+        digest, summary = _digest(self.text)
+        return {"slot": self.slot, "source": self.source, "content_hash": digest,
+                "content_summary": summary, "reason": reason,
                 "admitted_via": self.admitted_via, "injection_id": self.injection_id,
                 "position": self.position, "as_role": self.as_role, "raw_content": self.text,
                 "retrieval_score": self.retrieval_score, "rank_position": self.rank_position}
