@@ -76,7 +76,7 @@ def remap(store: str | Path) -> tuple[int, BatchReport]:
     root = Path(store)
     gone = forget_mapping(root)
     reports = []
-    with Intake(root, keep_raw=False) as intake:
+    with Intake(root, keep_raw=False, defer=True) as intake:
         for raw in raw_batches(root):
             reports.append(intake.add(decode_body(raw.read(), raw.signal, raw.format)))
         reports.append(intake.flush())

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import gzip
 import threading
+import time
 import zlib
 from collections import Counter
 from collections.abc import Iterable, Mapping
@@ -56,7 +57,10 @@ def decode_body(body: bytes, signal: Signal, fmt: Format) -> Batch:
         doc = orjson.loads(body)
     except orjson.JSONDecodeError:
         return Batch(problems={"corrupt batch (JSON did not parse)": 1})
-    return decode_json(doc)
+    try:
+        return decode_json(doc)
+    except (TypeError, ValueError, OverflowError) as exc:  # a value of the wrong kind
+        return Batch(problems={f"corrupt batch (OTLP/JSON: {type(exc).__name__})": 1})
 
 
 def _gunzip(body: bytes, encoding: str | None) -> bytes:
@@ -74,20 +78,33 @@ class _Trace:
     spans: list[ForeignSpan] = field(default_factory=list)
     logs: list[ForeignLog] = field(default_factory=list)
     rooted: bool = False
+    seen: float = field(default_factory=time.monotonic)
+
+
+_KEEP_MAPPED = 100_000
+"""Trace ids remembered as mapped (to count late spans); older ones are forgotten."""
 
 
 class Intake:
     """Takes OTLP batches into a store: ``take`` (wire bodies) or ``add`` (decoded batches).
 
-    Thread-safe. Mapped runs are written through a ``Recorder`` and ``ParquetSink`` like
-    native runs (chained, crash-safe); ``keep_raw=False`` skips the raw partition (a remap).
+    Thread-safe. A trace is mapped when its root span arrives, or when it has waited
+    ``idle_s`` seconds without one (at the next batch), or at :meth:`flush`. Mapped runs
+    are written through a ``Recorder`` and ``ParquetSink`` like
+    native runs (chained, crash-safe); ``keep_raw=False`` skips the raw partition and
+    ``defer=True`` maps only at :meth:`flush`, so log records that came after their trace's
+    root are joined too (a remap does both).
     """
 
     def __init__(self, store: str | Path | None = None, *, keep_raw: bool = True,
-                 durable: bool = False) -> None:
+                 durable: bool = False, idle_s: float = 300.0, defer: bool = False) -> None:
         if not isinstance(keep_raw, bool) or not isinstance(durable, bool):
             raise ConfigError(f"Intake(keep_raw={keep_raw!r}, durable={durable!r}): both "
                               "must be True or False")
+        if not isinstance(idle_s, int | float) or not idle_s > 0:
+            raise ConfigError(f"Intake(idle_s={idle_s!r}): seconds a trace without its root "
+                              "waits before it is mapped anyway; a positive number")
+        self.idle_s, self.defer = float(idle_s), bool(defer)
         self.store = resolve_store(store)
         if self.store.exists() and not self.store.is_dir():
             raise ConfigError(f"the store {str(self.store)!r} is a file, not a directory; "
@@ -95,7 +112,7 @@ class Intake:
         self.keep_raw, self.durable = keep_raw, durable
         self._lock = threading.Lock()
         self._traces: dict[str, _Trace] = {}
-        self._mapped: set[str] = set()
+        self._mapped: dict[str, None] = {}
         self._conversations: dict[str, Conversation] = {}
         self._recorder: Recorder | None = None
         self.totals: Counter[str] = Counter()
@@ -115,14 +132,15 @@ class Intake:
     def add(self, batch: Batch) -> BatchReport:
         problems: Counter[str] = Counter(batch.problems)
         with self._lock:
-            touched = self._collect(batch, problems)
-            runs = [r for t in touched if self._traces[t].rooted
-                    for r in self._map(t, problems)]
+            self._collect(batch, problems)
+            due = time.monotonic() - self.idle_s
+            ready = [] if self.defer else [t for t, trace in self._traces.items()
+                                           if trace.rooted or trace.seen < due]
+            runs = [r for t in ready for r in self._map(t, problems)]
         return self.count(BatchReport(spans=len(batch.spans), logs=len(batch.logs),
                                        runs=tuple(runs), problems=dict(problems)))
 
-    def _collect(self, batch: Batch, problems: Counter[str]) -> list[str]:
-        touched: dict[str, None] = {}
+    def _collect(self, batch: Batch, problems: Counter[str]) -> None:
         for span in batch.spans:
             if span.trace_id in self._mapped:
                 problems["late span (its trace was already mapped; remap to include it)"] += 1
@@ -132,18 +150,19 @@ class Intake:
                 problems["span in no GenAI dialect"] += 1
             trace = self._traces.setdefault(span.trace_id, _Trace())
             trace.spans.append(span)
+            trace.seen = time.monotonic()
             trace.rooted = trace.rooted or span.parent_id is None
-            touched[span.trace_id] = None
         for log in batch.logs:
             if log.trace_id is None:
                 problems["log record without a trace id"] += 1
                 continue
             self._traces.setdefault(log.trace_id, _Trace()).logs.append(log)
-        return list(touched)
 
     def _map(self, trace_id: str, problems: Counter[str]) -> list[str]:
         trace = self._traces.pop(trace_id)
-        self._mapped.add(trace_id)
+        self._mapped[trace_id] = None
+        if len(self._mapped) > _KEEP_MAPPED:
+            del self._mapped[next(iter(self._mapped))]
         conv = self._conversation(trace.spans)
         try:
             run = map_trace(trace.spans, trace.logs, conv)

@@ -4,6 +4,7 @@ and bad), the SDK's gRPC exporter, the in-process SpanProcessor, files, and a re
 from __future__ import annotations
 
 import gzip
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -152,3 +153,42 @@ def test_given_json_lines_and_protobuf_files_when_ingested_then_remap_finds_the_
     gone, again = remap(tmp_path / "store")
     assert gone > 0 and sorted(again.runs) == sorted(report.runs)
     assert _runs(tmp_path / "store") == before
+
+
+def test_given_a_trace_whose_root_never_comes_when_it_idles_then_it_is_mapped_incomplete(
+        tmp_path: Path) -> None:
+    intake = Intake(tmp_path, idle_s=0.05)
+    spans = agent_trace(40)
+    first = intake.take(trace_request(spans[:-1]).SerializeToString(), signal="traces", fmt="pb")
+    assert first.runs == ()
+    time.sleep(0.1)
+    later = intake.take(trace_request(agent_trace(41)).SerializeToString(), signal="traces",
+                        fmt="pb")
+    intake.close()
+    assert len(later.runs) == 2
+    assert sorted(s for _, s, _ in _runs(tmp_path)) == ["complete", "incomplete"]
+
+
+def test_given_otlp_json_with_a_value_of_the_wrong_kind_when_taken_then_it_is_counted(
+        tmp_path: Path) -> None:
+    body = (b'{"resourceSpans":[{"scopeSpans":[{"spans":[{"traceId":"' + b"1" * 32
+            + b'","spanId":"' + b"2" * 16 + b'","attributes":[{"key":"x","value":'
+            b'{"doubleValue":"not a number"}}]}]}]}]}')
+    with Intake(tmp_path) as intake:
+        report = intake.take(body, signal="traces", fmt="json")
+    assert report.problems == {"corrupt batch (OTLP/JSON: ValueError)": 1}
+
+
+def test_given_logs_after_their_trace_when_remapped_then_the_content_joins(
+        tmp_path: Path) -> None:
+    spans = agent_trace(42, calls=1)
+    spans[0]["attributes"] = {"gen_ai.operation.name": "chat", "gen_ai.request.model": "m"}
+    logs = logs_request([{"trace_id": spans[0]["trace_id"], "span_id": spans[0]["span_id"],
+                          "event_name": "gen_ai.user.message", "body": {"content": "late"}}])
+    with Intake(tmp_path) as intake:
+        intake.take(trace_request(spans).SerializeToString(), signal="traces", fmt="pb")
+        intake.take(logs.SerializeToString(), signal="logs", fmt="pb")
+    remap(tmp_path)
+    with open_store(tmp_path) as s:
+        assert s.rows("SELECT raw_content FROM injections WHERE slot = 'messages'") == [
+            ("late",)]
