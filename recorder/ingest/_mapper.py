@@ -78,7 +78,6 @@ class MappedRun:
     run_id: str
     events: tuple[EventBase, ...]
     mapped_spans: int
-    unmapped: Mapping[str, int]
     empty_chats: int
 
 
@@ -126,7 +125,6 @@ class _Walk:
     origins: dict[str, str]
     turn_tag: str
     flagged: list[str] = field(default_factory=list)
-    calls: dict[str, str] = field(default_factory=dict)  # tool name -> unclaimed call ids
     pending: list[ToolCall] = field(default_factory=list)
     empty: int = 0
     answer: str = ""
@@ -305,7 +303,7 @@ def map_trace(spans: Sequence[ForeignSpan], logs: Sequence[ForeignLog],
     return MappedRun(run_id=out.run_id, events=tuple(out.events),
                      mapped_spans=sum(kind_of(s) in ("chat", "tool", "agent", "retriever")
                                       for s in ordered),
-                     unmapped={}, empty_chats=sum(not r.has_content for r in reqs))
+                     empty_chats=sum(not r.has_content for r in reqs))
 
 
 def _walk(w: _Walk, ordered: Sequence[ForeignSpan], reqs: Mapping[str, ChatRequest]) -> None:
