@@ -145,3 +145,30 @@ def test_given_a_trace_when_its_run_id_is_made_twice_then_it_is_the_same_time_so
     a, b = run_id_for("ab" * 16, 2_000_000_000), run_id_for("ab" * 16, 2_000_000_000)
     later = run_id_for("cd" * 16, 3_000_000_000)
     assert a == b and a < later and a[14] == "7"
+
+
+def test_given_a_retriever_span_when_mapped_then_its_documents_are_rag_pieces_of_the_next_call(
+) -> None:
+    spans = agent_trace(15, calls=2)
+    chat = spans[0]
+    spans.insert(0, {"trace_id": chat["trace_id"], "span_id": f"{15_999:016x}",
+                     "parent_id": chat["parent_id"], "name": "retrieve", "start": 1,
+                     "end": 2, "attributes": {
+                         "openinference.span.kind": "RETRIEVER",
+                         "retrieval.documents.0.document.id": "memo-7",
+                         "retrieval.documents.0.document.content": "Refunds: 60 days.",
+                         "retrieval.documents.0.document.score": 0.9}})
+    docs = [e for e in _map(spans) if isinstance(e, ContextInjected) and e.source == "rag"]
+    assert [(d.injection_id, d.iteration, d.admitted_via, d.retrieval_score)
+            for d in docs] == [("doc:memo-7", 1, "retrieval", 0.9)]
+
+
+def test_given_failed_model_and_tool_spans_when_mapped_then_they_are_failed_calls() -> None:
+    spans = agent_trace(16, calls=2)
+    spans[0].update(status=2, message="rate limited")  # the first chat call
+    spans[1].update(status=2, message="order service down")  # its tool call
+    events = _map(spans)
+    first = next(e for e in events if isinstance(e, LLMEnd))
+    assert first.stop_reason == "error"
+    tool = next(e for e in events if isinstance(e, ToolEnd))
+    assert (tool.error, tool.status, tool.result) == (True, "failure", '{"amount": 1}')
