@@ -15,6 +15,7 @@ from footprint.events import (
     RouteConflict,
     RunEnd,
     RunFailed,
+    RunSource,
     RunStart,
     SkillActivated,
     SkillEscalated,
@@ -24,6 +25,7 @@ from footprint.events import (
     ToolStart,
 )
 from lens.cli._common import clip, open_from
+from lens.playback._foreign import source_lines
 
 if TYPE_CHECKING:
     from recorder import Store
@@ -131,6 +133,9 @@ def run(args: argparse.Namespace) -> int:
     trace = next((t for t in first.column("trace_id").to_pylist() if t), None)
     if trace:
         print(f"trace {trace} (OpenTelemetry: search your tracing backend for it)", flush=True)
+    for source in reader.events(EventQuery(run_id=run_id, types=("run.source",))):
+        if isinstance(source, RunSource):
+            print("\n".join(source_lines(source)), flush=True)
     for line in timeline(reader.events(EventQuery(run_id=run_id, types=SHOWN_TYPES))):
         print(line)
     return 0

@@ -111,6 +111,8 @@ def header_text(state: LensState, where: str, *, follow: bool = False) -> Text:
         text.append(f"· run {head.run_id} · {head.model} · ")
         text.append(head.status, style=f"bold {colour}")
         text.append(f" · {head.events} events")
+        if head.source:
+            text.append(f" · {head.source}", style="bold magenta")
     if follow:
         text.append(" · following", style="bold cyan")
     if where not in _STORE_WIDE and head is not None:

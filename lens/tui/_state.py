@@ -13,6 +13,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from footprint._errors import ConfigError
+from footprint.events import RunSource
+from lens.playback._foreign import source_note
 from lens.tui._reader import RunReader, StoreGate
 
 __all__ = ["RUN_COLUMNS", "LensState", "RunHead"]
@@ -27,7 +29,8 @@ _HEAD_SQL = (
     "SELECT count(*), max(seq), bool_or(type = 'run.end'), bool_or(type = 'run.error'), "
     "coalesce(arg_min(model, seq) FILTER (WHERE type = 'run.configured'), "
     "arg_min(model, seq) FILTER (WHERE type = 'llm.start')), "
-    "max(seq) FILTER (WHERE type = 'run.end') FROM _events_all WHERE run_id = ?"
+    "max(seq) FILTER (WHERE type = 'run.end'), min(seq) FILTER (WHERE type = 'run.source') "
+    "FROM _events_all WHERE run_id = ?"
 )
 
 
@@ -41,6 +44,8 @@ class RunHead:
     answer: str | None
     events: int
     last_seq: int
+    source: str | None = None
+    """For a run mapped from another framework's trace, what its ``run.source`` says."""
 
 
 class LensState:
@@ -93,14 +98,21 @@ class LensState:
         found = self.gate.rows(_HEAD_SQL, [run_id])
         if not found or not found[0][0]:
             return None
-        events, last_seq, ended, failed, model, end_seq = found[0]
+        events, last_seq, ended, failed, model, end_seq, source_seq = found[0]
         status = "complete" if ended else "failed" if failed else "incomplete"
         answer = None
         if end_seq is not None:
             end = RunReader(self.gate, run_id).events_at([end_seq])
             answer = getattr(end[0], "final_content", None) if end else None
         return RunHead(run_id=run_id, status=status, model=str(model or "?"),
-                       answer=answer, events=int(events), last_seq=int(last_seq))
+                       answer=answer, events=int(events), last_seq=int(last_seq),
+                       source=self._source(run_id, source_seq))
+
+    def _source(self, run_id: str, seq: int | None) -> str | None:
+        if seq is None:
+            return None
+        found = RunReader(self.gate, run_id).events_at([seq])
+        return source_note(found[0]) if found and isinstance(found[0], RunSource) else None
 
     def poll(self) -> bool:
         """Re-read the store; ``True`` when the selected run gained events or changed status."""

@@ -98,6 +98,15 @@ VIEWS: tuple[tuple[str, str], ...] = (
                json_extract(payload, '$.losers') AS losers,
                json_extract_string(payload, '$.source') AS source
         FROM events WHERE type = 'skill.route_conflict'"""),
+    ("run_sources", """
+        SELECT run_id, json_extract_string(payload, '$.source') AS source,
+               json_extract_string(payload, '$.framework') AS framework,
+               json_extract_string(payload, '$.dialect') AS dialect,
+               json_extract_string(payload, '$.fidelity') AS fidelity,
+               json_extract_string(payload, '$.foreign_trace_id') AS foreign_trace_id,
+               json_extract(payload, '$.unknown') AS unknown,
+               json_extract(payload, '$.flagged') AS flagged
+        FROM events WHERE type = 'run.source'"""),
     ("runs", f"""
         WITH a AS (
           SELECT run_id, min(ts) AS start_ns, count(*) AS events, max(seq) AS last_seq,

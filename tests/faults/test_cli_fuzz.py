@@ -100,6 +100,14 @@ CASES: list[tuple[str, list[str], int]] = [
                   "--store", "{store}"], 2),
     ("snapshot", ["snapshot", "last", "--agent", DESK, "-o", "{file}", "--store", "{store}"], 3),
     ("snapshot", ["snapshot", "last", "--agent", DESK], 2),
+    ("receive", ["receive", "--host", "0.0.0.0", "--store", "{missing}"], 2),
+    ("receive", ["receive", "--port", "70000", "--store", "{missing}"], 2),
+    ("receive", ["receive", "--port", "http", "--store", "{missing}"], 2),
+    ("receive", ["receive", "--store", "{file}"], 2),
+    ("ingest", ["ingest", "--store", "{missing}"], 2),
+    ("ingest", ["ingest", "{missing}", "--store", "{missing}"], 2),
+    ("ingest", ["ingest", "{file}", "--remap", "--store", "{missing}"], 2),
+    ("ingest", ["ingest", "{file}", "--store", "{missing}"], 1),
 ]
 
 

@@ -19,6 +19,7 @@ from footprint.events import (
     Event,
     RouteConflict,
     RunEnd,
+    RunSource,
     RunStart,
     SkillEscalated,
     SkillRejected,
@@ -44,7 +45,10 @@ def _decisions(run_id: str) -> list[Event]:
                       winner=ConflictItem(tool_name="a", target="refunds", tool_call_id="c1"),
                       losers=(ConflictItem(tool_name="b", target="billing"),),
                       from_skill_id="triage", source="on_tool_return"),
-        RunEnd(run_id=run_id, seq=4, ts=T0 + 4, final_content="y" * 3000,
+        RunSource(run_id=run_id, seq=4, ts=T0 + 4, source="otlp", framework="pydantic-ai",
+                  dialect="otel-genai", fidelity="partial", foreign_trace_id="ab" * 16,
+                  unknown=("why each piece was admitted",), flagged=("llm#1: cut",)),
+        RunEnd(run_id=run_id, seq=5, ts=T0 + 5, final_content="y" * 3000,
                total_input_tokens=5, total_output_tokens=6),
     ]
 
