@@ -90,6 +90,10 @@ class Agent:
     wins; ``None`` waits forever): a call still running then ends with a
     ``tool.end`` whose status ``failure`` the host assigned (``status_by``)
     and whose ``timeout_s`` says why, and the run goes on.
+    ``factory`` (``"MODULE:ATTR"``, MODULE a dotted module or a ``.py`` path)
+    names the function that builds this agent; it is recorded on
+    ``run.configured`` so ``footprint lens`` can rebuild the agent for a causal
+    search without ``--agent``.
     """
 
     def __init__(
@@ -122,6 +126,7 @@ class Agent:
         tool_timeout_s: float | None = DEFAULT_TOOL_TIMEOUT_S,
         release: str | None = None,
         environment: str | None = None,
+        factory: str | None = None,
     ) -> None:
         # every option as given (lists frozen), so variant() can rebuild this agent
         self._options: dict[str, Any] = {
