@@ -1,0 +1,199 @@
+"""The why screen runs the causal search in place: on a worker, with progress and cancel,
+its report cached in the store; a failed run leads with its failing step."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+import why_slow_agent
+from planted_support import ROOT, load, record, ref
+from textual.pilot import Pilot
+from textual.widgets import OptionList, Static
+from tui_support import lens_on, settle, text_of
+
+from footprint import Agent, FunctionModel, RunError, StepClock
+from footprint.providers import LLMRequest, Reply
+from lens.tui._why import WhyScreen
+from recorder import ParquetSink, Recorder
+
+WRONG_FACT = ref("wrong_fact")
+
+
+@pytest.fixture
+def planted_store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The wrong-fact example recorded into a fresh store; agent references resolve from the
+    repository root, as a user types them there."""
+    monkeypatch.chdir(ROOT)
+    store = tmp_path / "store"
+    record("wrong_fact", store)
+    return store
+
+
+def _why(pilot: Pilot[Any]) -> WhyScreen:
+    screen = pilot.app.screen
+    assert isinstance(screen, WhyScreen)
+    return screen
+
+
+def _shown(screen: WhyScreen, widget: str) -> str:
+    return text_of(screen.query_one(widget, Static))
+
+
+async def _search(pilot: Pilot[Any]) -> WhyScreen:
+    await pilot.press("w")
+    await settle(pilot)
+    await pilot.press("c")
+    await settle(pilot, seconds=60)
+    return _why(pilot)
+
+
+async def test_given_a_planted_run_and_its_agent_when_the_search_runs_then_verdicts_appear(
+    planted_store: Path,
+) -> None:
+    async with lens_on(planted_store, agent=WRONG_FACT) as pilot:
+        screen = await _search(pilot)
+        assert screen.search is not None and screen.search.name == "why-search"
+        assert screen.search.state.name == "SUCCESS"
+        headline = _shown(screen, "#chain")
+        assert headline.startswith("CONFIRMED: ") and "supplier-memo" in headline
+        listing = screen.query_one("#pieces", OptionList)
+        prompts = [str(listing.get_option_at_index(i).prompt)
+                   for i in range(listing.option_count)]
+        assert "supplier-memo" in prompts[0] and " CONFIRMED " in prompts[0]
+        assert all(" CONFIRMED " not in p for p in prompts[1:])
+        assert any("NOT-CONFIRMED" in p and "grinder-care" in p for p in prompts)
+        report = _shown(screen, "#piece")
+        assert report.splitlines()[0] == headline and "baseline: " in report
+        assert f"computed with agent {WRONG_FACT} · cached in why/" in _shown(screen, "#causal")
+    cached = list((planted_store / "why").glob("*.json"))
+    assert len(cached) == 1 and json.loads(cached[0].read_text())["agent"] == WRONG_FACT
+
+
+async def test_given_a_cached_report_when_the_why_screen_reopens_then_it_shows_at_once(
+    planted_store: Path,
+) -> None:
+    async with lens_on(planted_store, agent=WRONG_FACT) as pilot:
+        first = _shown(await _search(pilot), "#chain")
+    async with lens_on(planted_store, agent=WRONG_FACT) as pilot:
+        await pilot.press("w")
+        await settle(pilot)
+        screen = _why(pilot)
+        assert screen.search is None, "no search ran"
+        assert _shown(screen, "#chain") == first
+        note = _shown(screen, "#causal")
+        assert note.startswith("from the cache: computed ") and f"with agent {WRONG_FACT}" in note
+    async with lens_on(planted_store) as pilot:  # no agent: the run's newest report
+        await pilot.press("w")
+        await settle(pilot)
+        assert _shown(_why(pilot), "#chain") == first
+
+
+async def test_given_a_damaged_cache_file_when_the_why_screen_opens_then_one_notice_says_so(
+    planted_store: Path,
+) -> None:
+    async with lens_on(planted_store, agent=WRONG_FACT) as pilot:
+        await _search(pilot)
+    (path,) = (planted_store / "why").glob("*.json")
+    data = json.loads(path.read_text())
+    data["report"]["mode"] = "GUESSED"
+    path.write_text(json.dumps(data))
+    async with lens_on(planted_store, agent=WRONG_FACT) as pilot:
+        await pilot.press("w")
+        await settle(pilot)
+        screen = _why(pilot)
+        notices = [n.message for n in pilot.app._notifications]
+        assert len([m for m in notices if "is not a valid report" in m]) == 1
+        assert screen.report is None and "CORRELATIONAL" in _shown(screen, "#chain")
+        assert _shown(screen, "#causal").startswith("c runs the causal search")
+
+
+async def _ticking(pilot: Pilot[Any], screen: WhyScreen) -> None:
+    started = time.monotonic()
+    while "re-run " not in _shown(screen, "#search-what"):
+        assert time.monotonic() - started < 30, "the search never reported a re-run"
+        await asyncio.sleep(0.01)
+    await pilot.pause()
+
+
+async def test_given_a_running_search_when_esc_is_pressed_then_it_stops_and_caches_nothing(
+    planted_store: Path,
+) -> None:
+    async with lens_on(planted_store, agent="why_slow_agent:make_agent") as pilot:
+        await pilot.press("w")
+        await settle(pilot)
+        screen = _why(pilot)
+        await pilot.press("c")
+        await _ticking(pilot, screen)
+        assert screen.query_one("#search").has_class("-running")
+        await pilot.press("escape")
+        at_cancel = len(why_slow_agent.CALLS)
+        assert pilot.app.screen is screen, "esc cancelled the search, it did not leave"
+        assert screen.search is not None and screen.search.is_cancelled
+        assert not screen.query_one("#search").has_class("-running")
+        await asyncio.sleep(10 * why_slow_agent.DELAY_S)
+        assert len(why_slow_agent.CALLS) <= at_cancel + 1, "re-runs went on after esc"
+        assert screen.report is None
+        await pilot.press("escape")  # no search now: esc goes back
+        assert pilot.app.screen is not screen
+    assert not (planted_store / "why").exists()
+
+
+async def test_given_a_run_built_with_a_factory_when_the_why_screen_opens_then_it_uses_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.chdir(ROOT)
+    store = tmp_path / "store"
+    recorder = Recorder(sinks=[ParquetSink(store)])
+    try:
+        await load("wrong_fact").make_agent(sink=recorder).variant(factory=WRONG_FACT).run(
+            "How much does the C40 grinder cost?")
+    finally:
+        recorder.close()
+    async with lens_on(store) as pilot:
+        await pilot.press("w")
+        await settle(pilot)
+        assert _shown(_why(pilot), "#causal").startswith(
+            f"c runs the causal search (counterfactual re-runs) with agent {WRONG_FACT}")
+
+
+async def test_given_no_agent_when_the_why_screen_opens_then_it_says_what_to_pass(
+    planted_store: Path,
+) -> None:
+    async with lens_on(planted_store) as pilot:
+        await pilot.press("w")
+        await settle(pilot)
+        screen = _why(pilot)
+        note = _shown(screen, "#causal")
+        assert "footprint lens " in note and "--agent examples/planted/" in note
+        await pilot.press("c")
+        await settle(pilot)
+        assert screen.search is None
+        assert any("--agent" in n.message for n in pilot.app._notifications)
+
+
+def _raises(request: LLMRequest) -> Reply:
+    raise ValueError("the reply parser found no 'Reply format:' line")
+
+
+async def test_given_a_failed_run_when_the_why_screen_opens_then_it_explains_the_failing_step(
+    tmp_path: Path,
+) -> None:
+    store = tmp_path / "store"
+    recorder = Recorder(sinks=[ParquetSink(store)])
+    try:
+        with pytest.raises(RunError, match="provider 'parser' raised ValueError"):
+            await Agent(provider=FunctionModel(_raises, name="parser"), model="small",
+                        sink=recorder, clock=StepClock()).run("Will my card cover it?")
+    finally:
+        recorder.close()
+    async with lens_on(store, view="why") as pilot:
+        chain = _shown(_why(pilot), "#chain")
+    assert chain.startswith("RUN FAILED  RunError at stage ")
+    assert "ValueError: the reply parser found no 'Reply format:' line" in chain
+    assert "the model call that raised: llm#1 · parser/small" in chain
+    assert "no model call" not in chain
