@@ -309,10 +309,12 @@ class WhyScreen(RunScreen):
             box.update(piece_detail(pieces[index]))
 
     def _report_at(self, suspect: Suspect) -> None:
+        """Scroll the report to ``suspect`` (to its top for the first one: the header)."""
         assert self.report is not None
         lines = render_why(self.report, top=len(self.report.suspects))
         mark = f"  {suspect.rank:>2}. [{suspect.kind}]"
-        at = next((i for i, line in enumerate(lines) if line.startswith(mark)), 0)
+        at = 0 if suspect is self.report.suspects[0] else next(
+            (i for i, line in enumerate(lines) if line.startswith(mark)), 0)
         self.query_one("#piece-box", VerticalScroll).scroll_to(y=at, animate=False)
 
     def on_option_list_option_highlighted(self, event: OptionList.OptionHighlighted) -> None:

@@ -4,8 +4,11 @@ its report cached in the store; a failed run leads with its failing step."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
+import shutil
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -14,14 +17,39 @@ import why_slow_agent
 from planted_support import ROOT, load, record, ref
 from textual.pilot import Pilot
 from textual.widgets import OptionList, Static
-from tui_support import lens_on, settle, text_of
+from tui_support import SIZE, lens_on, settle, text_of
 
 from footprint import Agent, FunctionModel, RunError, StepClock
 from footprint.providers import LLMRequest, Reply
+from lens.explain._cache import load_report
+from lens.explain._report import render_why
+from lens.tui import LensApp
 from lens.tui._why import WhyScreen
-from recorder import ParquetSink, Recorder
+from lens.tui._whyread import causal_search
+from recorder import ParquetSink, Recorder, open_store
 
 WRONG_FACT = ref("wrong_fact")
+
+
+@pytest.fixture(scope="module")
+def searched_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The wrong-fact store with its report already searched and cached (once per module, by
+    the same function the why screen's worker runs)."""
+    store = tmp_path_factory.mktemp("searched") / "store"
+    with contextlib.chdir(ROOT):
+        record("wrong_fact", store)
+        with open_store(store) as opened:
+            run_id = opened.resolve_run("last")
+        causal_search(store, run_id, WRONG_FACT, tick=lambda *_: None, cancelled=lambda: False)
+    return store
+
+
+@pytest.fixture
+def searched_store(searched_template: Path, tmp_path: Path,
+                   monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A copy of ``searched_template`` (a test may damage its cache)."""
+    monkeypatch.chdir(ROOT)
+    return Path(shutil.copytree(searched_template, tmp_path / "store"))
 
 
 @pytest.fixture
@@ -75,11 +103,11 @@ async def test_given_a_planted_run_and_its_agent_when_the_search_runs_then_verdi
 
 
 async def test_given_a_cached_report_when_the_why_screen_reopens_then_it_shows_at_once(
-    planted_store: Path,
+    searched_store: Path,
 ) -> None:
-    async with lens_on(planted_store, agent=WRONG_FACT) as pilot:
-        first = _shown(await _search(pilot), "#chain")
-    async with lens_on(planted_store, agent=WRONG_FACT) as pilot:
+    (path,) = (searched_store / "why").glob("*.json")
+    first = render_why(load_report(path).report)[0]  # type: ignore[union-attr]
+    async with lens_on(searched_store, agent=WRONG_FACT) as pilot:
         await pilot.press("w")
         await settle(pilot)
         screen = _why(pilot)
@@ -87,22 +115,20 @@ async def test_given_a_cached_report_when_the_why_screen_reopens_then_it_shows_a
         assert _shown(screen, "#chain") == first
         note = _shown(screen, "#causal")
         assert note.startswith("from the cache: computed ") and f"with agent {WRONG_FACT}" in note
-    async with lens_on(planted_store) as pilot:  # no agent: the run's newest report
+    async with lens_on(searched_store) as pilot:  # no agent: the run's newest report
         await pilot.press("w")
         await settle(pilot)
         assert _shown(_why(pilot), "#chain") == first
 
 
 async def test_given_a_damaged_cache_file_when_the_why_screen_opens_then_one_notice_says_so(
-    planted_store: Path,
+    searched_store: Path,
 ) -> None:
-    async with lens_on(planted_store, agent=WRONG_FACT) as pilot:
-        await _search(pilot)
-    (path,) = (planted_store / "why").glob("*.json")
+    (path,) = (searched_store / "why").glob("*.json")
     data = json.loads(path.read_text())
     data["report"]["mode"] = "GUESSED"
     path.write_text(json.dumps(data))
-    async with lens_on(planted_store, agent=WRONG_FACT) as pilot:
+    async with lens_on(searched_store, agent=WRONG_FACT) as pilot:
         await pilot.press("w")
         await settle(pilot)
         screen = _why(pilot)
@@ -197,3 +223,15 @@ async def test_given_a_failed_run_when_the_why_screen_opens_then_it_explains_the
     assert "ValueError: the reply parser found no 'Reply format:' line" in chain
     assert "the model call that raised: llm#1 · parser/small" in chain
     assert "no model call" not in chain
+
+
+def test_given_a_finished_search_when_the_why_screen_shows_then_it_matches(
+    snap_compare: Callable[..., bool], planted_store: Path,
+) -> None:
+    async def search(pilot: Pilot[Any]) -> None:
+        await settle(pilot)
+        await pilot.press("c")
+        await settle(pilot, seconds=60)
+
+    app = LensApp(planted_store, run="last", view="why", agent=WRONG_FACT)
+    assert snap_compare(app, run_before=search, terminal_size=SIZE)
