@@ -20,13 +20,13 @@ def add_parser(sub: Any) -> None:
         help="browse runs in a terminal UI: timeline, decisions, skills, why, SQL",
         description="Open the lens on the store. Keys: enter opens a run; ←/→ or [/] step "
                     "iterations, 1/2/3 the System · Messages · Tools tabs; d decisions, s skills, "
-                    "w why (c there runs the causal search, esc cancels it), : SQL, "
+                    "w why (a there runs the causal search, esc cancels it), : SQL, "
                     "t timeline, r runs, esc back, q quit.",
     )
     p.add_argument("run", metavar="RUN", nargs="?", default=None,
                    help="open this run's timeline: a run id, a unique prefix, or 'last'")
     p.add_argument("--agent", metavar="FILE.py:FACTORY", default=None,
-                   help="the agent the why screen re-runs for its causal search (key c), as "
+                   help="the agent the why screen re-runs for its causal search (key a), as "
                         "FILE.py:FACTORY or module:factory; default: the Agent(factory=...) "
                         "the run recorded")
     p.add_argument("--follow", action="store_true",

@@ -5,7 +5,7 @@ ANSWER ← the call that wrote it ← the pieces that LANDED in its prompt, each
 with the event that ALLOWED it and where it was BORN. The ranking is word
 overlap with the answer: resemblance only. With an agent reference
 (``footprint lens --agent FILE.py:FACTORY``, or the ``Agent(factory=...)`` the
-run recorded) ``c`` runs the counterfactual search (``lens.explain``
+run recorded) ``a`` runs the counterfactual search (``lens.explain``
 ``why``) on a thread worker with a progress bar; ``esc`` cancels it. The
 finished report replaces the ranking: verdicts in the suspect list, the
 headline and the whole report as ``footprint why`` prints them; it is cached
@@ -38,6 +38,7 @@ from lens.tui._summary import clip
 from lens.tui._whyread import (
     Failure,
     SearchCancelled,
+    agent_text,
     causal_search,
     failure_text,
     find_cached,
@@ -193,7 +194,7 @@ class WhyScreen(RunScreen):
 
     NAME = "why"
     BINDINGS = [  # noqa: RUF012
-        Binding("c", "search", "Causal search"),
+        Binding("a", "search", "Causal search"),
         Binding("escape", "back", "Back / cancel search"),
     ]
     DEFAULT_CSS = """
@@ -251,7 +252,7 @@ class WhyScreen(RunScreen):
         if read.cached is not None and not self.searching:
             self.report = read.cached.report
             self.report_note = (f"from the cache: computed {read.cached.computed_at} with agent "
-                                f"{read.cached.agent} · c searches again")
+                                f"{read.cached.agent} · a searches again")
         listing = self.query_one("#pieces", OptionList)
         listing.loading = False
         if self.focused is None:
@@ -290,8 +291,7 @@ class WhyScreen(RunScreen):
         if self.report is not None:
             line = self.report_note
         elif agent is not None:
-            line = (f"c runs the causal search (counterfactual re-runs) with agent {agent}; "
-                    "esc cancels it")
+            line = agent_text(agent)
         else:
             line = no_agent_text(self.state.run_id)
         self.query_one("#causal", Static).update(line)

@@ -25,8 +25,8 @@ from lens.explain._report import WhyReport
 from lens.tui._reader import RunReader
 from lens.tui._summary import clip
 
-__all__ = ["SEARCH_OPTIONS", "Failure", "SearchCancelled", "causal_search", "failure_text",
-           "find_cached", "no_agent_text", "read_failure", "recorded_agent"]
+__all__ = ["SEARCH_OPTIONS", "Failure", "SearchCancelled", "agent_text", "causal_search",
+           "failure_text", "find_cached", "no_agent_text", "read_failure", "recorded_agent"]
 
 SEARCH_OPTIONS: dict[str, Any] = {"step": None, "seeds": None, "alpha": 0.05, "budget": None}
 """The lens searches as ``footprint why RUN --agent REF`` does with no other flag."""
@@ -39,9 +39,16 @@ class SearchCancelled(Exception):
 
 def no_agent_text(run_id: str) -> str:
     """What to pass for a causal search, when the lens has no agent to re-run."""
-    return (f"No agent to re-run, so no causal search: open the lens with one — footprint lens "
-            f"{run_id[:13]} --agent {_EXAMPLE} (your FILE.py:FACTORY or module:factory) — or "
-            "build the agent with Agent(factory='MODULE:ATTR') so each run records it")
+    return (f"Only counterfactual re-runs can say \"caused\", and they need the agent: open "
+            f"footprint lens {run_id[:13]} --agent {_EXAMPLE} (your FILE.py:FACTORY or "
+            "module:factory), or build it with Agent(factory='MODULE:ATTR') so each run "
+            "records it")
+
+
+def agent_text(agent: str) -> str:
+    """The line under the ranking when the lens can re-run ``agent``."""
+    return (f"Only counterfactual re-runs can say \"caused\": press a to run them (the causal "
+            f"search) with agent {agent}; esc cancels")
 
 
 # ── the failing step ───────────────────────────────────────────────────────

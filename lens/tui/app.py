@@ -4,7 +4,7 @@ Screens: runs → timeline (home of a run) → decisions (``d``) · skills
 (``s``) · why (``w``) · SQL console (``:``). ``escape`` goes back one
 level (a run's screen → its timeline → the runs), ``t`` shows the timeline,
 ``r`` the runs. ``agent`` (``"FILE.py:FACTORY"`` or ``"module:factory"``) is the
-agent the why screen re-runs for its causal search (``c``; ``esc`` cancels);
+agent the why screen re-runs for its causal search (``a``; ``esc`` cancels);
 without it the run's own ``Agent(factory=...)`` is used, if it recorded one.
 With ``follow=True`` the store is re-read every second and the open screens
 redraw when the selected run grew.

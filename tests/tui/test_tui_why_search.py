@@ -75,7 +75,7 @@ def _shown(screen: WhyScreen, widget: str) -> str:
 async def _search(pilot: Pilot[Any]) -> WhyScreen:
     await pilot.press("w")
     await settle(pilot)
-    await pilot.press("c")
+    await pilot.press("a")
     await settle(pilot, seconds=60)
     return _why(pilot)
 
@@ -135,7 +135,8 @@ async def test_given_a_damaged_cache_file_when_the_why_screen_opens_then_one_not
         notices = [n.message for n in pilot.app._notifications]
         assert len([m for m in notices if "is not a valid report" in m]) == 1
         assert screen.report is None and "CORRELATIONAL" in _shown(screen, "#chain")
-        assert _shown(screen, "#causal").startswith("c runs the causal search")
+        assert _shown(screen, "#causal").startswith(
+            "Only counterfactual re-runs can say \"caused\": press a to run them")
 
 
 async def _ticking(pilot: Pilot[Any], screen: WhyScreen) -> None:
@@ -153,7 +154,7 @@ async def test_given_a_running_search_when_esc_is_pressed_then_it_stops_and_cach
         await pilot.press("w")
         await settle(pilot)
         screen = _why(pilot)
-        await pilot.press("c")
+        await pilot.press("a")
         await _ticking(pilot, screen)
         assert screen.query_one("#search").has_class("-running")
         await pilot.press("escape")
@@ -184,7 +185,8 @@ async def test_given_a_run_built_with_a_factory_when_the_why_screen_opens_then_i
         await pilot.press("w")
         await settle(pilot)
         assert _shown(_why(pilot), "#causal").startswith(
-            f"c runs the causal search (counterfactual re-runs) with agent {WRONG_FACT}")
+            f"Only counterfactual re-runs can say \"caused\": press a to run them (the causal "
+            f"search) with agent {WRONG_FACT}")
 
 
 async def test_given_no_agent_when_the_why_screen_opens_then_it_says_what_to_pass(
@@ -196,7 +198,7 @@ async def test_given_no_agent_when_the_why_screen_opens_then_it_says_what_to_pas
         screen = _why(pilot)
         note = _shown(screen, "#causal")
         assert "footprint lens " in note and "--agent examples/planted/" in note
-        await pilot.press("c")
+        await pilot.press("a")
         await settle(pilot)
         assert screen.search is None
         assert any("--agent" in n.message for n in pilot.app._notifications)
@@ -230,7 +232,7 @@ def test_given_a_finished_search_when_the_why_screen_shows_then_it_matches(
 ) -> None:
     async def search(pilot: Pilot[Any]) -> None:
         await settle(pilot)
-        await pilot.press("c")
+        await pilot.press("a")
         await settle(pilot, seconds=60)
 
     app = LensApp(planted_store, run="last", view="why", agent=WRONG_FACT)
