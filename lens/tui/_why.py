@@ -15,6 +15,7 @@ unfinished run the screen leads with the failing step.
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -137,6 +138,8 @@ def causal_note(run_id: str) -> str:
 
 # ── the causal report, as the CLI prints it ────────────────────────────────
 
+_TICK_S = 0.1
+"""The search's progress reaches the screen at most this often."""
 _VERDICT_STYLE = {"confirmed": "bold red", "inconclusive": "bold yellow", "broke": "magenta",
                   "not-confirmed": "green", "untested": "dim"}
 _CONCLUSION_STYLE = {"confirmed": "bold red", "inconclusive": "bold yellow",
@@ -343,9 +346,12 @@ class WhyScreen(RunScreen):
     def _searching(self, root: Path, run_id: str, agent: str) -> tuple[WhyReport, Path]:
         """On the worker: the search; each re-run's progress marshalled to the UI thread."""
         worker = get_current_worker()
+        shown = [0.0]
 
         def tick(done: int, total: int | None, what: str) -> None:
-            if not worker.is_cancelled:
+            now = time.monotonic()  # a repaint per re-run would slow the keys: ≤ 10 a second
+            if not worker.is_cancelled and now - shown[0] >= _TICK_S:
+                shown[0] = now
                 self.app.call_from_thread(self._ticked, done, total, what)
 
         return causal_search(root, run_id, agent, tick=tick,

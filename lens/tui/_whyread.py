@@ -12,7 +12,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import sys
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -26,7 +29,8 @@ from lens.tui._reader import RunReader
 from lens.tui._summary import clip
 
 __all__ = ["SEARCH_OPTIONS", "Failure", "SearchCancelled", "agent_text", "causal_search",
-           "failure_text", "find_cached", "no_agent_text", "read_failure", "recorded_agent"]
+           "failure_text", "find_cached", "no_agent_text", "quick_switches", "read_failure",
+           "recorded_agent"]
 
 SEARCH_OPTIONS: dict[str, Any] = {"step": None, "seeds": None, "alpha": 0.05, "budget": None}
 """The lens searches as ``footprint why RUN --agent REF`` does with no other flag."""
@@ -148,6 +152,29 @@ def find_cached(root: Path, run_id: str, agent: str | None) -> tuple[CachedWhy |
     return None, None
 
 
+_SWITCH_S = 0.001
+_switching = threading.Lock()
+_running: list[float] = []  # the interpreter's own switch interval, once per running search
+
+
+@contextmanager
+def quick_switches() -> Iterator[None]:
+    """While a search runs on a thread, the UI thread gets the interpreter back within 1 ms
+    (Python's default lets a busy thread keep it 5 ms at a time: a key press waited ~4 such
+    turns); the interval is restored when the last running search ends."""
+    with _switching:
+        _running.append(sys.getswitchinterval())
+        sys.setswitchinterval(min(_running[0], _SWITCH_S))
+    try:
+        yield
+    finally:
+        with _switching:
+            normal = _running[0]
+            _running.pop()
+            if not _running:
+                sys.setswitchinterval(normal)
+
+
 def causal_search(root: Path, run_id: str, agent: str, *,
                   tick: Callable[[int, int | None, str], None],
                   cancelled: Callable[[], bool]) -> tuple[WhyReport, Path]:
@@ -168,7 +195,8 @@ def causal_search(root: Path, run_id: str, agent: str, *,
             raise SearchCancelled(f"cancelled before re-run {done}")
         tick(done, total, what)
 
-    report = why(str(root), run_id, agent=built, progress=progress, **SEARCH_OPTIONS)
+    with quick_switches():
+        report = why(str(root), run_id, agent=built, progress=progress, **SEARCH_OPTIONS)
     if cancelled():
         raise SearchCancelled("cancelled as the search finished")
     path = cache_path(root, run_id, agent, SEARCH_OPTIONS)
