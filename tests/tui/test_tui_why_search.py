@@ -237,3 +237,20 @@ def test_given_a_finished_search_when_the_why_screen_shows_then_it_matches(
 
     app = LensApp(planted_store, run="last", view="why", agent=WRONG_FACT)
     assert snap_compare(app, run_before=search, terminal_size=SIZE)
+
+
+async def test_given_an_agent_that_cannot_load_when_the_search_starts_then_one_notice_says_why(
+    planted_store: Path,
+) -> None:
+    async with lens_on(planted_store, agent="lens._examples.support_desk:make_agnet") as pilot:
+        await pilot.press("w")
+        await settle(pilot)
+        screen = _why(pilot)
+        await pilot.press("a")
+        await settle(pilot)
+        assert screen.search is not None and screen.search.state.name == "ERROR"
+        assert screen.report is None
+        assert not screen.query_one("#search").has_class("-running")
+        stopped = [n.message for n in pilot.app._notifications
+                   if n.message.startswith("the causal search stopped: ")]
+        assert len(stopped) == 1 and "did you mean 'make_agent'" in stopped[0]
