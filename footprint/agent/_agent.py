@@ -113,6 +113,10 @@ class Agent:
     agent:``) closes the pooled HTTP clients of the providers the agent holds
     and ends the idle tool workers (as the agent's garbage collection and the
     interpreter's exit do); ``run_sync`` closes the clients when its loop ends.
+    ``factory`` (``"MODULE:ATTR"``, MODULE a dotted module or a ``.py`` path)
+    names the function that builds this agent; it is recorded on
+    ``run.configured`` so ``footprint lens`` can rebuild the agent for a causal
+    search without ``--agent``.
     """
 
     def __init__(
@@ -145,6 +149,7 @@ class Agent:
         tool_timeout_s: float | None = DEFAULT_TOOL_TIMEOUT_S,
         release: str | None = None,
         environment: str | None = None,
+        factory: str | None = None,
     ) -> None:
         # every option as given (lists frozen), so variant() can rebuild this agent
         self._options: dict[str, Any] = {

@@ -102,7 +102,8 @@ def serve(args: argparse.Namespace) -> int:
         root = store.root
         first = store.resolve_run(args.run) if args.run else None
     server = _server_class()(root=root, host=args.host, port=args.port, token=token,
-                             first=first, view=args.view, follow=args.follow)
+                             first=first, view=args.view, follow=args.follow,
+                             agent=args.agent)
     host = f"[{args.host}]" if ":" in args.host else args.host
     where = f"http://{host}:{args.port}/" + (f"?token={token}" if token else "")
     print(f"footprint lens: serving {root} on {where} (Ctrl-C stops)", flush=True)

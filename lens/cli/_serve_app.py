@@ -32,14 +32,15 @@ class LensServer(Server):
     run and screen; ``token`` (remote hosts) guards every page and websocket."""
 
     def __init__(self, *, root: Path, host: str, port: int, token: str | None,
-                 first: str | None = None, view: str = "timeline", follow: bool = False) -> None:
+                 first: str | None = None, view: str = "timeline", follow: bool = False,
+                 agent: str | None = None) -> None:
         if view not in SCREENS:
             raise ConfigError(f"view {view!r} is not a lens screen; pick one of "
                               f"{', '.join(SCREENS)}")
-        super().__init__(session_command(root, first, view), host=host, port=port,
+        super().__init__(session_command(root, first, view, agent=agent), host=host, port=port,
                          title="footprint lens")
         self.root, self.token, self.first, self.view = root, token, first, view
-        self.follow = follow
+        self.follow, self.agent = follow, agent
 
     def initialize_logging(self) -> None:
         quiet_logging()
@@ -105,7 +106,7 @@ class LensServer(Server):
             await websocket.close()
 
         service = AppService(
-            session_command(self.root, run, view, follow=self.follow),
+            session_command(self.root, run, view, follow=self.follow, agent=self.agent),
             write_bytes=websocket.send_bytes, write_str=websocket.send_str, close=close,
             download_manager=self.download_manager, debug=False)
         try:

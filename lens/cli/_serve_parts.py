@@ -18,12 +18,15 @@ COOKIE = "footprint_lens_token"
 _RUN_REF = re.compile(r"[0-9A-Za-z._:-]{1,128}")
 
 
-def session_command(root: Path, run: str | None, view: str, *, follow: bool = False) -> str:
-    """The shell command of one browser session: ``footprint lens`` on ``run`` and ``view``."""
+def session_command(root: Path, run: str | None, view: str, *, follow: bool = False,
+                    agent: str | None = None) -> str:
+    """The shell command of one browser session: ``footprint lens`` on ``run`` and ``view``
+    (with the agent its why screen re-runs, when one was given)."""
     import shlex
 
     argv = [sys.executable, "-m", "lens.cli", "lens", "--store", str(root), "--view", view]
-    return shlex.join([*argv, *(["--follow"] if follow else []), *([run] if run else [])])
+    options = [*(["--follow"] if follow else []), *(["--agent", agent] if agent else [])]
+    return shlex.join([*argv, *options, *([run] if run else [])])
 
 
 def check_token(expected: str | None, given: str | None) -> bool:

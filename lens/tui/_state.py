@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import warnings
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from footprint._errors import ConfigError
@@ -19,6 +20,7 @@ from lens.tui._reader import RunReader, StoreGate
 
 __all__ = ["RUN_COLUMNS", "LensState", "RunHead"]
 
+_EXAMPLE = "examples/planted/wrong_fact.py:make_agent"
 RUN_COLUMNS = ("started", "run id", "status", "iters", "tokens", "model", "events", "answer")
 _RUNS_SQL = (
     "SELECT strftime(started, '%Y-%m-%d %H:%M:%S'), run_id, status, iterations, tokens, "
@@ -48,11 +50,28 @@ class RunHead:
     """For a run mapped from another framework's trace, what its ``run.source`` says."""
 
 
+def _checked_agent(ref: object) -> str | None:
+    """``ref`` when it looks like ``MODULE:ATTR`` (MODULE a dotted module or a ``.py`` path)."""
+    if ref is None:
+        return None
+    module, sep, attr = ref.rpartition(":") if isinstance(ref, str) else ("", "", "")
+    if not sep or not module.strip() or not attr.isidentifier():
+        raise ConfigError(f"--agent {ref!r} is not MODULE:ATTR; write e.g. {_EXAMPLE!r}")
+    if module.endswith(".py") and not Path(module).is_file():
+        raise ConfigError(f"--agent file {module!r} does not exist; give a path to a .py file, "
+                          f"e.g. {_EXAMPLE!r}")
+    return str(ref)
+
+
 class LensState:
     """The store, its gate, and the selected run (whose events the screens read by the page)."""
 
-    def __init__(self, store_path: str | os.PathLike[str] | None, run: str | None = None) -> None:
+    def __init__(self, store_path: str | os.PathLike[str] | None, run: str | None = None, *,
+                 agent: str | None = None) -> None:
         from recorder import StoreWarning, open_store
+
+        self.agent = _checked_agent(agent)
+        """The ``MODULE:ATTR`` of the agent the why screen re-runs (``--agent``), if given."""
 
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", StoreWarning)

@@ -3,8 +3,11 @@
 Screens: runs → timeline (home of a run) → decisions (``d``) · skills
 (``s``) · why (``w``) · SQL console (``:``). ``escape`` goes back one
 level (a run's screen → its timeline → the runs), ``t`` shows the timeline,
-``r`` the runs, ``T`` the store's trends (plots per day or hour). With
-``follow=True`` the store is re-read every second and the open screens
+``r`` the runs, ``T`` the store's trends (plots per day or hour). ``agent``
+(``"FILE.py:FACTORY"`` or ``"module:factory"``) is the agent the why screen
+re-runs for its causal search (``a``; ``esc`` cancels); without it the run's own
+``Agent(factory=...)`` is used, if it recorded one.
+With ``follow=True`` the store is re-read every second and the open screens
 redraw when the selected run grew.
 """
 
@@ -58,9 +61,10 @@ class LensApp(App[int]):
         *,
         follow: bool = False,
         view: View = "timeline",
+        agent: str | None = None,
     ) -> None:
         super().__init__()
-        self.state = LensState(store_path, run)
+        self.state = LensState(store_path, run, agent=agent)
         self.state.gate.abandon = worker_cancelled
         self.follow = follow
         self._start: View = view

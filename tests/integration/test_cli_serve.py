@@ -160,12 +160,14 @@ def test_given_a_host_when_checked_then_only_this_machine_counts_as_loopback(
 
 @given(root=st.text(min_size=1).filter(lambda t: "\x00" not in t),
        run=st.none() | st.text(min_size=1).filter(lambda t: "\x00" not in t),
-       view=st.sampled_from(SCREENS), follow=st.booleans())
+       view=st.sampled_from(SCREENS), follow=st.booleans(),
+       agent=st.none() | st.text(min_size=1).filter(lambda t: "\x00" not in t))
 def test_given_any_store_path_and_run_when_a_session_command_is_made_then_the_shell_reads_it_back(
-    root: str, run: str | None, view: str, follow: bool,
+    root: str, run: str | None, view: str, follow: bool, agent: str | None,
 ) -> None:
     import shlex
 
-    argv = shlex.split(session_command(Path(root), run, view, follow=follow))
+    argv = shlex.split(session_command(Path(root), run, view, follow=follow, agent=agent))
     assert argv == [sys.executable, "-m", "lens.cli", "lens", "--store", str(Path(root)),
-                    "--view", view, *(["--follow"] if follow else []), *([run] if run else [])]
+                    "--view", view, *(["--follow"] if follow else []),
+                    *(["--agent", agent] if agent else []), *([run] if run else [])]
