@@ -76,7 +76,7 @@ def _line(e: Event) -> str | None:
     if isinstance(e, ToolEffect):
         return f"effect    {e.kind} {e.outcome}" + (f": {e.reason}" if e.reason else "")
     if isinstance(e, RunFailed):
-        return f"FAILED    {e.error_type} in {e.stage}: {clip(e.message, 80)}"
+        return f"FAILED    {e.error_type} in {e.stage}: {e.message}"  # whole: it is the why
     return None
 
 
@@ -117,7 +117,9 @@ def _header(store: Store, run_id: str) -> str:
     return (f"run {run_id} · {head['status']} · model {head['model'] or '?'} · "
             f"{head['iterations'] or 0} iterations · {head['tokens']} tokens · "
             f"{head['events']} events" + (f" · {dropped} dropped" if dropped else "")
-            + (f" · {mirror} spans not exported" if mirror else ""))
+            + (f" · {mirror} spans not exported" if mirror else "")
+            + (f"\nfailed at {head['failed_step'] or '?'}: {head['error_type']}"
+               if head["status"] == "failed" else ""))
 
 
 def run(args: argparse.Namespace) -> int:

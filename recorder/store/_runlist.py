@@ -26,7 +26,8 @@ __all__ = ["RUN_COLUMNS", "STATUSES", "RunQuery", "count_runs", "list_runs"]
 
 STATUSES = ("complete", "failed", "incomplete")
 RUN_COLUMNS = ("run_id", "started", "ended", "status", "turns", "iterations", "tokens",
-               "input_tokens", "output_tokens", "answer", "model", "events", "last_seq",
+               "input_tokens", "output_tokens", "answer", "error_type", "error_message",
+               "failed_step", "model", "events", "last_seq",
                "dropped", "filtered", "mirror_dropped", "start_ns")
 """The columns of a :func:`list_runs` table (those of the ``runs`` view)."""
 
@@ -132,6 +133,10 @@ r AS (
          coalesce(sum(output_tokens), 0)::BIGINT AS output_tokens,
          first(model ORDER BY model_rank NULLS LAST, model_seq) AS model,
          arg_max(answer, answer_seq) AS answer, arg_max(answer_blob, answer_seq) AS answer_blob,
+         arg_max(error_type, error_seq) AS error_type,
+         arg_max(error_message, error_seq) AS error_message,
+         arg_max(error_blob, error_seq) AS error_blob,
+         arg_max(failed_step, error_seq) AS failed_step,
          max(iteration) FILTER (WHERE level = 'iteration') AS iterations,
          max(turn) FILTER (WHERE level = 'iteration') + 1 AS turns
   FROM o GROUP BY run_id),
@@ -147,7 +152,12 @@ run_rows AS (
          CASE WHEN r.ended > 0 THEN 'complete' WHEN r.failed > 0 THEN 'failed'
               ELSE 'incomplete' END AS status,
          r.turns, r.iterations, r.input_tokens + r.output_tokens AS tokens,
-         r.input_tokens, r.output_tokens, r.answer, r.answer_blob, r.model, r.events,
+         r.input_tokens, r.output_tokens, r.answer, r.answer_blob,
+         CASE WHEN r.ended = 0 AND r.failed > 0 THEN r.error_type END AS error_type,
+         CASE WHEN r.ended = 0 AND r.failed > 0 THEN r.error_message END AS error_message,
+         CASE WHEN r.ended = 0 AND r.failed > 0 THEN r.error_blob END AS error_blob,
+         CASE WHEN r.ended = 0 AND r.failed > 0 THEN r.failed_step END AS failed_step,
+         r.model, r.events,
          r.last_seq, coalesce(d.overflow, 0)::BIGINT AS dropped,
          coalesce(d.processor_drops, 0)::BIGINT AS filtered,
          coalesce(d.sink_drops, 0)::BIGINT AS mirror_dropped, r.start_ns,
@@ -177,17 +187,18 @@ def list_runs(store: StoreView, query: RunQuery | None = None) -> pa.Table:
         f"{base} SELECT * EXCLUDE (answer_text) FROM run_rows WHERE {where} "
         f"ORDER BY start_ns {order}, run_id {order} LIMIT {query.limit} OFFSET {query.offset}",
         params)
-    return _with_answers(store, table).select(list(RUN_COLUMNS))
+    table = _with_blobs(store, table, "answer", "answer_blob")
+    return _with_blobs(store, table, "error_message", "error_blob").select(list(RUN_COLUMNS))
 
 
-def _with_answers(store: StoreView, table: pa.Table) -> pa.Table:
-    """``answer`` filled from the blob table where the run's answer was stored there."""
-    digests = [d for d in table.column("answer_blob").to_pylist() if d]
+def _with_blobs(store: StoreView, table: pa.Table, column: str, blob: str) -> pa.Table:
+    """``column`` filled from the blob table where the run's text was stored there."""
+    digests = [d for d in table.column(blob).to_pylist() if d]
     if not digests:
         return table
     texts = dict(store.rows(BLOB_TEXTS, [digests]))
     held = pa.array([texts.get(d) if d else None
-                     for d in table.column("answer_blob").to_pylist()], pa.string())
+                     for d in table.column(blob).to_pylist()], pa.string())
     import pyarrow.compute as pc  # ~60 ms to import: only when needed
-    answer = pc.coalesce(held, table.column("answer"))
-    return table.set_column(table.schema.get_field_index("answer"), "answer", answer)
+    filled = pc.coalesce(held, table.column(column))
+    return table.set_column(table.schema.get_field_index(column), column, filled)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-__all__ = ["DECISION_TYPES", "VIEWS"]
+__all__ = ["DECISION_TYPES", "FAILED_STEP", "STEP_TYPES", "VIEWS"]
 
 DECISION_TYPES = (
     "context.evaluated", "route.decided", "skill.activated", "skill.deactivated",
@@ -10,6 +10,12 @@ DECISION_TYPES = (
     "skill.turn_routed", "skill.step_advanced", "skill.step_skipped", "skill.steps_unfinished",
     "tool.effect",
 )
+
+STEP_TYPES = "'llm.start', 'llm.end', 'tool.start', 'tool.end'"
+"""The events that open or close a model or tool call (SQL list)."""
+FAILED_STEP = "CASE WHEN {kind} IN ('llm.start', 'tool.start') THEN {last} ELSE {error} END"
+"""The failing step of a failed run: the model or tool call the run died in (its start is
+the last step event), else the engine step that raised (``run.error``'s own step)."""
 
 _ENV = "run_id, seq, ts, type, turn, iteration, step_id, parent_step"
 _HOT = (
@@ -109,7 +115,11 @@ VIEWS: tuple[tuple[str, str], ...] = (
                  coalesce(arg_min(model, seq) FILTER (WHERE type = 'run.configured'),
                           arg_min(model, seq) FILTER (WHERE type = 'llm.start')) AS model,
                  arg_max(payload, seq) FILTER (WHERE type = 'run.end') AS end_payload,
-                 arg_min(payload, seq) FILTER (WHERE type = 'run.start') AS start_payload
+                 arg_min(payload, seq) FILTER (WHERE type = 'run.start') AS start_payload,
+                 arg_max(payload, seq) FILTER (WHERE type = 'run.error') AS error_payload,
+                 arg_max(step_id, seq) FILTER (WHERE type = 'run.error') AS error_step,
+                 arg_max(step_id, seq) FILTER (WHERE type IN ({STEP_TYPES})) AS last_step,
+                 arg_max(type, seq) FILTER (WHERE type IN ({STEP_TYPES})) AS last_kind
           FROM events GROUP BY run_id),
         d AS (
           SELECT run_id, sum(overflow) AS overflow, sum(processor_drops) AS processor_drops,
@@ -127,6 +137,13 @@ VIEWS: tuple[tuple[str, str], ...] = (
                coalesce((SELECT b.text FROM blobs b WHERE b.hash =
                    json_extract_string(a.end_payload, '$.final_content."$blob"')),
                    json_extract_string(a.end_payload, '$.final_content')) AS answer,
+               json_extract_string(a.error_payload, '$.error_type') AS error_type,
+               coalesce((SELECT b.text FROM blobs b WHERE b.hash =
+                   json_extract_string(a.error_payload, '$.message."$blob"')),
+                   json_extract_string(a.error_payload, '$.message')) AS error_message,
+               CASE WHEN a.failed THEN {FAILED_STEP.format(
+                   kind='a.last_kind', last='a.last_step', error='a.error_step')} END
+                   AS failed_step,
                a.model, a.events, a.last_seq,
                coalesce(d.overflow, 0) + coalesce(d.unencodable, 0) AS dropped,
                coalesce(d.overflow, 0) AS overflow, coalesce(d.unencodable, 0) AS unencodable,
