@@ -25,6 +25,7 @@ from footprint.events import (
     LLMStart,
     RunConfigured,
     RunEnd,
+    RunFailed,
     RunStart,
     ToolEnd,
     ToolStart,
@@ -267,10 +268,25 @@ class RunTrace:
         if self._oi is not None:
             self._oi.run_output(a, e.final_content)
 
-    def _failed(self, e: EventBase, key: str, done: list[SpanRecord]) -> None:
+    def _failed(self, e: RunFailed, key: str, done: list[SpanRecord]) -> None:
+        """The run's error on the root, and on the model or tool call it died in (the span
+        still open): error status, ``error.type`` and an ``exception`` span event. The
+        message may quote the conversation: it is exported only with content on."""
         assert self.root is not None
-        self.root.error = "run failed: " + clip(str(getattr(e, "error_type", "")), 128)
-        self.root.attributes["error.type"] = clip(str(getattr(e, "error_type", "_OTHER")))
+        kind = clip(e.error_type or "_OTHER")
+        self.root.error = "run failed: " + clip(e.error_type, 128)
+        self.root.attributes["error.type"] = kind
+        exception: Attrs = {"exception.type": kind}
+        if self._content:
+            exception["exception.message"] = clip(e.message, self._limit)
+        calls = list(self._open.values())  # model and tool calls (iterations are apart)
+        host = calls[-1] if calls else self.root
+        if host is not self.root:
+            what = "model call" if host.kind == "client" else "tool call"
+            host.error = f"{what} failed: {kind}" + (
+                f": {clip(e.message, 1024)}" if self._content else "")
+            host.attributes["error.type"] = kind
+        host.events.append(("exception", e.ts, exception))
 
     def _llm_start(self, e: LLMStart, key: str, done: list[SpanRecord]) -> None:
         a: Attrs = {
