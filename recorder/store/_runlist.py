@@ -26,8 +26,8 @@ __all__ = ["RUN_COLUMNS", "STATUSES", "RunQuery", "count_runs", "list_runs"]
 
 STATUSES = ("complete", "failed", "incomplete")
 RUN_COLUMNS = ("run_id", "started", "ended", "status", "turns", "iterations", "tokens",
-               "input_tokens", "output_tokens", "answer", "error_type", "error_message",
-               "failed_step", "model", "events", "last_seq",
+               "input_tokens", "output_tokens", "cost_usd", "unpriced_calls", "answer",
+               "error_type", "error_message", "failed_step", "model", "events", "last_seq",
                "dropped", "filtered", "mirror_dropped", "start_ns")
 """The columns of a :func:`list_runs` table (those of the ``runs`` view)."""
 
@@ -188,7 +188,27 @@ def list_runs(store: StoreView, query: RunQuery | None = None) -> pa.Table:
         f"ORDER BY start_ns {order}, run_id {order} LIMIT {query.limit} OFFSET {query.offset}",
         params)
     table = _with_blobs(store, table, "answer", "answer_blob")
-    return _with_blobs(store, table, "error_message", "error_blob").select(list(RUN_COLUMNS))
+    table = _with_blobs(store, table, "error_message", "error_blob")
+    return _with_costs(store, table).select(list(RUN_COLUMNS))
+
+
+_COSTS = """
+SELECT run_id, sum(cost_usd),
+       count(*) FILTER (WHERE cost_usd IS NULL AND end_seq IS NOT NULL)
+FROM llm_calls WHERE run_id IN ? GROUP BY run_id
+"""
+
+
+def _with_costs(store: StoreView, table: pa.Table) -> pa.Table:
+    """``cost_usd`` (``NULL`` when a call's model is unpriced) and ``unpriced_calls`` for
+    the runs of the page, from the ``llm_calls`` view (as the ``runs`` view has them)."""
+    ids = table.column("run_id").to_pylist()
+    found = {r[0]: (r[1], int(r[2])) for r in store.rows(_COSTS, [ids])} if ids else {}
+    unpriced = [found.get(i, (None, 0))[1] for i in ids]
+    cost = [None if u else (found.get(i, (None, 0))[0] or 0.0) for i, u in zip(ids, unpriced,
+                                                                                strict=True)]
+    return table.append_column("cost_usd", pa.array(cost, pa.float64())).append_column(
+        "unpriced_calls", pa.array(unpriced, pa.int64()))
 
 
 def _with_blobs(store: StoreView, table: pa.Table, column: str, blob: str) -> pa.Table:
