@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import argparse
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING
 
 from footprint.events import (
@@ -23,7 +23,7 @@ from footprint.events import (
     ToolEnd,
     ToolStart,
 )
-from lens.cli._common import clip, open_from
+from lens.cli._common import clip, open_from, usd
 
 if TYPE_CHECKING:
     from recorder import Store
@@ -40,7 +40,7 @@ def _cursor(e: ContextEvaluated) -> str | None:
     return f"cursor    {where} (by {move.by}){why}"
 
 
-def _line(e: Event) -> str | None:
+def _line(e: Event, costs: Mapping[int, float | None]) -> str | None:
     if isinstance(e, RunStart):
         return f"user      {clip(e.user_message, 100)}"
     if isinstance(e, ContextEvaluated):
@@ -67,7 +67,8 @@ def _line(e: Event) -> str | None:
     if isinstance(e, LLMEnd):
         calls = ", ".join(c.name for c in e.tool_calls) or "no tool calls"
         return (f"  reply   {clip(e.content, 70)!r} [{calls}; "
-                f"{e.input_tokens}+{e.output_tokens} tokens, {e.stop_reason}]")
+                f"{e.input_tokens}+{e.output_tokens} tokens, {usd(costs.get(e.seq))}, "
+                f"{e.stop_reason}]")
     if isinstance(e, ToolStart):
         return f"tool      {e.tool_name}({clip(dict(e.args), 60)}) #{e.tool_call_id}"
     if isinstance(e, ToolEnd):
@@ -88,18 +89,21 @@ SHOWN_TYPES = (
 """The event types a timeline line (or the answer) comes from; only these are read."""
 
 
-def timeline(events: Iterable[Event]) -> Iterator[str]:
-    """The run as lines, grouped under one header per iteration, ending with the answer.
+def timeline(events: Iterable[Event],
+             costs: Mapping[int, float | None] | None = None) -> Iterator[str]:
+    """The run as lines, grouped under one header per iteration, ending with the answer;
+    ``costs`` holds each model call's USD by its ``llm.end`` seq (``None``: unpriced).
 
     A generator: each line is yielded as soon as its event is read.
     """
+    costs = costs if costs is not None else {}
     iteration = -1
     answer: str | None = None
     for event in events:
         if isinstance(event, RunEnd):
             answer = event.final_content
             continue
-        text = _line(event)
+        text = _line(event, costs)
         if text is None:
             continue
         if event.iteration != iteration and event.iteration > 0:
@@ -116,6 +120,7 @@ def _header(store: Store, run_id: str) -> str:
     dropped, mirror = head["dropped"], head["mirror_dropped"]
     return (f"run {run_id} · {head['status']} · model {head['model'] or '?'} · "
             f"{head['iterations'] or 0} iterations · {head['tokens']} tokens · "
+            f"{usd(head['cost_usd'], head['unpriced_calls'])} · "
             f"{head['events']} events" + (f" · {dropped} dropped" if dropped else "")
             + (f" · {mirror} spans not exported" if mirror else "")
             + (f"\nfailed at {head['failed_step'] or '?'}: {head['error_type']}"
@@ -133,6 +138,8 @@ def run(args: argparse.Namespace) -> int:
     trace = next((t for t in first.column("trace_id").to_pylist() if t), None)
     if trace:
         print(f"trace {trace} (OpenTelemetry: search your tracing backend for it)", flush=True)
-    for line in timeline(reader.events(EventQuery(run_id=run_id, types=SHOWN_TYPES))):
+    costs = dict(store.rows("SELECT end_seq, cost_usd FROM llm_calls WHERE run_id = ? "
+                            "AND end_seq IS NOT NULL", [run_id]))
+    for line in timeline(reader.events(EventQuery(run_id=run_id, types=SHOWN_TYPES)), costs):
         print(line)
     return 0
