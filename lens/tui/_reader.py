@@ -20,9 +20,10 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
-from footprint.events import ContextInjected, Event, LLMStart, RunFailed, from_record
+from footprint.events import ContextInjected, Event, LLMEnd, LLMStart, RunFailed, from_record
 from lens.tui._model import Iteration, build_iteration, request_messages
 from recorder import upcast
+from recorder.store._prices import Prices, load_prices
 from recorder.store._views import STEP_TYPES
 from recorder.write._rows import BLOB_KEY, ENVELOPE_NAMES
 
@@ -50,6 +51,8 @@ class StoreGate:
         """Asked while waiting: ``True`` when the caller no longer wants the answer."""
         self.texts: OrderedDict[str, str] = OrderedDict()
         """Blob texts read lately (pieces repeat from iteration to iteration), bounded."""
+        self.prices: Prices | None = None
+        """The store's prices, read on first need (``recorder.store._prices``)."""
 
     @contextmanager
     def held(self) -> Iterator[Store]:
@@ -206,6 +209,25 @@ class RunReader:
                 tools=tuple(tools or ()), refusals=int(refusals or 0), tokens=int(tokens or 0),
                 failed=bool(failed))
         return found
+
+    def cost(self, it: Iteration, first_seq: int, last_seq: int) -> float | None:
+        """USD of iteration ``it``'s model calls (``None``: a call's model is unpriced), priced
+        as the ``llm_calls`` view prices them."""
+        gate = self.gate
+        if gate.prices is None:
+            gate.prices = load_prices(gate.store.root)
+        total = 0.0
+        for end in self.events_where("type = 'llm.end' AND iteration = ? AND seq BETWEEN ? "
+                                     "AND ?", [it.number, first_seq, last_seq]):
+            assert isinstance(end, LLMEnd)
+            price = gate.prices.price(end.model or (it.call.model if it.call else None))
+            if price is None:
+                return None
+            total += price.cost(input_tokens=end.input_tokens, output_tokens=end.output_tokens,
+                                cache_read=end.cache_read_tokens or 0,
+                                cache_write=end.cache_write_tokens or 0,
+                                provider=it.call.provider if it.call else None)
+        return total
 
     def failure(self) -> Failure | None:
         """The run's failure (``None`` when it did not fail): the last ``run.error``, and

@@ -84,7 +84,14 @@ def _divided(options: list[Option]) -> list[Option | None]:
     return out[:-1]
 
 
-def _seen_title(it: Iteration, failure: Failure | None = None) -> Text:
+def _usd(cost: float | None) -> str:
+    return "unpriced" if cost is None else f"${cost:.8f}".rstrip("0").rstrip(".")
+
+
+def _seen_title(it: Iteration, failure: Failure | None = None,
+                cost: tuple[float | None] | None = None) -> Text:
+    """The centre's title; ``cost`` (once read) as a 1-tuple: the iteration's USD or ``None``
+    for an unpriced model."""
     text = Text("What the model saw", style="bold")
     call = it.call
     if call is None:
@@ -94,6 +101,8 @@ def _seen_title(it: Iteration, failure: Failure | None = None) -> Text:
         skill = f" {call.brain_skill_id!r}" if call.brain_skill_id else ""
         text.append(f" — iteration {it.number} · {call.step_id} · {call.provider}/"
                     f"{call.model}{brain}{skill} · llm.start seq {call.seq}")
+        if cost is not None:
+            text.append(f" · {_usd(cost[0])}", style="dim" if cost[0] is None else "green")
     if failure is not None and failure.iteration == it.number:
         text.append(f" · ✗ {failure.step} failed here", style="bold red")
     return text
@@ -170,6 +179,8 @@ class TimelineScreen(RunScreen):
         """The slots whose list holds ``shown``'s blocks."""
         self.details: OrderedDict[int, Iteration] = OrderedDict()
         self.failure: Failure | None = None
+        self.costs: dict[int, tuple[float | None]] = {}
+        """USD per iteration number, read after the iteration shows (prices load slowly)."""
         self.reader: RunReader = self.state.reader()
         strip = self.query_one(IterationStrip)
         strip.on_missing = self._want_heads
@@ -189,8 +200,19 @@ class TimelineScreen(RunScreen):
         if failure is not None:
             box.update(failure_text(failure))
         if self.shown is not None:
-            self._title(_seen_title(self.shown, failure))
+            self._title(_seen_title(self.shown, failure, self.costs.get(self.shown.number)))
         self.refresh_bindings()
+
+    def _read_cost(self, it: Iteration) -> None:
+        index = self.index
+        first, last = self.outline.first_seq[index], self.outline.last_seq[index]
+
+        def done(cost: float | None) -> None:
+            self.costs[it.number] = (cost,)
+            if self.shown is it:
+                self._title(_seen_title(it, self.failure, (cost,)))
+
+        self.load("cost", lambda: self.reader.cost(it, first, last), done)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """``e`` (to the failing iteration) only shows for a failed run."""
@@ -222,6 +244,7 @@ class TimelineScreen(RunScreen):
             strip.focus()
         strip.set_count(len(outline), home=not live)
         self.details.clear()
+        self.costs.clear()
         self.select(self.index if stay else (-1 if live else 0), force=True)
 
     def _want_heads(self, first: int, last: int) -> None:
@@ -298,7 +321,9 @@ class TimelineScreen(RunScreen):
 
     def _show(self, it: Iteration) -> None:
         self.shown = it
-        self._title(_seen_title(it, self.failure))
+        self._title(_seen_title(it, self.failure, self.costs.get(it.number)))
+        if it.call is not None and it.number not in self.costs:
+            self._read_cost(it)
         self._filled = {self.active_slot}
         self._fill(self.active_slot)
         self._inspect()

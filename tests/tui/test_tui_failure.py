@@ -6,11 +6,13 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from genai_prices import Usage, calc_price
 from failed_runs import ERROR_MESSAGE, record_failed
 from tui_support import SIZE, lens_on, settle, text_of
 
 from lens.tui import LensApp
 from lens.tui._timeline import IterationStrip
+from recorder import open_store
 
 Snap = Callable[..., bool]
 
@@ -35,6 +37,12 @@ async def test_given_a_failed_run_when_the_timeline_opens_then_the_error_shows_w
         strip = screen.query_one(IterationStrip)
         assert [h.failed for _, h in sorted(strip.heads.items())] == [False, True]
         assert screen.index == 0
+        with open_store(failed_store) as store:
+            (tin, tout), = store.rows("SELECT input_tokens, output_tokens FROM llm_calls "
+                                      "WHERE end_seq IS NOT NULL")
+        first = float(calc_price(Usage(input_tokens=tin, output_tokens=tout), "gpt-4o-mini")
+                      .total_price)
+        assert f"· ${first:.8f}".rstrip("0") in text_of(screen.query_one("#seen-title"))
         await pilot.press("e")
         await settle(pilot)
         assert screen.index == 1
