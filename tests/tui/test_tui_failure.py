@@ -6,8 +6,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from genai_prices import Usage, calc_price
 from failed_runs import ERROR_MESSAGE, record_failed
+from genai_prices import Usage, calc_price
 from tui_support import SIZE, lens_on, settle, text_of
 
 from lens.tui import LensApp
