@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -24,14 +25,10 @@ from recorder.store._prices import Price, Prices, load_prices, prices_version
 USAGES = (Tokens(input_tokens=1200, output_tokens=40, cache_read_tokens=1000),
           Tokens(input_tokens=2300, output_tokens=75))
 
-SKILL_COST_SQL = """
-WITH active AS (SELECT DISTINCT run_id, iteration, injection_id AS skill
-                FROM injections WHERE flavor = 'skill')
-SELECT a.skill, sum(c.cost_usd) AS usd, count(*) AS calls
-FROM llm_calls c JOIN active a USING (run_id, iteration)
-GROUP BY a.skill ORDER BY usd DESC NULLS LAST
-"""
-"""The README's "which skill costs most" query."""
+README = Path(__file__).resolve().parents[2] / "README.md"
+SKILL_COST_SQL = re.search(r"```sql\n-- which skill costs most\n(.*?)```",
+                           README.read_text(encoding="utf-8"), re.S).group(1)  # type: ignore[union-attr]
+"""The README's "which skill costs most" query, as written there."""
 
 
 def _genai(usage: Tokens, model: str) -> float:
