@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import argparse
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING
 
 from footprint.events import (
@@ -27,6 +27,7 @@ from lens.cli._common import clip, open_from, usd
 
 if TYPE_CHECKING:
     from recorder import Store
+    from recorder.store._prices import Prices
 
 __all__ = ["SHOWN_TYPES", "run", "timeline"]
 
@@ -40,7 +41,7 @@ def _cursor(e: ContextEvaluated) -> str | None:
     return f"cursor    {where} (by {move.by}){why}"
 
 
-def _line(e: Event, costs: Mapping[int, float | None]) -> str | None:
+def _line(e: Event, costs: _Costs) -> str | None:
     if isinstance(e, RunStart):
         return f"user      {clip(e.user_message, 100)}"
     if isinstance(e, ContextEvaluated):
@@ -63,11 +64,12 @@ def _line(e: Event, costs: Mapping[int, float | None]) -> str | None:
     if isinstance(e, RouteConflict):
         return f"conflict  winner {e.winner.tool_name} → {e.winner.target}, {len(e.losers)} lost"
     if isinstance(e, LLMStart):
+        costs.call = e
         return f"llm       {e.provider}/{e.model} ({e.messages_count} msgs, {e.tools_count} tools)"
     if isinstance(e, LLMEnd):
         calls = ", ".join(c.name for c in e.tool_calls) or "no tool calls"
         return (f"  reply   {clip(e.content, 70)!r} [{calls}; "
-                f"{e.input_tokens}+{e.output_tokens} tokens, {usd(costs.get(e.seq))}, "
+                f"{e.input_tokens}+{e.output_tokens} tokens, {usd(costs.add(e))}, "
                 f"{e.stop_reason}]")
     if isinstance(e, ToolStart):
         return f"tool      {e.tool_name}({clip(dict(e.args), 60)}) #{e.tool_call_id}"
@@ -89,14 +91,41 @@ SHOWN_TYPES = (
 """The event types a timeline line (or the answer) comes from; only these are read."""
 
 
-def timeline(events: Iterable[Event],
-             costs: Mapping[int, float | None] | None = None) -> Iterator[str]:
-    """The run as lines, grouped under one header per iteration, ending with the answer;
-    ``costs`` holds each model call's USD by its ``llm.end`` seq (``None``: unpriced).
+class _Costs:
+    """Each reply priced as it streams by (as the ``llm_calls`` view prices it), summed."""
+
+    def __init__(self, prices: Prices | None) -> None:
+        self.prices = prices
+        self.call: LLMStart | None = None
+        self.total, self.unpriced = 0.0, set[str]()
+
+    def add(self, e: LLMEnd) -> float | None:
+        model = e.model or (self.call.model if self.call is not None else None)
+        price = self.prices.price(model) if self.prices is not None else None
+        if price is None:
+            self.unpriced.add(model or "?")
+            return None
+        cost = price.cost(input_tokens=e.input_tokens, output_tokens=e.output_tokens,
+                          cache_read=e.cache_read_tokens or 0,
+                          cache_write=e.cache_write_tokens or 0,
+                          provider=self.call.provider if self.call is not None else None)
+        self.total += cost
+        return cost
+
+    def line(self) -> str:
+        if self.unpriced:
+            return (f"cost: unpriced (no price for {', '.join(sorted(self.unpriced))}; "
+                    "add it to the store's prices.json)")
+        return f"cost: {usd(self.total)}"
+
+
+def timeline(events: Iterable[Event], prices: Prices | None = None) -> Iterator[str]:
+    """The run as lines, grouped under one header per iteration, ending with the answer
+    and the cost (each reply priced by ``prices``; ``None``: unpriced).
 
     A generator: each line is yielded as soon as its event is read.
     """
-    costs = costs if costs is not None else {}
+    costs = _Costs(prices)
     iteration = -1
     answer: str | None = None
     for event in events:
@@ -111,16 +140,16 @@ def timeline(events: Iterable[Event],
             yield f"── iteration {iteration} " + "─" * 40
         yield f"  {event.seq:>5}  {text}"
     yield f"answer: {answer}" if answer is not None else "answer: (none — run did not end)"
+    yield costs.line()
 
 
 def _header(store: Store, run_id: str) -> str:
     from recorder import RunQuery, list_runs
 
-    head = list_runs(store, RunQuery(run_ids=(run_id,), limit=1)).to_pylist()[0]
+    head = list_runs(store, RunQuery(run_ids=(run_id,), limit=1), costs=False).to_pylist()[0]
     dropped, mirror = head["dropped"], head["mirror_dropped"]
     return (f"run {run_id} · {head['status']} · model {head['model'] or '?'} · "
             f"{head['iterations'] or 0} iterations · {head['tokens']} tokens · "
-            f"{usd(head['cost_usd'], head['unpriced_calls'])} · "
             f"{head['events']} events" + (f" · {dropped} dropped" if dropped else "")
             + (f" · {mirror} spans not exported" if mirror else "")
             + (f"\nfailed at {head['failed_step'] or '?'}: {head['error_type']}"
@@ -129,6 +158,7 @@ def _header(store: Store, run_id: str) -> str:
 
 def run(args: argparse.Namespace) -> int:
     from recorder import EventQuery, StoreReader
+    from recorder.store._prices import load_prices
 
     store = open_from(args)
     run_id = store.resolve_run(args.run)
@@ -138,8 +168,7 @@ def run(args: argparse.Namespace) -> int:
     trace = next((t for t in first.column("trace_id").to_pylist() if t), None)
     if trace:
         print(f"trace {trace} (OpenTelemetry: search your tracing backend for it)", flush=True)
-    costs = dict(store.rows("SELECT end_seq, cost_usd FROM llm_calls WHERE run_id = ? "
-                            "AND end_seq IS NOT NULL", [run_id]))
-    for line in timeline(reader.events(EventQuery(run_id=run_id, types=SHOWN_TYPES)), costs):
+    prices = load_prices(store.root)
+    for line in timeline(reader.events(EventQuery(run_id=run_id, types=SHOWN_TYPES)), prices):
         print(line)
     return 0

@@ -22,6 +22,7 @@ from __future__ import annotations
 import datetime
 import json
 import math
+import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 from footprint._errors import ConfigError
 from recorder.store._views import CACHE_APART
+from recorder.write._layout import SUMMARIES
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -131,15 +133,22 @@ def _override(model: object, entry: object) -> Price:
 
 
 class Prices:
-    """Model name -> :class:`Price`: the overrides first, then ``genai-prices``."""
+    """Model name -> :class:`Price`: the overrides first, then ``genai-prices``.
 
-    def __init__(self, overrides: Mapping[str, Price | Mapping[str, float]] | None = None
-                 ) -> None:
+    ``cache``: a JSON file remembering what ``genai-prices`` said of each model
+    (named after its version, so an upgrade asks again): loading its table costs
+    most of a second, a short command should not pay it for models already seen.
+    """
+
+    def __init__(self, overrides: Mapping[str, Price | Mapping[str, float]] | None = None,
+                 *, cache: Path | None = None) -> None:
         if overrides is not None and not isinstance(overrides, Mapping):
             raise ConfigError(f"Prices(overrides={overrides!r}): pass a mapping of model name "
                               "to {'input_mtok': …, 'output_mtok': …}")
         self.overrides = {m: _override(m, e) for m, e in (overrides or {}).items()}
-        self._known: dict[str, Price | None] = {}
+        self.cache = cache
+        self._known: dict[str, Price | None] = _read_cache(cache)
+        self._asked = False
 
     def price(self, model: str | None) -> Price | None:
         """The model's price, or ``None`` when it is unpriced."""
@@ -149,7 +158,23 @@ class Prices:
             return self.overrides[model]
         if model not in self._known:
             self._known[model] = _from_genai(model)
+            self._asked = True
         return self._known[model]
+
+    def save(self) -> None:
+        """Write what ``genai-prices`` said to ``cache`` (if it was asked; best effort)."""
+        if self.cache is None or not self._asked:
+            return
+        data = {m: None if p is None else {n: getattr(p, n) for n in (*_RATES, "tiered")}
+                for m, p in self._known.items()}
+        tmp = self.cache.with_name(f".{self.cache.name}.{os.getpid()}.tmp")
+        try:
+            self.cache.parent.mkdir(parents=True, exist_ok=True)
+            tmp.write_text(json.dumps(data, sort_keys=True), encoding="utf-8")
+            os.replace(tmp, self.cache)
+            self._asked = False
+        except OSError:  # a read-only store: ask again next time
+            tmp.unlink(missing_ok=True)
 
     def rows(self, models: Iterable[str | None]) -> list[dict[str, object]]:
         """The ``prices`` table's rows for ``models`` (the unpriced left out)."""
@@ -159,7 +184,21 @@ class Prices:
             if found is not None:
                 out.append({"model": model, **{n: getattr(found, n) for n in _RATES},
                             "source": found.source, "tiered": found.tiered})
+        self.save()
         return out
+
+
+def _read_cache(path: Path | None) -> dict[str, Price | None]:
+    """The cached answers of ``genai-prices`` (an unreadable cache is no cache)."""
+    if path is None:
+        return {}
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        source = prices_version()
+        return {str(m): None if v is None else Price(**v, source=source)
+                for m, v in data.items()}
+    except (OSError, ValueError, TypeError, AttributeError, ConfigError):
+        return {}
 
 
 PRICES_DDL = ("model STRING, input_mtok DOUBLE, output_mtok DOUBLE, cache_read_mtok DOUBLE, "
@@ -179,10 +218,13 @@ def prices_arrow(rows: list[dict[str, object]]) -> pa.Table:
 def load_prices(root: Path) -> Prices:
     """The prices of the store at ``root``: its ``prices.json`` over ``genai-prices``."""
     path = root / PRICES_FILE
+    from importlib.metadata import version
+
+    cache = root / SUMMARIES / f"prices.{version('genai-prices')}.json"
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
-        return Prices()
+        return Prices(cache=cache)
     except OSError as exc:
         raise ConfigError(f"cannot read {str(path)!r} ({exc}); fix its permissions") from exc
     try:
@@ -194,6 +236,6 @@ def load_prices(root: Path) -> Prices:
         raise ConfigError(f"{str(path)!r} holds {type(data).__name__}; write an object "
                           '{"model": {"input_mtok": 0.5, "output_mtok": 1.5}}')
     try:
-        return Prices(data)
+        return Prices(data, cache=cache)
     except ConfigError as exc:
         raise ConfigError(f"{path.name}: {exc}") from None

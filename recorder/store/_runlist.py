@@ -178,8 +178,11 @@ def _base(store: StoreView, query: RunQuery) -> tuple[str, tuple[str, list[objec
     return _RUNS.format(view=outline_view(store), answer_text=text), query.where()
 
 
-def list_runs(store: StoreView, query: RunQuery | None = None) -> pa.Table:
-    """One row per matching run (:data:`RUN_COLUMNS`), one page of them, as Arrow."""
+def list_runs(store: StoreView, query: RunQuery | None = None, *, costs: bool = True
+              ) -> pa.Table:
+    """One row per matching run (:data:`RUN_COLUMNS`), one page of them, as Arrow;
+    ``costs=False`` leaves ``cost_usd``/``unpriced_calls`` ``NULL`` (they read the page's
+    model calls, a scan of each run's calls: ``footprint show`` prices as it streams)."""
     query = query or RunQuery()
     base, (where, params) = _base(store, query)
     order = "DESC" if query.newest_first else "ASC"
@@ -189,6 +192,11 @@ def list_runs(store: StoreView, query: RunQuery | None = None) -> pa.Table:
         params)
     table = _with_blobs(store, table, "answer", "answer_blob")
     table = _with_blobs(store, table, "error_message", "error_blob")
+    if not costs:
+        empty = pa.nulls(table.num_rows)
+        table = table.append_column("cost_usd", empty.cast(pa.float64())).append_column(
+            "unpriced_calls", empty.cast(pa.int64()))
+        return table.select(list(RUN_COLUMNS))
     return _with_costs(store, table).select(list(RUN_COLUMNS))
 
 

@@ -94,7 +94,7 @@ def test_given_a_priced_run_when_listed_and_shown_then_the_cli_prints_its_dollar
     listed = _footprint("runs", "--store", str(root))
     shown = _footprint("show", run_id, "--store", str(root))
     assert listed.returncode == 0 and shown.returncode == 0, listed.stderr + shown.stderr
-    assert total in listed.stdout and f"tokens · {total} · " in shown.stdout
+    assert total in listed.stdout and f"\ncost: {total}\n" in shown.stdout
     assert f"{_genai(USAGES[0], 'gpt-4o-mini'):.8f}".rstrip("0") in shown.stdout
 
 
@@ -226,3 +226,22 @@ def test_given_bad_overrides_when_prices_are_built_then_config_error_names_the_f
     assert fix in str(caught.value)
     with pytest.raises(ConfigError, match="Price"):
         Price(input_mtok=float("nan"), output_mtok=1.0)
+
+
+def test_given_a_price_cache_when_read_then_genai_prices_is_not_asked_again(
+    priced: tuple[Path, str], tmp_path: Path,
+) -> None:
+    root, _ = priced
+    with open_store(root) as store:
+        store.rows("SELECT count(*) FROM prices")
+    cache = load_prices(root).cache
+    assert cache is not None and cache.name == f"prices.{prices_version().split()[1]}.json"
+    assert "gpt-4o-mini" in json.loads(cache.read_text())
+    planted = tmp_path / "prices.json"
+    planted.write_text(json.dumps({"only-in-the-cache": {
+        "input_mtok": 1.0, "output_mtok": 2.0, "cache_read_mtok": None,
+        "cache_write_mtok": None, "tiered": False}}))
+    found = Prices(cache=planted).price("only-in-the-cache")
+    assert found is not None and found.output_mtok == 2.0
+    planted.write_text("{torn")
+    assert Prices(cache=planted).price("only-in-the-cache") is None
