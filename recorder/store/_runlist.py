@@ -18,6 +18,7 @@ import pyarrow as pa
 from footprint._errors import ConfigError
 from recorder.store._outline import outline_view
 from recorder.store._reader import BLOB_TEXTS
+from recorder.store._views import CALL_COST
 
 if TYPE_CHECKING:
     from recorder.store._base import StoreView
@@ -200,18 +201,37 @@ def list_runs(store: StoreView, query: RunQuery | None = None, *, costs: bool = 
     return _with_costs(store, table).select(list(RUN_COLUMNS))
 
 
-_COSTS = """
+def _tokens(key: str) -> str:
+    return f"TRY_CAST(json_extract_string(payload, '$.{key}') AS BIGINT) AS {key}"
+
+
+_COSTS = f"""
+WITH s AS (SELECT run_id, seq, model, json_extract_string(payload, '$.provider') AS provider,
+                  row_number() OVER (PARTITION BY run_id ORDER BY seq) AS k
+           FROM _events_all WHERE type = 'llm.start' AND run_id IN ?),
+     e AS (SELECT run_id, seq, model, {_tokens('input_tokens')}, {_tokens('output_tokens')},
+                  {_tokens('cache_read_tokens')}, {_tokens('cache_write_tokens')},
+                  row_number() OVER (PARTITION BY run_id ORDER BY seq) AS k
+           FROM _events_all WHERE type = 'llm.end' AND run_id IN ?),
+     c AS (SELECT s.run_id, e.seq AS end_seq, s.provider, coalesce(e.model, s.model) AS model,
+                  e.input_tokens, e.output_tokens, e.cache_read_tokens, e.cache_write_tokens
+           FROM s LEFT JOIN e ON e.run_id = s.run_id AND e.k = s.k),
+     priced AS (SELECT c.run_id, c.end_seq, {CALL_COST} AS cost_usd
+                FROM c LEFT JOIN prices p ON p.model = c.model)
 SELECT run_id, sum(cost_usd),
        count(*) FILTER (WHERE cost_usd IS NULL AND end_seq IS NOT NULL)
-FROM llm_calls WHERE run_id IN ? GROUP BY run_id
+FROM priced GROUP BY run_id
 """
+"""The page's runs' costs, priced as the ``llm_calls`` view prices each call (the same
+pairing and :data:`CALL_COST`), from the raw events of those runs only: a filter on the
+view would come after its window over every run's calls."""
 
 
 def _with_costs(store: StoreView, table: pa.Table) -> pa.Table:
     """``cost_usd`` (``NULL`` when a call's model is unpriced) and ``unpriced_calls`` for
-    the runs of the page, from the ``llm_calls`` view (as the ``runs`` view has them)."""
+    the runs of the page (as the ``runs`` view has them)."""
     ids = table.column("run_id").to_pylist()
-    found = {r[0]: (r[1], int(r[2])) for r in store.rows(_COSTS, [ids])} if ids else {}
+    found = {r[0]: (r[1], int(r[2])) for r in store.rows(_COSTS, [ids, ids])} if ids else {}
     unpriced = [found.get(i, (None, 0))[1] for i in ids]
     cost = [None if u else (found.get(i, (None, 0))[0] or 0.0) for i, u in zip(ids, unpriced,
                                                                                 strict=True)]

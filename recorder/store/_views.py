@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-__all__ = ["CACHE_APART", "DECISION_TYPES", "FAILED_STEP", "STEP_TYPES", "VIEWS"]
+__all__ = ["CACHE_APART", "CALL_COST", "DECISION_TYPES", "FAILED_STEP", "STEP_TYPES", "VIEWS"]
 
 DECISION_TYPES = (
     "context.evaluated", "route.decided", "skill.activated", "skill.deactivated",
@@ -21,7 +21,7 @@ the last step event), else the engine step that raised (``run.error``'s own step
 
 _READ = "coalesce(c.cache_read_tokens, 0)"
 _WRITE = "coalesce(c.cache_write_tokens, 0)"
-_COST = f"""CASE WHEN c.end_seq IS NOT NULL THEN (
+CALL_COST = f"""CASE WHEN c.end_seq IS NOT NULL THEN (
             CASE WHEN c.provider IN ({", ".join(f"'{p}'" for p in CACHE_APART)}) THEN c.input_tokens
                  ELSE greatest(c.input_tokens - {_READ} - {_WRITE}, 0) END * p.input_mtok
             + {_READ} * coalesce(p.cache_read_mtok, p.input_mtok)
@@ -87,7 +87,7 @@ VIEWS: tuple[tuple[str, str], ...] = (
                json_array_length(json_extract(e.payload, '$.tool_calls')) AS tool_call_count,
                {_text('e', 'content')} AS content
         FROM s LEFT JOIN e ON e.run_id = s.run_id AND e.k = s.k)
-        SELECT c.*, {_COST} AS cost_usd
+        SELECT c.*, {CALL_COST} AS cost_usd
         FROM c LEFT JOIN _prices p ON p.model = c.model"""),
     ("tool_calls", f"""
         SELECT s.run_id, s.turn, s.iteration, s.step_id, s.seq AS start_seq, e.seq AS end_seq,
