@@ -149,9 +149,11 @@ class Store:
             _public_views(con)
 
     def _price(self, con: duckdb.DuckDBPyConnection) -> None:
-        """``_prices``: one row per model of the store that has a price (the costs' source)."""
+        """``_prices``: one row per model of the store that has a price (the costs' source);
+        the sandbox's user SQL leaves the store's files as they were (no price cache kept)."""
         models = [r[0] for r in con.execute(_MODELS).fetchall()]
-        con.register("_prices", prices_arrow(load_prices(self.root).rows(models)))
+        rows = load_prices(self.root).rows(models, save=con is self.con)
+        con.register("_prices", prices_arrow(rows))
 
     def ready(self, query: str) -> str:
         """``query``, once the public views it names exist on the catalog's connection.

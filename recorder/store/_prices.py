@@ -176,15 +176,18 @@ class Prices:
         except OSError:  # a read-only store: ask again next time
             tmp.unlink(missing_ok=True)
 
-    def rows(self, models: Iterable[str | None]) -> list[dict[str, object]]:
-        """The ``prices`` table's rows for ``models`` (the unpriced left out)."""
+    def rows(self, models: Iterable[str | None], *, save: bool = True
+             ) -> list[dict[str, object]]:
+        """The ``prices`` table's rows for ``models`` (the unpriced left out); ``save``:
+        remember new answers in the cache."""
         out: list[dict[str, object]] = []
         for model in sorted({m for m in models if m}):
             found = self.price(model)
             if found is not None:
                 out.append({"model": model, **{n: getattr(found, n) for n in _RATES},
                             "source": found.source, "tiered": found.tiered})
-        self.save()
+        if save:
+            self.save()
         return out
 
 
