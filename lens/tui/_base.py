@@ -117,7 +117,8 @@ def header_text(state: LensState, where: str, *, follow: bool = False) -> Text:
         text.append(" · following", style="bold cyan")
     if where not in _STORE_WIDE and head is not None:
         text.append("\n answer: ", style="bold")
-        text.append(clip(head.answer if head.answer is not None else "(none yet)", 108),
+        none = "(none — the run failed)" if head.status == "failed" else "(none yet)"
+        text.append(clip(head.answer if head.answer is not None else none, 108),
                     style="italic")
     return text
 

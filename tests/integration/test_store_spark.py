@@ -13,7 +13,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from failed_runs import failing_agent
 
+from footprint._errors import RunError
 from footprint.events import (
     ConflictItem,
     Event,
@@ -63,6 +65,8 @@ def store(tmp_path_factory: pytest.TempPathFactory) -> Path:
             metadata={"ticket": "T-7", "vip": True})
         for event in _decisions("0190ffff-handmade"):
             rec.emit(event)
+        with pytest.raises(RunError):  # a failed run of a priced model: errors and costs
+            failing_agent(rec).run_sync("where is my order A-17?")
     return root
 
 
