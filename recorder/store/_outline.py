@@ -27,7 +27,8 @@ from recorder.write._layout import SUMMARIES
 if TYPE_CHECKING:
     from recorder.store._base import StoreView
 
-__all__ = ["OUTLINE_SCHEMA", "OUTLINE_SELECT", "Outlines", "outline_name", "outline_view"]
+__all__ = ["OUTLINE_SCHEMA", "OUTLINE_SELECT", "OUTLINE_VERSION", "Outlines", "outline_name",
+           "outline_view"]
 
 OUTLINE_SCHEMA = pa.schema([
     pa.field("level", pa.string()), pa.field("run_id", pa.string()),
@@ -40,11 +41,26 @@ OUTLINE_SCHEMA = pa.schema([
     pa.field("model", pa.string()), pa.field("model_rank", pa.int64()),
     pa.field("model_seq", pa.int64()), pa.field("answer", pa.string()),
     pa.field("answer_blob", pa.string()), pa.field("answer_seq", pa.int64()),
+    pa.field("user_id", pa.string()), pa.field("session_id", pa.string()),
+    pa.field("tags", pa.list_(pa.string())), pa.field("release", pa.string()),
+    pa.field("environment", pa.string()),
+    pa.field("score_value", pa.float64()), pa.field("score_label", pa.string()),
 ])
-"""One outline row; the run-level fields are ``NULL`` on iteration and type rows."""
+"""One outline row; the run-level fields are ``NULL`` on iteration and type rows. A
+``'score'`` row is one ``feedback.recorded`` event: ``type`` its score name, ``last_seq``
+its seq, ``start_ns`` its time, ``score_value``/``score_label`` what it gave."""
+
+OUTLINE_VERSION = 2
+"""Part of every cached outline's name: a new outline shape never reads an old cache."""
 
 _TOKENS = "TRY_CAST(try(json_extract_string(payload, '$.{}')) AS BIGINT)"
 _BLOB = "try(json_extract_string(payload, '$.final_content.\"$blob\"'))"
+_LABEL = "arg_min(try(json_extract_string(payload, '$.{0}')), seq) FILTER (WHERE type = " \
+    "'run.start') AS {0}"
+_labels = ",\n         ".join(
+    [*(_LABEL.format(k) for k in ("user_id", "session_id", "release", "environment")),
+     "arg_min(try(CAST(json_extract(payload, '$.tags') AS VARCHAR[])), seq) "
+     "FILTER (WHERE type = 'run.start') AS tags"])
 OUTLINE_SELECT = f"""
 WITH g AS (
   SELECT CASE WHEN GROUPING(iteration) = 0 THEN 'iteration'
@@ -71,12 +87,19 @@ p AS (
                       THEN try(json_extract_string(payload, '$.final_content')) END, seq)
              FILTER (WHERE type = 'run.end') AS answer,
          arg_max({_BLOB}, seq) FILTER (WHERE type = 'run.end') AS answer_blob,
-         max(seq) FILTER (WHERE type = 'run.end') AS answer_seq
+         max(seq) FILTER (WHERE type = 'run.end') AS answer_seq,
+         {_labels}
   FROM (SELECT run_id, seq, type, payload FROM {{source}}
-        WHERE type IN ('llm.end', 'run.end'))
+        WHERE type IN ('llm.end', 'run.end', 'run.start'))
   GROUP BY run_id)
-SELECT g.*, p.input_tokens, p.output_tokens, p.answer, p.answer_blob, p.answer_seq
+SELECT g.*, p.* EXCLUDE (run_id)
 FROM g LEFT JOIN p ON g.level = 'run' AND g.run_id = p.run_id
+UNION ALL BY NAME
+SELECT 'score' AS level, run_id, json_extract_string(payload, '$.name') AS type,
+       seq AS first_seq, seq AS last_seq, ts AS start_ns,
+       TRY_CAST(json_extract_string(payload, '$.value') AS DOUBLE) AS score_value,
+       json_extract_string(payload, '$.label') AS score_label
+FROM {{source}} WHERE type = 'feedback.recorded'
 """
 """The outline of ``{source}`` (any relation with the event columns)."""
 
@@ -85,7 +108,7 @@ def outline_name(path: Path) -> str:
     """The cache file name of the outline of sealed events file ``path``."""
     stat = path.stat()
     day = path.parent.name.removeprefix("date=")
-    return f"{path.stem}.{day}.{stat.st_size}-{stat.st_mtime_ns}.parquet"
+    return f"{path.stem}.{day}.{stat.st_size}-{stat.st_mtime_ns}.v{OUTLINE_VERSION}.parquet"
 
 
 def _quote(path: Path) -> str:

@@ -98,6 +98,14 @@ VIEWS: tuple[tuple[str, str], ...] = (
                json_extract(payload, '$.losers') AS losers,
                json_extract_string(payload, '$.source') AS source
         FROM events WHERE type = 'skill.route_conflict'"""),
+    ("scores", f"""
+        SELECT e.run_id, e.seq, e.ts, make_timestamp(e.ts // 1000) AS at,
+               json_extract_string(e.payload, '$.name') AS name,
+               {_num('e', 'value', 'DOUBLE')} AS value,
+               json_extract_string(e.payload, '$.label') AS label,
+               {_text('e', 'comment')} AS comment,
+               json_extract_string(e.payload, '$.by') AS given_by
+        FROM events e WHERE e.type = 'feedback.recorded'"""),
     ("runs", f"""
         WITH a AS (
           SELECT run_id, min(ts) AS start_ns, count(*) AS events, max(seq) AS last_seq,
@@ -117,7 +125,12 @@ VIEWS: tuple[tuple[str, str], ...] = (
           FROM (SELECT run_id, writer, max(overflow) AS overflow,
                        max(processor_drops) AS processor_drops, max(sink_drops) AS sink_drops,
                        max(unencodable) AS unencodable
-                FROM _stats_all GROUP BY run_id, writer) GROUP BY run_id)
+                FROM _stats_all GROUP BY run_id, writer) GROUP BY run_id),
+        sl AS (SELECT run_id, name, arg_max(value, seq) AS value FROM scores
+               WHERE value IS NOT NULL GROUP BY run_id, name),
+        sc AS (SELECT run_id, map_from_entries(list(struct_pack(k := name, v := value)))
+                   AS scores
+               FROM sl GROUP BY run_id)
         SELECT a.run_id, make_timestamp(a.start_ns // 1000) AS started,
                make_timestamp(a.end_ns // 1000) AS ended,
                CASE WHEN a.ended THEN 'complete' WHEN a.failed THEN 'failed'
@@ -140,7 +153,7 @@ VIEWS: tuple[tuple[str, str], ...] = (
                json_extract(a.start_payload, '$.metadata') AS metadata,
                json_extract_string(a.start_payload, '$.release') AS release,
                json_extract_string(a.start_payload, '$.environment') AS environment,
-               a.start_ns
-        FROM a LEFT JOIN d USING (run_id)"""),
+               a.start_ns, sc.scores
+        FROM a LEFT JOIN d USING (run_id) LEFT JOIN sc USING (run_id)"""),
 )
 """``(name, select)`` in dependency order; each becomes ``CREATE VIEW name AS select``."""

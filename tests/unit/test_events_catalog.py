@@ -33,6 +33,7 @@ DESIGN_CATALOG = """
 - model: `llm.start`, `llm.end`
 - tools: `tool.start`, `tool.end`, `tool.effect`
 - errors: `run.error`
+- feedback: `feedback.recorded` (after the run's end, chained)
 """
 DESIGN_PATHS = (
     Path(__file__).resolve().parents[2] / "DESIGN.md",
