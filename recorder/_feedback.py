@@ -26,6 +26,7 @@ from recorder.store._catalog import Store, open_store
 from recorder.store._runlist import RunQuery, count_runs, list_runs
 from recorder.store._verify import ChainTail, chain_tail
 from recorder.write._parquet_sink import ParquetSink
+from recorder.write._sink import ExportResult
 
 __all__ = ["Score", "StoredRun", "evaluate", "feedback", "record_scores"]
 
@@ -119,7 +120,9 @@ def record_scores(target: Target | Sequence[Target], scores: Iterable[tuple[str,
     else:
         events = [_event(run, score, by, stamp, seq=0, turn=0) for run, score in pending]
     for sink in mirrors:
-        sink.export(events)
+        if sink.export(events) is not ExportResult.SUCCESS:
+            raise RunError(f"the OTelSink {sink!r} refused the feedback (it was shut down); "
+                           "pass an open one")
         sink.force_flush()
     return events
 
