@@ -43,7 +43,7 @@ def _cli(*argv: str) -> subprocess.CompletedProcess[str]:
                           text=True, env=ENV, timeout=120, check=False)
 
 
-def test_given_200_labelled_runs_with_feedback_when_filtered_explained_and_snapshot_then_loop_closes(
+def test_given_200_labelled_runs_with_feedback_when_filtered_and_explained_then_snapshot_passes(
     loop: tuple[Path, list[str], list[str]], tmp_path: Path,
 ) -> None:
     store, ids, flagged = loop
