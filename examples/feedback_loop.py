@@ -1,8 +1,8 @@
 """The production loop, offline: label runs, collect feedback, find the bad ones.
 
-Run it: ``python examples/feedback_loop.py STORE``. It records 200 runs of
-the support desk (releases 1.3 and 1.4, one user per run, a ``beta`` tag on
-every tenth), attaches users' thumbs-down (``helpful`` = 0) to
+Run it: ``python examples/feedback_loop.py [STORE]`` (without STORE, a temporary
+folder deleted at the end). It records 200 runs of the support desk (releases
+1.3 and 1.4, one user per run, a ``beta`` tag on every tenth), attaches users' thumbs-down (``helpful`` = 0) to
 :data:`THUMBS_DOWN` runs and thumbs-up to a few others, and prints the run
 ids that got a thumbs-down on release 1.4: the ones
 ``footprint runs --score 'helpful<1' --release 1.4`` lists. :func:`helpful`
@@ -12,6 +12,7 @@ is a judge for ``footprint evaluate --judge examples.feedback_loop:helpful``.
 from __future__ import annotations
 
 import sys
+import tempfile
 from pathlib import Path
 
 from lens._examples.support_desk import DEFAULT_MESSAGE, make_agent
@@ -68,9 +69,18 @@ def helpful(run: StoredRun) -> Score | None:
 
 
 def main(argv: list[str]) -> int:
-    store = argv[1] if len(argv) > 1 else ".footprint"
+    if len(argv) > 1:
+        return _loop(argv[1])
+    with tempfile.TemporaryDirectory(prefix="footprint-loop-") as store:
+        return _loop(store)
+
+
+def _loop(store: str) -> int:
     ids = record(store)
-    for run_id in collect_feedback(store, ids):
+    flagged = collect_feedback(store, ids)
+    print(f"{len(ids)} runs recorded in {store}; thumbs-down on release 1.4 (what "
+          f"`footprint runs --score 'helpful<1' --release 1.4` lists):")
+    for run_id in flagged:
         print(run_id)
     return 0
 

@@ -24,7 +24,7 @@ from footprint.events import (
     SkillRejected,
 )
 from lens._examples.support_desk import make_agent
-from recorder import VIEWS, ParquetSink, Recorder, open_store
+from recorder import VIEWS, ParquetSink, Recorder, feedback, open_store
 from recorder.spark import DUCKDB_ONLY, SPARK_VIEWS, register_views
 
 T0 = 1_767_225_600_000_000_000
@@ -59,6 +59,9 @@ def store(tmp_path_factory: pytest.TempPathFactory) -> Path:
             metadata={"ticket": "T-7", "vip": True})
         for event in _decisions("0190ffff-handmade"):
             rec.emit(event)
+    feedback(root, "last", "helpful", value=0, comment="c" * 300, by="u-1")
+    feedback(root, "0190ffff-handmade", "verdict", label="wrong")
+    feedback(root, "0190ffff-handmade", "helpful", value=1)
     return root
 
 
