@@ -2,8 +2,9 @@
 
 Run it: ``python examples/feedback_loop.py [STORE]`` (without STORE, a temporary
 folder deleted at the end). It records 200 runs of the support desk (releases
-1.3 and 1.4, one user per run, a ``beta`` tag on every tenth), attaches users' thumbs-down (``helpful`` = 0) to
-:data:`THUMBS_DOWN` runs and thumbs-up to a few others, and prints the run
+1.3 and 1.4, one user per run, a ``beta`` tag on every tenth), attaches users'
+thumbs-down (``helpful`` = 0) to :data:`THUMBS_DOWN` runs and thumbs-up to a
+few others, and prints the run
 ids that got a thumbs-down on release 1.4: the ones
 ``footprint runs --score 'helpful<1' --release 1.4`` lists. :func:`helpful`
 is a judge for ``footprint evaluate --judge examples.feedback_loop:helpful``.
