@@ -11,7 +11,7 @@ from typing import Any
 import orjson
 
 from footprint._errors import ConfigError
-from footprint.events import AFTER_END_TYPES, TERMINAL_TYPES
+from footprint.events import TERMINAL_TYPES
 from recorder.store._catalog import Store
 from recorder.store._derived import DERIVED_COLUMNS, DerivedCheck
 from recorder.write._chain import (
@@ -92,9 +92,10 @@ def verify_run(store: Store, run_id: str, *, progress: Progress | None = None,
     Each row's ``prev_check``/``row_check`` are recomputed from its payload,
     and at every seq where the writer stored a head, the SHA-256 over the
     run's framed canonical records so far must equal it (a tail cut off
-    after a head is missing). After the run's terminal event only feedback
-    (:data:`footprint.events.AFTER_END_TYPES`, chained like the rest) may
-    follow. Then every blob the run references is checked.
+    after a head is missing). Records after the run's terminal event must be
+    headed too: feedback (:data:`footprint.events.AFTER_END_TYPES`) is written
+    that way, chained onto the run after its end. Then every blob the run
+    references is checked.
     The rows are read ``window`` seqs at a time (default :data:`WINDOW`;
     bounded memory, streamed from the views, no cached outline trusted);
     ``progress`` hears each window.
@@ -260,11 +261,6 @@ class _Walk:
             if broken is not None:
                 return VerifyResult(run_id=self.run_id, valid=False, records=self.total,
                                     **broken)
-            if self.end is not None and row[_TYPE] not in AFTER_END_TYPES:
-                return _broken(self.run_id, self.total, seq, "chain broken",
-                               f"seq {seq} ({row[_TYPE]}) was written after the run ended "
-                               f"(seq {self.end}); only {', '.join(sorted(AFTER_END_TYPES))} "
-                               "may follow the end")
             self.skipped += seq - self.expected
             check = row_check(payload)
             if check != stored:
