@@ -39,11 +39,13 @@ class ScoreFilter:
     value: float | None = None
     label: str | None = None
 
-    def sql(self) -> tuple[str, list[object]]:
-        """The condition over a ``(name, value, label)`` row, and its parameters."""
+    def sql(self, name: str = "name", value: str = "value",
+            label: str = "label") -> tuple[str, list[object]]:
+        """The condition over a row with these name, value and label columns, and its
+        parameters."""
         if self.value is not None:
-            return f"name = ? AND value {self.op} ?", [self.name, self.value]
-        return f"name = ? AND label {self.op} ?", [self.name, self.label]
+            return f"{name} = ? AND {value} {self.op} ?", [self.name, self.value]
+        return f"{name} = ? AND {label} {self.op} ?", [self.name, self.label]
 
 
 def parse_score(text: str) -> ScoreFilter:

@@ -155,7 +155,28 @@ class RunQuery:
             params.append(f"%{_like(self.answer)}%")
         return " AND ".join(terms), params
 
-    def _labels(self, terms: list[str], params: list[object]) -> None:
+    def narrowing(self, view: str) -> tuple[str, list[object]]:
+        """A ``WHERE`` over the outline rows that keeps only runs that may match, from the
+        label, tag, score and id filters (each outline row is small and columnar, so this
+        is cheap), so that only those runs are aggregated; :meth:`where` still decides."""
+        terms: list[str] = []
+        params: list[object] = []
+        labels: list[str] = []
+        self._labels(labels, params, scores=False)
+        if labels:
+            terms.append(f"run_id IN (SELECT run_id FROM {view} WHERE level = 'run' AND "
+                         f"{' AND '.join(labels)})")
+        for text in self.scores:
+            condition, values = parse_score(text).sql("type", "score_value", "score_label")
+            terms.append(f"run_id IN (SELECT run_id FROM {view} WHERE level = 'score' AND "
+                         f"{condition})")
+            params.extend(values)
+        if self.run_ids:
+            terms.append("run_id IN ?")
+            params.append(list(self.run_ids))
+        return (" WHERE " + " AND ".join(terms) if terms else ""), params
+
+    def _labels(self, terms: list[str], params: list[object], *, scores: bool = True) -> None:
         for name, column in _LABELS:
             value = getattr(self, name)
             if value is not None:
@@ -164,7 +185,7 @@ class RunQuery:
         if self.tags:
             terms.append("list_has_all(tags, ?::VARCHAR[])")
             params.append(list(self.tags))
-        for text in self.scores:
+        for text in self.scores if scores else ():
             condition, values = parse_score(text).sql()
             terms.append(f"run_id IN (SELECT run_id FROM s WHERE {condition})")
             params.extend(values)
@@ -192,7 +213,7 @@ def _ns(day: datetime.date) -> int:
 
 
 _RUNS = """
-WITH o AS (SELECT * FROM {view}),
+WITH o AS MATERIALIZED (SELECT * FROM {view}{narrow}),
 r AS (
   SELECT run_id, sum(events) FILTER (WHERE level = 'run')::BIGINT AS events,
          max(last_seq) AS last_seq, min(start_ns) AS start_ns, max(end_ns) AS end_ns,
@@ -253,10 +274,15 @@ def count_runs(store: StoreView, query: RunQuery | None = None, *,
 
 
 def _base(store: StoreView, query: RunQuery) -> tuple[str, tuple[str, list[object]]]:
+    """The runs CTEs (outline rows narrowed to the runs that may match) and the ``WHERE``
+    that decides; the parameters of both, in the order they appear."""
     text = ("coalesce((SELECT first(b.text) FROM _blobs_all b WHERE b.hash = r.answer_blob), "
             "r.answer)"
             if query.answer else "r.answer")
-    return _RUNS.format(view=outline_view(store), answer_text=text), query.where()
+    view = outline_view(store)
+    narrow, first = query.narrowing(view)
+    where, then = query.where()
+    return _RUNS.format(view=view, narrow=narrow, answer_text=text), (where, first + then)
 
 
 def list_runs(store: StoreView, query: RunQuery | None = None, *,
