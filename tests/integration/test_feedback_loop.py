@@ -201,3 +201,19 @@ def test_given_bad_filter_or_feedback_input_when_run_then_exit_2_with_one_line(
     done = _cli(*argv, "--store", str(loop[0]))
     assert done.returncode == 2, done.stderr
     assert expected in done.stderr and len(done.stderr.strip().splitlines()) == 1
+
+
+def test_given_stored_feedback_when_the_run_is_exported_then_its_evaluation_is_under_the_root(
+    loop: tuple[Path, list[str], list[str]],
+) -> None:
+    store, _, flagged = loop
+    with HttpReceiver() as receiver:
+        done = _cli("export-otlp", flagged[0], "--endpoint", receiver.endpoint,
+                    "--store", str(store))
+        assert done.returncode == 0, done.stderr
+        assert receiver.wait_for(lambda s: any(x.name == "gen_ai.evaluation.result" for x in s))
+    root = next(s for s in receiver.spans if s.parent_id == "")
+    (evaluation,) = [s for s in receiver.spans if s.name == "gen_ai.evaluation.result"]
+    assert root.name == "invoke_agent support-desk" and evaluation.parent_id == root.span_id
+    assert evaluation.attributes["gen_ai.evaluation.score.value"] == 0.0
+    assert "footprint.incomplete" not in root.attributes
