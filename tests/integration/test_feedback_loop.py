@@ -217,3 +217,29 @@ def test_given_stored_feedback_when_the_run_is_exported_then_its_evaluation_is_u
     assert root.name == "invoke_agent support-desk" and evaluation.parent_id == root.span_id
     assert evaluation.attributes["gen_ai.evaluation.score.value"] == 0.0
     assert "footprint.incomplete" not in root.attributes
+
+
+def test_given_the_live_parquet_sink_when_feedback_is_given_through_it_then_the_run_verifies(
+    tmp_path: Path,
+) -> None:
+    sink = ParquetSink(tmp_path)
+    with Recorder(sinks=[sink]) as rec:
+        run_id = Agent(provider=ScriptedModel(["ok"]), model="m", sink=rec).run_sync("hi").run_id
+        rec.flush()
+        event = feedback(sink, run_id, "helpful", label="good")
+    with open_store(tmp_path) as store:
+        assert verify_run(store, run_id).valid
+        assert store.rows("SELECT seq, label FROM scores") == [(event.seq, "good")]
+        assert store.rows("SELECT scores FROM runs") == [(None,)]  # a label has no value
+
+
+def test_given_a_run_that_never_ended_when_feedback_is_given_then_it_is_refused(
+    tmp_path: Path,
+) -> None:
+    from footprint import RunError
+    from footprint.events import RunStart
+
+    with Recorder(sinks=[ParquetSink(tmp_path)]) as rec:
+        rec.emit(RunStart(run_id="cut-off", seq=0, ts=1, user_message="hi"))
+    with pytest.raises(RunError, match="run 'cut-off' has not ended"):
+        feedback(tmp_path, "cut-off", "helpful", value=0)
