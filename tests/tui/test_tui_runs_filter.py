@@ -2,21 +2,21 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from test_tui_snapshots import keys
 from textual.widgets import Input, Static
-from tui_support import lens_on, settle, text_of
+from tui_support import SIZE, lens_on, settle, text_of
 
 from footprint import Agent, ScriptedModel, SeededIds, StepClock
+from lens.tui import LensApp
 from lens.tui._runs import RunLines, RunsScreen
 from recorder import ParquetSink, Recorder, feedback
 
 
-@pytest.fixture(scope="module")
-def labelled(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[str]]:
-    """Six runs, releases 1.3/1.4 alternating; thumbs-down on runs 1 and 2, up on 3."""
-    path = tmp_path_factory.mktemp("labelled") / "store"
+def _record(path: Path) -> list[str]:
     ids = []
     with Recorder(sinks=[ParquetSink(path)]) as rec:
         for i in range(6):
@@ -25,8 +25,28 @@ def labelled(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[str]]
                           ids=SeededIds(i))
             ids.append(agent.run_sync("hi", user=f"u-{i % 2}").run_id)
     for i, value in ((1, 0), (2, 0), (3, 1)):
-        feedback(path, ids[i], "helpful", value=value)
-    return path, ids
+        feedback(path, ids[i], "helpful", value=value, at=10**18 + i)
+    return ids
+
+
+@pytest.fixture(scope="module")
+def labelled(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[str]]:
+    """Six runs, releases 1.3/1.4 alternating; thumbs-down on runs 1 and 2, up on 3."""
+    path = tmp_path_factory.mktemp("labelled") / "store"
+    return path, _record(path)
+
+
+def test_given_two_labelled_recordings_when_compared_then_their_run_ids_match(
+    labelled: tuple[Path, list[str]], tmp_path: Path,
+) -> None:
+    assert _record(tmp_path / "store") == labelled[1]  # the snapshot shows them
+
+
+def test_given_a_filter_when_the_runs_screen_shows_then_it_matches(
+    snap_compare: Callable[..., bool], labelled: tuple[Path, list[str]],
+) -> None:
+    assert snap_compare(LensApp(labelled[0]), terminal_size=SIZE,
+                        run_before=keys("slash", *"release=1.4 score=helpful<1", "enter"))
 
 
 async def test_given_the_runs_screen_when_a_filter_is_typed_then_only_those_runs_list(
