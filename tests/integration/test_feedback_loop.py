@@ -243,3 +243,13 @@ def test_given_a_run_that_never_ended_when_feedback_is_given_then_it_is_refused(
         rec.emit(RunStart(run_id="cut-off", seq=0, ts=1, user_message="hi"))
     with pytest.raises(RunError, match="run 'cut-off' has not ended"):
         feedback(tmp_path, "cut-off", "helpful", value=0)
+
+
+def test_given_feedback_when_the_run_is_shown_then_it_follows_the_answer(
+    loop: tuple[Path, list[str], list[str]], capsys: pytest.CaptureFixture[str],
+) -> None:
+    store, _, flagged = loop
+    assert footprint(["show", flagged[0], "--store", str(store)]) == 0
+    tail = capsys.readouterr().out.splitlines()[-2:]
+    assert tail[0].startswith("answer: APPROVED")
+    assert tail[1].startswith('feedback: helpful=0 "it promised a refund it can\'t give" by user-')
