@@ -9,6 +9,7 @@ the lens's runs screen both read through :func:`list_runs`.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -121,19 +122,7 @@ class RunQuery:
         """A query from ``"release=1.4 tag=beta score=helpful<1"`` (``_filters.WHERE_KEYS``)
         or the same as a mapping (a value may be a list for ``tag``/``status``/``score``);
         ``page`` passes ``limit``, ``offset``, ``newest_first``, ``run_ids``."""
-        terms: Mapping[str, object] = parse_where(where) if isinstance(where, str) else where
-        if not isinstance(terms, Mapping):
-            raise ConfigError(f"where={where!r}: pass text such as 'release=1.4' or a mapping")
-        fields: dict[str, Any] = dict(page)
-        for key, raw in terms.items():
-            if key not in WHERE_KEYS:
-                raise ConfigError(f"where key {key!r} is unknown{did_you_mean(key, WHERE_KEYS)};"
-                                  f" use one of {', '.join(WHERE_KEYS)}")
-            values = [str(v) for v in (raw if isinstance(raw, list | tuple) else [raw])]
-            field = _WHERE_FIELDS.get(key, key)
-            many = field in ("tags", "status", "scores")
-            fields[field] = tuple(values) if many else values[-1]
-        return cls(**fields)
+        return cls(**{**page, **_where_fields(where)})
 
     def where(self) -> tuple[str, list[object]]:
         """The ``WHERE`` condition over the run rows, and its parameters."""
@@ -203,6 +192,22 @@ class RunQuery:
 _WHERE_FIELDS = {"tag": "tags", "env": "environment", "score": "scores"}
 
 
+def _where_fields(where: str | Mapping[str, object]) -> dict[str, Any]:
+    """The :class:`RunQuery` fields a where text or mapping sets."""
+    terms: Mapping[str, object] = parse_where(where) if isinstance(where, str) else where
+    if not isinstance(terms, Mapping):
+        raise ConfigError(f"where={where!r}: pass text such as 'release=1.4' or a mapping")
+    fields: dict[str, Any] = {}
+    for key, raw in terms.items():
+        if key not in WHERE_KEYS:
+            raise ConfigError(f"where key {key!r} is unknown{did_you_mean(key, WHERE_KEYS)}; "
+                              f"use one of {', '.join(WHERE_KEYS)}")
+        values = [str(v) for v in (raw if isinstance(raw, list | tuple) else [raw])]
+        field = _WHERE_FIELDS.get(key, key)
+        fields[field] = tuple(values) if field in ("tags", "status", "scores") else values[-1]
+    return fields
+
+
 def _like(text: str) -> str:
     return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
 
@@ -256,13 +261,9 @@ run_rows AS (
   FROM r LEFT JOIN d USING (run_id) LEFT JOIN sc USING (run_id))
 """
 def _merged(query: RunQuery | None, where: str | Mapping[str, object] | None) -> RunQuery:
-    if where is None:
-        return query or RunQuery()
-    if query is None:
-        return RunQuery.from_where(where)
-    page = {"limit": query.limit, "offset": query.offset, "newest_first": query.newest_first,
-            "run_ids": query.run_ids}
-    return RunQuery.from_where(where, **page)
+    """``query`` (or the default) with the filters ``where`` sets on top."""
+    query = query or RunQuery()
+    return query if where is None else dataclasses.replace(query, **_where_fields(where))
 
 
 def count_runs(store: StoreView, query: RunQuery | None = None, *,
@@ -289,8 +290,8 @@ def list_runs(store: StoreView, query: RunQuery | None = None, *,
               where: str | Mapping[str, object] | None = None) -> pa.Table:
     """One row per matching run (:data:`RUN_COLUMNS`), one page of them, as Arrow.
 
-    ``where`` adds filters in the ``key=value`` form (:meth:`RunQuery.from_where`)
-    to ``query``'s page (or the default page)."""
+    ``where`` sets filters in the ``key=value`` form (:meth:`RunQuery.from_where`)
+    on top of ``query`` (or the default query)."""
     query = _merged(query, where)
     base, (where, params) = _base(store, query)
     order = "DESC" if query.newest_first else "ASC"

@@ -148,3 +148,12 @@ def test_given_a_bad_score_when_built_then_it_refuses_with_the_fix(
     with pytest.raises(ConfigError) as info:
         Score(**kwargs)  # type: ignore[arg-type]
     assert expected in str(info.value)
+
+
+def test_given_a_query_and_a_where_when_merged_then_where_sets_its_filters_on_top() -> None:
+    from recorder.store._runlist import _merged
+
+    merged = _merged(RunQuery(model="gpt", release="1.3", limit=7), "release=1.4 tag=beta")
+    assert (merged.model, merged.release, merged.tags, merged.limit) == (
+        "gpt", "1.4", ("beta",), 7)
+    assert _merged(None, None) == RunQuery()
