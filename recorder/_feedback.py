@@ -11,12 +11,14 @@ root span (``recorder.otel._mapping.evaluation_span``).
 
 from __future__ import annotations
 
+import contextlib
 import datetime
 import math
 import os
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from footprint._errors import ConfigError, RunError
@@ -27,6 +29,11 @@ from recorder.store._runlist import RunQuery, count_runs, list_runs
 from recorder.store._verify import ChainTail, chain_tail
 from recorder.write._parquet_sink import ParquetSink
 from recorder.write._sink import ExportResult
+
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - not POSIX: feedback writers are not serialized
+    fcntl = None  # type: ignore[assignment]
 
 __all__ = ["Score", "StoredRun", "evaluate", "feedback", "record_scores"]
 
@@ -155,27 +162,41 @@ def _event(run_id: str, score: Score, by: str | None, ts: int, *, seq: int,
         label=score.label, comment=score.comment, by=by)
 
 
+@contextlib.contextmanager
+def _one_at_a_time(root: Path) -> Iterator[None]:
+    """Hold ``<store>/feedback.lock``: two feedback writers on one machine never take the
+    same seq of a run (each reads the run's tail, then appends after it)."""
+    with open(root / "feedback.lock", "ab") as file:
+        if fcntl is not None:
+            fcntl.flock(file.fileno(), fcntl.LOCK_EX)
+        yield
+
+
 def _append(where: Store | str | os.PathLike[str], pending: list[tuple[str, Score]],
             by: str | None, ts: int) -> list[FeedbackRecorded]:
     store = where if isinstance(where, Store) else open_store(where)
     try:
-        store.refresh()
-        tails: dict[str, tuple[ChainTail, int]] = {}
-        events: list[FeedbackRecorded] = []
-        for ref, score in pending:
-            run_id = store.resolve_run(ref)
-            if run_id not in tails:
-                tails[run_id] = (_tail(store, run_id), _turn(store, run_id))
-            tail, turn = tails[run_id]
-            seq = tail.next_seq + len([e for e in events if e.run_id == run_id])
-            events.append(_event(run_id, score, by, ts, seq=seq, turn=turn))
-        root = store.root
+        with _one_at_a_time(store.root):
+            return _append_locked(store, pending, by, ts)
     finally:
         if not isinstance(where, Store):
             store.close()
-    _write(root, events, [t for t, _ in tails.values()])
-    if isinstance(where, Store):
-        where.refresh()
+
+
+def _append_locked(store: Store, pending: list[tuple[str, Score]], by: str | None,
+                   ts: int) -> list[FeedbackRecorded]:
+    store.refresh()
+    tails: dict[str, tuple[ChainTail, int]] = {}
+    events: list[FeedbackRecorded] = []
+    for ref, score in pending:
+        run_id = store.resolve_run(ref)
+        if run_id not in tails:
+            tails[run_id] = (_tail(store, run_id), _turn(store, run_id))
+        tail, turn = tails[run_id]
+        seq = tail.next_seq + len([e for e in events if e.run_id == run_id])
+        events.append(_event(run_id, score, by, ts, seq=seq, turn=turn))
+    _write(store.root, events, [t for t, _ in tails.values()])
+    store.refresh()
     return events
 
 

@@ -253,3 +253,28 @@ def test_given_feedback_when_the_run_is_shown_then_it_follows_the_answer(
     tail = capsys.readouterr().out.splitlines()[-2:]
     assert tail[0].startswith("answer: APPROVED")
     assert tail[1].startswith('feedback: helpful=0 "it promised a refund it can\'t give" by user-')
+
+
+_GIVE = """
+import sys
+from recorder import feedback
+for k in range(3):
+    feedback(sys.argv[1], sys.argv[2], "helpful", value=k, by=sys.argv[3])
+"""
+
+
+def test_given_four_processes_giving_feedback_on_one_run_when_verified_then_all_are_chained(
+    tmp_path: Path,
+) -> None:
+    with Recorder(sinks=[ParquetSink(tmp_path)]) as rec:
+        run_id = Agent(provider=ScriptedModel(["ok"]), model="m", sink=rec).run_sync("hi").run_id
+    procs = [subprocess.Popen([sys.executable, "-c", _GIVE, str(tmp_path), run_id, f"p{i}"],
+                              env=ENV, stderr=subprocess.PIPE, text=True) for i in range(4)]
+    for proc in procs:
+        _, err = proc.communicate(timeout=300)
+        assert proc.returncode == 0, err[-1000:]
+    with open_store(tmp_path) as store:
+        result = verify_run(store, run_id)
+        seqs = [s for (s,) in store.rows("SELECT seq FROM scores ORDER BY seq")]
+    assert result.valid, result.summary()
+    assert len(seqs) == 12 and len(set(seqs)) == 12
