@@ -58,6 +58,8 @@ class LensState:
         self.head: RunHead | None = None
         self.where = ""
         """The runs list's filter (``key=value`` terms, :meth:`filter_runs`); empty: all."""
+        self.listed = 0
+        """How many runs the filter let through when the list was last read."""
         self.run_count = self._run_count()
         if run is not None:
             self.select(run if self._has(run) else self.store.resolve_run(run))
@@ -86,6 +88,7 @@ class LensState:
         query = RunQuery.from_where(self.where, limit=10**9)
         with self.gate.held() as store:
             ids = list_runs(store, query).column("run_id").to_pylist()
+        self.listed = len(ids)
         return self.gate.rows(_RUNS_SQL.format(where="WHERE run_id IN ?"), [ids]) if ids else []
 
     def filter_runs(self, where: str) -> None:

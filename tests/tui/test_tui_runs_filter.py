@@ -64,6 +64,7 @@ async def test_given_the_runs_screen_when_a_filter_is_typed_then_only_those_runs
         await settle(pilot)
         assert [lines.run_id(i) for i in range(lines.count)] == [ids[1]]
         assert "filter: release=1.4 score=helpful<1" in text_of(screen.query_one("#hint", Static))
+        assert "6 runs, 1 match the filter" in text_of(screen.query_one("LensHeader", Static))
         screen.query_one("#where", Input).value = ""
         await pilot.press("slash", "enter")
         await settle(pilot)
