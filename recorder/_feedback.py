@@ -72,6 +72,12 @@ class StoredRun:
     row: Mapping[str, Any]
     store: Store = field(repr=False)
 
+    def __post_init__(self) -> None:
+        if not isinstance(self.run_id, str) or not isinstance(self.row, Mapping) or \
+                not isinstance(self.store, Store):
+            raise ConfigError(f"StoredRun(run_id={self.run_id!r}, …): pass a run id, its row "
+                              "of runs (a mapping) and the open Store")
+
     @property
     def answer(self) -> str | None:
         value = self.row.get("answer")

@@ -23,6 +23,7 @@ __all__ = ["WHERE_KEYS", "ScoreFilter", "parse_score", "parse_since", "parse_whe
 
 Op = Literal["<", "<=", ">", ">=", "=", "!="]
 _SCORE = re.compile(r"^\s*([A-Za-z_][\w.\-]*)\s*(<=|>=|!=|==|<|>|=)\s*([^<>=!\s][^<>=!]*?)\s*$")
+_OPS = ("<", "<=", ">", ">=", "=", "!=")
 _AGE = re.compile(r"^(\d+(?:\.\d+)?)\s*([smhdw])$")
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
 WHERE_KEYS = ("user", "session", "tag", "release", "env", "status", "since", "until",
@@ -38,6 +39,13 @@ class ScoreFilter:
     op: Op
     value: float | None = None
     label: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.op not in _OPS or (self.value is None) == (self.label is None) or (
+                self.label is not None and self.op not in ("=", "!=")):
+            raise ConfigError(f"ScoreFilter(op={self.op!r}, value={self.value!r}, "
+                              f"label={self.label!r}): give one of value or label, and for a "
+                              "label op = or !=; or write it as text: parse_score('helpful<1')")
 
     def sql(self, name: str = "name", value: str = "value",
             label: str = "label") -> tuple[str, list[object]]:

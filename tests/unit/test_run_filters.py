@@ -157,3 +157,16 @@ def test_given_a_query_and_a_where_when_merged_then_where_sets_its_filters_on_to
     assert (merged.model, merged.release, merged.tags, merged.limit) == (
         "gpt", "1.4", ("beta",), 7)
     assert _merged(None, None) == RunQuery()
+
+
+@pytest.mark.parametrize("kwargs", [
+    {"name": "h", "op": "<"},
+    {"name": "h", "op": "<", "value": 1.0, "label": "x"},
+    {"name": "h", "op": "<", "label": "x"},
+    {"name": "h", "op": "~", "value": 1.0},
+])
+def test_given_an_inconsistent_score_filter_when_built_then_it_refuses(
+    kwargs: dict[str, object],
+) -> None:
+    with pytest.raises(ConfigError, match="ScoreFilter"):
+        ScoreFilter(**kwargs)  # type: ignore[arg-type]
