@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 from footprint._lazy import lazy_names
 
 if TYPE_CHECKING:
+    from recorder._feedback import Score, StoredRun, evaluate, feedback, record_scores
     from recorder.store._catalog import Store, open_store
     from recorder.store._discover import StoreWarning
     from recorder.store._query import EventQuery
@@ -51,6 +52,11 @@ if TYPE_CHECKING:
     from recorder.write._sink import DROP, Drop, EmitSink, ExportResult, Processor, Sink, StatsAware
 
 _HOME = {
+    "Score": "recorder._feedback",
+    "StoredRun": "recorder._feedback",
+    "evaluate": "recorder._feedback",
+    "feedback": "recorder._feedback",
+    "record_scores": "recorder._feedback",
     "adopt_orphans": "recorder.write._adopt",
     "Store": "recorder.store._catalog",
     "open_store": "recorder.store._catalog",
@@ -129,12 +135,14 @@ __all__ = [
     "Redactor",
     "RunQuery",
     "RunSummary",
+    "Score",
     "Sink",
     "SqlRefused",
     "StatsAware",
     "Store",
     "StoreReader",
     "StoreWarning",
+    "StoredRun",
     "TrendQuery",
     "VerifyResult",
     "adopt_orphans",
@@ -143,11 +151,14 @@ __all__ = [
     "count_runs",
     "default_store_path",
     "envelope_canonical",
+    "evaluate",
+    "feedback",
     "frame",
     "list_runs",
     "marker",
     "open_store",
     "record_canonical",
+    "record_scores",
     "row_check",
     "trends",
     "upcast",

@@ -46,6 +46,9 @@ _RULES: tuple[tuple[str, str], ...] = (
     (r"\barg_min\(", "min_by("),
     (r"\barg_max\(", "max_by("),
     (r"\bany_value\(", "first("),
+    # a map built from rows: DuckDB's list of structs, Spark's collected structs
+    (r"list\(struct_pack\(k := (\w+), v := (\w+)\)\)",
+     r"collect_list(struct(\1 AS k, \2 AS v))"),
     (r"make_timestamp\(([\w.]+) // 1000\)", r"timestamp_micros(\1 div 1000)"),
     # a correlated scalar subquery must aggregate in Spark (blobs has one row per hash)
     (r"\(SELECT b\.text FROM blobs b", "(SELECT first(b.text) FROM blobs b"),
@@ -53,7 +56,7 @@ _RULES: tuple[tuple[str, str], ...] = (
 """DuckDB constructs the catalog's views use, and their Spark SQL spelling."""
 
 DUCKDB_ONLY = ("json_extract", "arg_min", "arg_max", "any_value", "make_timestamp", "//",
-               "VARCHAR[]", "TRY_CAST", '"$blob"')
+               "VARCHAR[]", "TRY_CAST", '"$blob"', "struct_pack")
 """Spellings that must not survive translation (a test checks every view)."""
 
 

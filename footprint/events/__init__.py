@@ -42,6 +42,7 @@ from footprint.events._evidence import (
     SkippedInjection,
     SkipReason,
 )
+from footprint.events._feedback import AFTER_END_TYPES, FeedbackRecorded
 from footprint.events._model import LLMEnd, LLMStart, ToolEffect, ToolEnd, ToolStart
 from footprint.events._run import (
     Fidelity,
@@ -84,6 +85,7 @@ from footprint.events._skill import (
 )
 
 __all__ = [
+    "AFTER_END_TYPES",
     "ENVELOPE_FIELDS",
     "EVENT_TYPES",
     "SCHEMA_VERSION",
@@ -106,6 +108,7 @@ __all__ = [
     "Event",
     "EventBase",
     "EventSink",
+    "FeedbackRecorded",
     "Fidelity",
     "GraphEdge",
     "GraphNode",

@@ -15,6 +15,7 @@ from footprint.events._context import (
     SlotComposed,
 )
 from footprint.events._envelope import EventBase
+from footprint.events._feedback import FeedbackRecorded
 from footprint.events._model import LLMEnd, LLMStart, ToolEffect, ToolEnd, ToolStart
 from footprint.events._run import (
     IterationEnd,
@@ -50,7 +51,7 @@ Event: TypeAlias = (
     | RouteConflict | RerouteSuperseded | TurnRouted
     | StepAdvanced | StepSkipped | StepsUnfinished
     | LLMStart | LLMEnd | ToolStart | ToolEnd | ToolEffect
-    | RunFailed
+    | RunFailed | FeedbackRecorded
 )
 
 _CLASSES: tuple[type[Event], ...] = (
@@ -61,7 +62,7 @@ _CLASSES: tuple[type[Event], ...] = (
     RouteConflict, RerouteSuperseded, TurnRouted,
     StepAdvanced, StepSkipped, StepsUnfinished,
     LLMStart, LLMEnd, ToolStart, ToolEnd, ToolEffect,
-    RunFailed,
+    RunFailed, FeedbackRecorded,
 )
 
 

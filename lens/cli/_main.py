@@ -29,6 +29,8 @@ _COMMANDS = {
     "stats": "lens.cli._stats",
     "receive": "lens.cli._receive",
     "ingest": "lens.cli._ingest",
+    "feedback": "lens.cli._feedback",
+    "evaluate": "lens.cli._evaluate",
 }
 
 
@@ -68,9 +70,11 @@ def build_parser() -> argparse.ArgumentParser:
     runs.add_argument("--status", action="append", choices=("complete", "failed", "incomplete"),
                       help="only runs with this status (repeatable)")
     runs.add_argument("--model", metavar="TEXT", help="only runs whose model name contains TEXT")
-    runs.add_argument("--since", metavar="YYYY-MM-DD", help="only runs started on or after")
+    runs.add_argument("--since", metavar="AGE|DATE",
+                      help="only runs started on or after: an age (30m, 2h, 7d) or YYYY-MM-DD")
     runs.add_argument("--until", metavar="YYYY-MM-DD", help="only runs started on or before")
     runs.add_argument("--search", metavar="TEXT", help="only runs whose answer contains TEXT")
+    importlib.import_module("lens.cli._runs").add_filters(runs)
     show = sub.add_parser("show", help="a readable timeline of one run")
     show.add_argument("run", metavar="RUN", help="a run id, a unique prefix, or 'last'")
     sql = sub.add_parser("sql", help="run SQL over the store's views (events, runs, …)")
@@ -82,7 +86,7 @@ def build_parser() -> argparse.ArgumentParser:
         _store_option(p)
     importlib.import_module("lens.cli._export_otlp").add_parser(sub)
     for name in ("lens", "replay", "diff", "why", "graph", "snapshot", "doctor", "stats",
-                 "receive", "ingest"):
+                 "receive", "ingest", "feedback", "evaluate"):
         importlib.import_module(f"lens.cli._{name}").add_parser(sub)
     for p in sub.choices.values():
         p.epilog = p.epilog or short_epilog()

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import argparse
+from typing import Any
 
 from lens.cli._common import open_from, table, usd
 
-__all__ = ["run"]
+__all__ = ["add_filters", "run"]
 
 _COLUMNS = ("run_id", "started", "status", "iterations", "tokens", "model", "events",
             "dropped", "answer", "error_type", "error_message", "failed_step", "cost_usd",
@@ -22,21 +23,54 @@ def _error(row: dict[str, object]) -> str:
     return f"{row['failed_step'] or '?'} {row['error_type']}: {row['error_message']}"
 
 
-def run(args: argparse.Namespace) -> int:
-    from recorder import RunQuery, count_runs, list_runs
+_LABELS = ("user", "session", "tag", "release", "env", "score")
 
+
+def add_filters(p: argparse.ArgumentParser) -> None:
+    """The label and score filters of ``runs`` (the others are in ``lens.cli._main``)."""
+    p.add_argument("--user", metavar="ID", help="only runs of this user id")
+    p.add_argument("--session", metavar="ID", help="only runs of this session id")
+    p.add_argument("--tag", action="append", metavar="TAG",
+                   help="only runs carrying this tag (repeatable: all of them)")
+    p.add_argument("--release", metavar="R", help="only runs of this release")
+    p.add_argument("--env", metavar="E", help="only runs of this environment")
+    p.add_argument("--score", action="append", metavar="NAME<OP>VALUE",
+                   help="only runs whose latest score holds, e.g. 'helpful<1' or "
+                        "'verdict=wrong' (OP: < <= > >= = !=; repeatable)")
+
+
+def _query(args: argparse.Namespace) -> Any:
+    from recorder import RunQuery
+
+    return RunQuery(status=tuple(args.status or ()), model=args.model, since=args.since,
+                    until=args.until, answer=args.search, user=args.user,
+                    session=args.session, tags=tuple(args.tag or ()), release=args.release,
+                    environment=args.env, scores=tuple(args.score or ()),
+                    limit=min(max(args.limit, 0), 10**9))
+
+
+def _scores(value: Any) -> str:
+    pairs = value.items() if isinstance(value, dict) else value or ()
+    return " ".join(f"{k}={v:g}" for k, v in pairs)
+
+
+def run(args: argparse.Namespace) -> int:
+    from recorder import count_runs, list_runs
+
+    query = _query(args)  # bad filter text fails before the store is opened
     store = open_from(args)
-    query = RunQuery(status=tuple(args.status or ()), model=args.model, since=args.since,
-                     until=args.until, answer=args.search, limit=min(max(args.limit, 0), 10**9))
-    found = list_runs(store, query).select(list(_COLUMNS)).to_pylist()
+    found = list_runs(store, query).select([*_COLUMNS, "scores"]).to_pylist()
     if not found:
-        filtered = any((args.status, args.model, args.since, args.until, args.search))
+        filtered = any((args.status, args.model, args.since, args.until, args.search,
+                        *(getattr(args, k) for k in _LABELS)))
         print(f"no runs {'match those filters ' if filtered else ''}in {store.root}")
         return 0
+    scored = any(r["scores"] for r in found)
     rows = [[r["run_id"], r["started"].strftime("%Y-%m-%d %H:%M:%S"),
              *(r[c] for c in _COLUMNS[2:5]), usd(r["cost_usd"], r["unpriced_calls"]),
-             *(r[c] for c in _COLUMNS[5:9]), _error(r)] for r in reversed(found)]
-    print(table(_HEADS, rows, width=48))
+             *(r[c] for c in _COLUMNS[5:9]), _error(r),
+             *([_scores(r["scores"])] if scored else [])] for r in reversed(found)]
+    print(table((*_HEADS, *(["scores"] if scored else [])), rows, width=48))
     total = count_runs(store, query) if len(found) == query.limit else len(found)
     if total > len(found):
         print(f"({len(found)} newest of {total} matching runs; --limit N shows more)")

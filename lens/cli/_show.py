@@ -10,6 +10,7 @@ from footprint.events import (
     ContextEvaluated,
     ContextInjected,
     Event,
+    FeedbackRecorded,
     LLMEnd,
     LLMStart,
     RouteConflict,
@@ -88,7 +89,7 @@ def _line(e: Event, costs: _Costs) -> str | None:
 SHOWN_TYPES = (
     "run.start", "context.evaluated", "context.injected", "skill.activated", "skill.rejected",
     "skill.escalated", "skill.route_conflict", "llm.start", "llm.end", "tool.start",
-    "tool.end", "tool.effect", "run.error", "run.end",
+    "tool.end", "tool.effect", "run.error", "run.end", "feedback.recorded",
 )
 """The event types a timeline line (or the answer) comes from; only these are read."""
 
@@ -130,9 +131,13 @@ def timeline(events: Iterable[Event], prices: Prices | None = None) -> Iterator[
     costs = _Costs(prices)
     iteration = -1
     answer: str | None = None
+    said: list[str] = []
     for event in events:
         if isinstance(event, RunEnd):
             answer = event.final_content
+            continue
+        if isinstance(event, FeedbackRecorded):
+            said.append(_feedback(event))
             continue
         text = _line(event, costs)
         if text is None:
@@ -142,7 +147,17 @@ def timeline(events: Iterable[Event], prices: Prices | None = None) -> Iterator[
             yield f"── iteration {iteration} " + "─" * 40
         yield f"  {event.seq:>5}  {text}"
     yield f"answer: {answer}" if answer is not None else "answer: (none — run did not end)"
+    yield from said
     yield costs.line()
+
+
+def _feedback(e: FeedbackRecorded) -> str:
+    """One score given after the run: ``feedback helpful=0 'why' by u-7 (seq 12)``."""
+    given = [f"{e.name}={e.value:g}"] if e.value is not None else [e.name]
+    given += [f"[{e.label}]"] if e.label is not None else []
+    given += [repr(clip(e.comment, 80))] if e.comment else []
+    given += [f"by {e.by}"] if e.by else []
+    return f"feedback: {' '.join(given)} (seq {e.seq})"
 
 
 def _header(store: Store, run_id: str) -> str:

@@ -28,6 +28,7 @@ def run(args: argparse.Namespace) -> int:
 
     from footprint._errors import ConfigError
     from recorder import SqlRefused
+    from recorder.store._sandbox import VIEW_NAMES
 
     store = open_from(args)
     try:
@@ -38,10 +39,7 @@ def run(args: argparse.Namespace) -> int:
         raise
     except duckdb.Error as exc:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise ConfigError(
-            f"query failed: {first}; the views are events, runs, decisions, injections, "
-            "llm_calls, tool_calls, rejections, escalations, route_conflicts, run_sources, blobs"
-        ) from exc
+        raise ConfigError(f"query failed: {first}; the views are {VIEW_NAMES}") from exc
     if args.format == "csv":
         writer = csv.writer(sys.stdout, lineterminator="\n")
         writer.writerow(columns)

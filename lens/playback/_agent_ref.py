@@ -27,22 +27,22 @@ __all__ = ["build_agent", "load_target"]
 _EXAMPLE = "lens._examples.support_desk:make_agent"
 
 
-def _module(name: str) -> ModuleType:
+def _module(name: str, flag: str = "--agent") -> ModuleType:
     if name.endswith(".py") or "/" in name or "\\" in name:
         path = Path(name)
         if not path.is_file():
-            raise ConfigError(f"--agent file {name!r} does not exist; give a path to a .py "
+            raise ConfigError(f"{flag} file {name!r} does not exist; give a path to a .py "
                               f"file or a module path such as {_EXAMPLE!r}")
         tag = hashlib.sha256(str(path.resolve()).encode()).hexdigest()[:10]
         spec = importlib.util.spec_from_file_location(f"_footprint_agent_{tag}", path)
         if spec is None or spec.loader is None:
-            raise ConfigError(f"--agent file {name!r} cannot be imported; is it Python source?")
+            raise ConfigError(f"{flag} file {name!r} cannot be imported; is it Python source?")
         module = importlib.util.module_from_spec(spec)
         sys.modules[spec.name] = module
         try:
             spec.loader.exec_module(module)
         except Exception as exc:
-            raise ConfigError(f"--agent file {name!r} failed to import: "
+            raise ConfigError(f"{flag} file {name!r} failed to import: "
                               f"{type(exc).__name__}: {exc}; fix the file") from exc
         return module
     here = os.getcwd()
@@ -51,20 +51,22 @@ def _module(name: str) -> ModuleType:
     try:
         return importlib.import_module(name)
     except ImportError as exc:
-        raise ConfigError(f"--agent module {name!r} cannot be imported ({exc}); check the "
+        raise ConfigError(f"{flag} module {name!r} cannot be imported ({exc}); check the "
                           f"module path and PYTHONPATH, e.g. {_EXAMPLE!r}") from exc
 
 
-def load_target(ref: str) -> Any:
-    """The object ``MODULE:ATTR`` names (an Agent or a factory)."""
+def load_target(ref: str, *, flag: str = "--agent", example: str = _EXAMPLE,
+                kind: str = "an Agent or a factory") -> Any:
+    """The object ``MODULE:ATTR`` names (an Agent or a factory; for ``flag`` other than
+    ``--agent``, whatever ``kind`` says, e.g. a judge function)."""
     module_name, sep, attr = ref.rpartition(":")
     if not sep or not module_name or not attr:
-        raise ConfigError(f"--agent {ref!r} is not MODULE:ATTR; write e.g. {_EXAMPLE!r}")
-    module = _module(module_name)
+        raise ConfigError(f"{flag} {ref!r} is not MODULE:ATTR; write e.g. {example!r}")
+    module = _module(module_name, flag)
     if not hasattr(module, attr):
         names = [n for n in dir(module) if not n.startswith("_")]
-        raise ConfigError(f"--agent {ref!r}: module {module_name!r} has no {attr!r}"
-                          f"{did_you_mean(attr, names)}; name an Agent or a factory")
+        raise ConfigError(f"{flag} {ref!r}: module {module_name!r} has no {attr!r}"
+                          f"{did_you_mean(attr, names)}; name {kind}")
     return getattr(module, attr)
 
 

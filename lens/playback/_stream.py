@@ -20,6 +20,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from footprint.events import (
+    AFTER_END_TYPES,
     ContextEvaluated,
     ContextInjected,
     Event,
@@ -103,6 +104,8 @@ def decisions_of(events: Iterable[Event]) -> tuple[list[Decision], list[Decision
     declared: list[Decision] = []
     decided: list[Decision] = []
     for e in events:
+        if e.type in AFTER_END_TYPES:
+            continue  # feedback: what was said about the run afterwards, not what it did
         (declared if e.type in DECLARATION_TYPES else decided).append(_decision(e))
     return declared, decided
 

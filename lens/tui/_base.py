@@ -106,6 +106,8 @@ def header_text(state: LensState, where: str, *, follow: bool = False) -> Text:
     head = state.head
     if where in _STORE_WIDE or head is None:
         text.append(f"· store {state.store_name} · {state.run_count} runs")
+        if where == "runs" and state.where:
+            text.append(f", {state.listed} match the filter", style="bold")
     else:
         colour = {"complete": "green", "failed": "red"}.get(head.status, "yellow")
         text.append(f"· run {head.run_id} · {head.model} · ")

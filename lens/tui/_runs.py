@@ -1,5 +1,10 @@
 """The runs screen: one line per recorded run; ``enter`` opens its timeline.
 
+``/`` opens the filter line: ``key=value`` terms as ``footprint runs`` takes
+them (``release=1.4 tag=beta user=u-7 status=failed since=2h score=helpful<1``);
+``enter`` applies it (a bad term is shown, quoted, with its fix), an empty
+line shows every run again.
+
 Line-virtualized like the event lists: the runs are read on a worker when the
 screen is shown, and only the lines on screen are formatted, so a store of
 ten thousand runs paints as fast as one.
@@ -14,8 +19,9 @@ from rich.style import Style
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.message import Message
-from textual.widgets import Static
+from textual.widgets import Input, Static
 
+from footprint._errors import ConfigError
 from lens.tui._base import LensFooter, LensHeader, Loader
 from lens.tui._lines import VirtualList
 from lens.tui._state import RUN_COLUMNS, LensState
@@ -101,9 +107,13 @@ class RunsScreen(Loader):
     RunsScreen #columns { height: 1; text-style: bold; background: $panel; }
     RunsScreen RunLines { height: 1fr; }
     RunsScreen #hint { color: $text-muted; }
+    RunsScreen #where { display: none; }
+    RunsScreen #where.shown { display: block; }
     """
-    BINDINGS = [Binding("T", "app.trends", "Trends")]  # noqa: RUF012
+    BINDINGS = [Binding("T", "app.trends", "Trends"),  # noqa: RUF012
+                Binding("slash", "filter", "Filter", key_display="/", show=False)]
     Open = RunLines.Open
+    HINT = " enter: open the run's timeline"
 
     def __init__(self, state: LensState, *, follow: bool = False) -> None:
         super().__init__()
@@ -114,7 +124,9 @@ class RunsScreen(Loader):
         yield LensHeader(self.state, "runs", follow=self.follow)
         yield Static(header_line(), id="columns")
         yield RunLines(id="runs")
-        yield Static(" enter: open the run's timeline", id="hint")
+        yield Input(placeholder="filter: release=1.4 tag=beta user=… status=failed since=2h "
+                                "score=helpful<1 (enter applies; empty: all runs)", id="where")
+        yield Static(self.HINT, id="hint")
         yield LensFooter()
 
     def on_screen_resume(self) -> None:
@@ -140,3 +152,24 @@ class RunsScreen(Loader):
         self._shown = rows
         lines.use(rows)
         self.query_one(LensHeader).redraw()
+
+    def action_filter(self) -> None:
+        """``/``: show the filter line and type into it."""
+        line = self.query_one("#where", Input)
+        line.add_class("shown")
+        line.focus()
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        """Apply the filter; a bad one is shown in the hint line, the list unchanged."""
+        hint = self.query_one("#hint", Static)
+        try:
+            self.state.filter_runs(event.value)
+        except ConfigError as exc:
+            hint.update(f" {exc}")
+            return
+        text = self.state.where
+        hint.update(f" filter: {text} — / changes it" if text else self.HINT)
+        if not text:
+            event.input.remove_class("shown")
+        self.query_one(RunLines).focus()
+        self.reload()

@@ -20,14 +20,13 @@ from lens.tui._lines import VirtualList
 from lens.tui._state import LensState
 from lens.tui._summary import clip
 from recorder import SqlRefused
+from recorder.store._sandbox import VIEW_NAMES
 
 __all__ = ["MAX_ROWS", "SqlLines", "SqlResult", "SqlScreen", "run_query"]
 
 MAX_ROWS = 20_000
 _SAMPLE = 200
 _CELL = 60
-VIEWS = ("events, runs, decisions, injections, llm_calls, tool_calls, rejections, "
-         "escalations, route_conflicts, run_sources, blobs")
 
 
 class SqlResult:
@@ -53,7 +52,7 @@ def run_query(state: LensState, query: str) -> SqlResult:
     except Exception as exc:  # a UI boundary: every failure is shown, none escapes
         lines = str(exc).strip().splitlines()
         first = lines[0] if lines else type(exc).__name__
-        return SqlResult([], [], f"{first} — the views are {VIEWS}")
+        return SqlResult([], [], f"{first} — the views are {VIEW_NAMES}")
     return SqlResult(columns, rows[:MAX_ROWS], None, more=len(rows) > MAX_ROWS)
 
 
@@ -109,7 +108,7 @@ class SqlScreen(Loader):
         yield LensHeader(self.state, "sql", follow=self.follow)
         yield Input(placeholder="SQL over the store's views, e.g. SELECT * FROM runs — "
                                 "enter runs it", id="query")
-        yield Static(Text(f"views: {VIEWS}", style="dim"), id="status")
+        yield Static(Text(f"views: {VIEW_NAMES}", style="dim"), id="status")
         yield Static(id="columns")
         yield SqlLines(id="result")
         yield LensFooter()

@@ -24,7 +24,7 @@ _EXAMPLE = "examples/planted/wrong_fact.py:make_agent"
 RUN_COLUMNS = ("started", "run id", "status", "iters", "tokens", "model", "events", "answer")
 _RUNS_SQL = (
     "SELECT strftime(started, '%Y-%m-%d %H:%M:%S'), run_id, status, iterations, tokens, "
-    "model, events, answer FROM runs ORDER BY start_ns, run_id"
+    "model, events, answer FROM runs {where} ORDER BY start_ns, run_id"
 )
 
 _HEAD_SQL = (
@@ -80,6 +80,10 @@ class LensState:
         self.gate = StoreGate(self.store)
         self.run_id: str | None = None
         self.head: RunHead | None = None
+        self.where = ""
+        """The runs list's filter (``key=value`` terms, :meth:`filter_runs`); empty: all."""
+        self.listed = 0
+        """How many runs the filter let through when the list was last read."""
         self.run_count = self._run_count()
         if run is not None:
             self.select(run if self._has(run) else self.store.resolve_run(run))
@@ -99,8 +103,27 @@ class LensState:
         return RunReader(self.gate, self.run_id)
 
     def runs(self) -> list[tuple[Any, ...]]:
-        """One row per run, in ``RUN_COLUMNS`` order, oldest first."""
-        return self.gate.rows(_RUNS_SQL)
+        """One row per run (those :attr:`where` lets through), in ``RUN_COLUMNS`` order,
+        oldest first."""
+        if not self.where:
+            return self.gate.rows(_RUNS_SQL.format(where=""))
+        from recorder import RunQuery, list_runs
+
+        query = RunQuery.from_where(self.where, limit=10**9)
+        with self.gate.held() as store:
+            ids = list_runs(store, query).column("run_id").to_pylist()
+        self.listed = len(ids)
+        return self.gate.rows(_RUNS_SQL.format(where="WHERE run_id IN ?"), [ids]) if ids else []
+
+    def filter_runs(self, where: str) -> None:
+        """List only the runs ``where`` lets through (``release=1.4 score=helpful<1``; the
+        keys of ``footprint runs``); empty: every run. A bad text raises ``ConfigError``
+        that quotes it, and the filter stays as it was."""
+        from recorder import RunQuery
+
+        if where.strip():
+            RunQuery.from_where(where)
+        self.where = where.strip()
 
     def select(self, run_id: str) -> None:
         """Make ``run_id`` the selected run."""

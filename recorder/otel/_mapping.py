@@ -20,6 +20,7 @@ from typing import Any, Literal, TypeAlias
 from footprint.events import (
     TERMINAL_TYPES,
     EventBase,
+    FeedbackRecorded,
     IterationEnd,
     LLMEnd,
     LLMStart,
@@ -43,7 +44,8 @@ from recorder.otel._ids import ROOT_KEY, span_key
 from recorder.otel._openinference import OpenInference
 from recorder.store._prices import Prices
 
-__all__ = ["FINISH_REASONS", "RunTrace", "SpanRecord", "TracePart"]
+__all__ = ["EVALUATION_EVENT", "FINISH_REASONS", "RunTrace", "SpanRecord", "TracePart",
+           "evaluation_span"]
 
 FINISH_REASONS = {
     "end_turn": "stop", "stop_sequence": "stop", "tool_use": "tool_call",
@@ -52,6 +54,7 @@ FINISH_REASONS = {
 """Our stop reasons in the GenAI conventions' ``gen_ai.response.finish_reasons`` vocabulary."""
 _TOOL_ERRORS = frozenset({"failure", "denied", "invalid"})
 _EVENT_NAMES = {tag: "footprint." + tag for tag in DECISION_EVENTS}
+EVALUATION_EVENT = "gen_ai.evaluation.result"
 
 
 @dataclass(slots=True)
@@ -128,6 +131,8 @@ class RunTrace:
     # -- feeding ------------------------------------------------------------------
     def feed(self, event: EventBase) -> list[SpanRecord]:
         """Take one event; return the spans it ended (children before parents)."""
+        if isinstance(event, FeedbackRecorded):
+            return [evaluation_span(event)]  # its own span, wherever the run's spans are
         ts = self.last_ns = event.ts
         root = self.root if self.root is not None else self._start_root(event)
         tag: str = getattr(event, "type", "")
@@ -456,3 +461,37 @@ _HANDLERS: dict[str, _Handler] = {
     "tool.end": RunTrace._tool_end,
     "iteration.end": RunTrace._iteration_end,
 }
+
+
+def _evaluation_attributes(event: FeedbackRecorded) -> Attrs:
+    """The conventions' attributes of one feedback event (``None`` values left out)."""
+    attrs: Attrs = {"gen_ai.evaluation.name": clip(event.name)}
+    if event.value is not None:
+        attrs["gen_ai.evaluation.score.value"] = float(event.value)
+    if event.label is not None:
+        attrs["gen_ai.evaluation.score.label"] = clip(event.label)
+    if event.comment is not None:
+        attrs["gen_ai.evaluation.explanation"] = clip(event.comment)
+    if event.by is not None:
+        attrs["footprint.feedback.by"] = clip(event.by)
+    return attrs
+
+
+def evaluation_span(event: FeedbackRecorded) -> SpanRecord:
+    """Feedback on a run as a ``gen_ai.evaluation.result``, under the run's root span.
+
+    The GenAI conventions define ``gen_ai.evaluation.result`` as an event
+    parented to the span it evaluates. Feedback mostly arrives after the run's
+    spans were exported, when no event can join them, so it travels as a
+    zero-duration span of that name, child of the root ``invoke_agent`` span
+    (ids derive from the run id: the ones the backend already holds), carrying
+    the event of the same name with ``gen_ai.evaluation.name``,
+    ``.score.value``, ``.score.label`` and ``.explanation`` (the comment).
+    """
+    attrs = _evaluation_attributes(event)
+    return SpanRecord(
+        key=f"feedback#{event.seq}.{event.ts}", name=EVALUATION_EVENT, kind="internal",
+        parent_key=ROOT_KEY, start_ns=event.ts, end_ns=event.ts,
+        attributes={**attrs, "footprint.run.id": event.run_id},
+        events=[(EVALUATION_EVENT, event.ts, attrs)],
+    )

@@ -20,9 +20,9 @@ from opentelemetry.sdk.trace.export import SpanExporter
 from opentelemetry.trace import SpanKind
 
 from footprint._errors import ConfigError
-from footprint.events import TERMINAL_TYPES, EventBase
+from footprint.events import TERMINAL_TYPES, EventBase, FeedbackRecorded
 from recorder.otel._ids import OTelIds
-from recorder.otel._mapping import RunTrace, SpanRecord
+from recorder.otel._mapping import RunTrace, SpanRecord, evaluation_span
 from recorder.otel._setup import capture_content_from_env, resolve_pipeline
 from recorder.otel._spans import SpanFactory
 from recorder.write._sink import ExportResult
@@ -122,6 +122,10 @@ class OTelSink:
             return ExportResult.SUCCESS if self._factory is None else ExportResult.FAILURE
         runs = self._runs
         for event in batch:
+            if isinstance(event, FeedbackRecorded):  # often long after the run's spans
+                if self._sampled(event.run_id):
+                    self._ship(event.run_id, [evaluation_span(event)])
+                continue
             state = runs.get(event.run_id)
             if state is None:
                 state = self._open(event)

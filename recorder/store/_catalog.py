@@ -150,7 +150,7 @@ class Store:
         self._register(con, "_live_chain", pa.Table.from_batches(f.live_chain, schema=CHAIN_SCHEMA))
         con.execute(f"CREATE OR REPLACE VIEW _chain_all AS SELECT * FROM {chain} "
                     "UNION ALL BY NAME SELECT * FROM _live_chain")
-        con.register("_prices", prices_arrow([]))
+        self._register(con, "_prices", prices_arrow([]))
         if con is not self.con:  # the sandbox's: every view, for any query
             self._price(con)
             _public_views(con)
@@ -160,7 +160,7 @@ class Store:
         the sandbox's user SQL leaves the store's files as they were (no price cache kept)."""
         models = [r[0] for r in con.execute(_MODELS).fetchall()]
         rows = load_prices(self.root).rows(models, save=con is self.con)
-        con.register("_prices", prices_arrow(rows))
+        self._register(con, "_prices", prices_arrow(rows))
 
     def ready(self, query: str) -> str:
         """``query``, once the public views it names exist on the catalog's connection.

@@ -28,7 +28,8 @@ from recorder.write._layout import SUMMARIES
 if TYPE_CHECKING:
     from recorder.store._base import StoreView
 
-__all__ = ["OUTLINE_SCHEMA", "OUTLINE_SELECT", "Outlines", "outline_name", "outline_view"]
+__all__ = ["OUTLINE_SCHEMA", "OUTLINE_SELECT", "OUTLINE_VERSION", "Outlines", "outline_name",
+           "outline_view"]
 
 OUTLINE_SCHEMA = pa.schema([
     pa.field("level", pa.string()), pa.field("run_id", pa.string()),
@@ -44,12 +45,27 @@ OUTLINE_SCHEMA = pa.schema([
     pa.field("error_type", pa.string()), pa.field("error_message", pa.string()),
     pa.field("error_blob", pa.string()), pa.field("error_seq", pa.int64()),
     pa.field("failed_step", pa.string()),
+    pa.field("user_id", pa.string()), pa.field("session_id", pa.string()),
+    pa.field("tags", pa.list_(pa.string())), pa.field("release", pa.string()),
+    pa.field("environment", pa.string()),
+    pa.field("score_value", pa.float64()), pa.field("score_label", pa.string()),
 ])
-"""One outline row; the run-level fields are ``NULL`` on iteration and type rows."""
+"""One outline row; the run-level fields are ``NULL`` on iteration and type rows. A
+``'score'`` row is one ``feedback.recorded`` event: ``type`` its score name, ``last_seq``
+its seq, ``start_ns`` its time, ``score_value``/``score_label`` what it gave."""
+
+OUTLINE_VERSION = 3
+"""Part of every cached outline's name: a new outline shape never reads an old cache."""
 
 _TOKENS = "TRY_CAST(try(json_extract_string(payload, '$.{}')) AS BIGINT)"
 _BLOB = "try(json_extract_string(payload, '$.{}.\"$blob\"'))"
 _STEPS = STEP_TYPES
+_LABEL = "arg_min(try(json_extract_string(payload, '$.{0}')), seq) FILTER (WHERE type = " \
+    "'run.start') AS {0}"
+_labels = ",\n         ".join(
+    [*(_LABEL.format(k) for k in ("user_id", "session_id", "release", "environment")),
+     "arg_min(try(CAST(json_extract(payload, '$.tags') AS VARCHAR[])), seq) "
+     "FILTER (WHERE type = 'run.start') AS tags"])
 OUTLINE_SELECT = f"""
 WITH g AS (
   SELECT CASE WHEN GROUPING(iteration) = 0 THEN 'iteration'
@@ -88,29 +104,35 @@ p AS (
          max(seq) FILTER (WHERE type = 'run.error') AS error_seq,
          arg_max(step_id, seq) FILTER (WHERE type = 'run.error') AS error_step,
          arg_max(step_id, seq) FILTER (WHERE type IN ({_STEPS})) AS last_step,
-         arg_max(type, seq) FILTER (WHERE type IN ({_STEPS})) AS last_kind
+         arg_max(type, seq) FILTER (WHERE type IN ({_STEPS})) AS last_kind,
+         {_labels}
   FROM (SELECT run_id, seq, type, step_id,
-               CASE WHEN type IN ('llm.end', 'run.end', 'run.error') THEN payload END AS payload
-        FROM {{source}} WHERE type IN ('llm.end', 'run.end', 'run.error', {_STEPS}))
+               CASE WHEN type IN ('llm.end', 'run.end', 'run.error', 'run.start')
+                    THEN payload END AS payload
+        FROM {{source}}
+        WHERE type IN ('llm.end', 'run.end', 'run.error', 'run.start', {_STEPS}))
   GROUP BY run_id)
 SELECT g.*, p.input_tokens, p.output_tokens, p.answer, p.answer_blob, p.answer_seq,
        p.error_type, p.error_message, p.error_blob, p.error_seq,
+       p.user_id, p.session_id, p.release, p.environment, p.tags,
        CASE WHEN p.error_seq IS NOT NULL THEN {FAILED_STEP.format(
            kind='p.last_kind', last='p.last_step', error='p.error_step')} END AS failed_step
 FROM g LEFT JOIN p ON g.level = 'run' AND g.run_id = p.run_id
+UNION ALL BY NAME
+SELECT 'score' AS level, run_id, json_extract_string(payload, '$.name') AS type,
+       seq AS first_seq, seq AS last_seq, ts AS start_ns,
+       TRY_CAST(json_extract_string(payload, '$.value') AS DOUBLE) AS score_value,
+       json_extract_string(payload, '$.label') AS score_label
+FROM {{source}} WHERE type = 'feedback.recorded'
 """
 """The outline of ``{source}`` (any relation with the event columns)."""
-
-
-_VERSION = "o2"
-"""The outline's schema in its cache name: outlines cached before a change are not read."""
 
 
 def outline_name(path: Path) -> str:
     """The cache file name of the outline of sealed events file ``path``."""
     stat = path.stat()
     day = path.parent.name.removeprefix("date=")
-    return f"{path.stem}.{day}.{stat.st_size}-{stat.st_mtime_ns}.{_VERSION}.parquet"
+    return f"{path.stem}.{day}.{stat.st_size}-{stat.st_mtime_ns}.v{OUTLINE_VERSION}.parquet"
 
 
 def _quote(path: Path) -> str:

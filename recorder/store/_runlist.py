@@ -9,13 +9,16 @@ the lens's runs screen both read through :func:`list_runs`.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
-from footprint._errors import ConfigError
+from footprint._errors import ConfigError, did_you_mean
+from recorder.store._filters import WHERE_KEYS, parse_score, parse_since, parse_where
 from recorder.store._outline import outline_view
 from recorder.store._reader import BLOB_TEXTS
 from recorder.store._views import CALL_COST
@@ -29,10 +32,15 @@ STATUSES = ("complete", "failed", "incomplete")
 RUN_COLUMNS = ("run_id", "started", "ended", "status", "turns", "iterations", "tokens",
                "input_tokens", "output_tokens", "cost_usd", "unpriced_calls", "answer",
                "error_type", "error_message", "failed_step", "model", "events", "last_seq",
-               "dropped", "filtered", "mirror_dropped", "start_ns")
-"""The columns of a :func:`list_runs` table (those of the ``runs`` view)."""
+               "dropped", "filtered", "mirror_dropped", "start_ns", "user_id", "session_id",
+               "tags", "release", "environment", "scores")
+"""The columns of a :func:`list_runs` table (those of the ``runs`` view; ``scores`` maps
+each score name to its latest value)."""
 
 Day = datetime.date | str
+Since = datetime.datetime | datetime.date | str
+_LABELS = (("user", "user_id"), ("session", "session_id"), ("release", "release"),
+           ("environment", "environment"))
 
 
 def _day(name: str, value: Day | None) -> datetime.date | None:
@@ -47,23 +55,41 @@ def _day(name: str, value: Day | None) -> datetime.date | None:
                       "e.g. 2026-01-31")
 
 
+def _texts(name: str, value: object) -> tuple[str, ...]:
+    if isinstance(value, str) or not isinstance(value, tuple | list) or not all(
+            isinstance(v, str) and v for v in value):
+        raise ConfigError(f"RunQuery({name}={value!r}): pass a tuple of non-empty texts, "
+                          f"e.g. {name}=('beta',)")
+    return tuple(value)
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class RunQuery:
     """Which runs, and which page of them.
 
     ``status``: any of :data:`STATUSES` (empty: all); ``model``: a
-    case-insensitive part of the model name; ``since``/``until``: UTC start
-    days, inclusive (``date`` or ``"YYYY-MM-DD"``); ``answer``: a
-    case-insensitive part of the final answer; ``run_ids``: only these runs
-    (empty: all); ``newest_first`` orders by
-    start time; ``limit``/``offset`` page the result.
+    case-insensitive part of the model name; ``since``: started at or after
+    a day, a moment or an age (``"2h"``, ``"7d"``; ``recorder.store._filters``);
+    ``until``: a UTC start day, inclusive; ``answer``: a case-insensitive part
+    of the final answer; ``user``, ``session``, ``release``, ``environment``:
+    that label exactly; ``tags``: runs carrying every one of these tags;
+    ``scores``: score filters such as ``"helpful<1"`` over each score's latest
+    value (all must hold); ``run_ids``: only these runs (empty: all);
+    ``newest_first`` orders by start time; ``limit``/``offset`` page the result.
+    :meth:`from_where` builds one from a ``key=value`` text or mapping.
     """
 
     status: tuple[str, ...] = ()
     model: str | None = None
-    since: Day | None = None
+    since: Since | None = None
     until: Day | None = None
     answer: str | None = None
+    user: str | None = None
+    session: str | None = None
+    tags: tuple[str, ...] = ()
+    release: str | None = None
+    environment: str | None = None
+    scores: tuple[str, ...] = ()
     run_ids: tuple[str, ...] = ()
     newest_first: bool = True
     limit: int = 50
@@ -74,20 +100,31 @@ class RunQuery:
             raise ConfigError(f"RunQuery(run_ids={self.run_ids!r}): pass a tuple of run ids")
         bad = [s for s in self.status if s not in STATUSES]
         if isinstance(self.status, str) or bad:
+            hint = did_you_mean(bad[0], STATUSES) if bad else ""
             raise ConfigError(f"RunQuery(status={self.status!r}): pick from "
-                              f"{', '.join(STATUSES)}")
+                              f"{', '.join(STATUSES)}{hint}")
         for name in ("limit", "offset"):
             value = getattr(self, name)
             if type(value) is not int or value < 0 or value > 10**9:
                 raise ConfigError(f"RunQuery({name}={value!r}): pass an int from 0 to 10^9")
-        for name in ("model", "answer"):
+        for name in ("model", "answer", "user", "session", "release", "environment"):
             value = getattr(self, name)
             if value is not None and not isinstance(value, str):
                 raise ConfigError(f"RunQuery({name}={value!r}): pass text or None")
-        since, until = _day("since", self.since), _day("until", self.until)
-        if since is not None and until is not None and since > until:
+        _texts("tags", self.tags)
+        for text in _texts("scores", self.scores):
+            parse_score(text)
+        since, until = parse_since(self.since), _day("until", self.until)
+        if since is not None and until is not None and since.date() > until:
             raise ConfigError(f"RunQuery(since={self.since!r}, until={self.until!r}): "
                               "since is after until; swap them")
+
+    @classmethod
+    def from_where(cls, where: str | Mapping[str, object], **page: Any) -> RunQuery:
+        """A query from ``"release=1.4 tag=beta score=helpful<1"`` (``_filters.WHERE_KEYS``)
+        or the same as a mapping (a value may be a list for ``tag``/``status``/``score``);
+        ``page`` passes ``limit``, ``offset``, ``newest_first``, ``run_ids``."""
+        return cls(**{**page, **_where_fields(where)})
 
     def where(self) -> tuple[str, list[object]]:
         """The ``WHERE`` condition over the run rows, and its parameters."""
@@ -102,17 +139,75 @@ class RunQuery:
         if self.model:
             terms.append("model ILIKE ?")
             params.append(f"%{_like(self.model)}%")
-        since, until = _day("since", self.since), _day("until", self.until)
-        if since is not None:
-            terms.append("start_ns >= ?")
-            params.append(_ns(since))
-        if until is not None:
-            terms.append("start_ns < ?")
-            params.append(_ns(until + datetime.timedelta(days=1)))
+        self._labels(terms, params)
+        self._times(terms, params)
         if self.answer:
             terms.append("answer_text ILIKE ?")
             params.append(f"%{_like(self.answer)}%")
         return " AND ".join(terms), params
+
+    def narrowing(self, view: str) -> tuple[str, list[object]]:
+        """A ``WHERE`` over the outline rows that keeps only runs that may match, from the
+        label, tag, score and id filters (each outline row is small and columnar, so this
+        is cheap), so that only those runs are aggregated; :meth:`where` still decides."""
+        terms: list[str] = []
+        params: list[object] = []
+        labels: list[str] = []
+        self._labels(labels, params, scores=False)
+        if labels:
+            terms.append(f"run_id IN (SELECT run_id FROM {view} WHERE level = 'run' AND "
+                         f"{' AND '.join(labels)})")
+        for text in self.scores:
+            condition, values = parse_score(text).sql("type", "score_value", "score_label")
+            terms.append(f"run_id IN (SELECT run_id FROM {view} WHERE level = 'score' AND "
+                         f"{condition})")
+            params.extend(values)
+        if self.run_ids:
+            terms.append("run_id IN ?")
+            params.append(list(self.run_ids))
+        return (" WHERE " + " AND ".join(terms) if terms else ""), params
+
+    def _labels(self, terms: list[str], params: list[object], *, scores: bool = True) -> None:
+        for name, column in _LABELS:
+            value = getattr(self, name)
+            if value is not None:
+                terms.append(f"{column} = ?")
+                params.append(value)
+        if self.tags:
+            terms.append("list_has_all(tags, ?::VARCHAR[])")
+            params.append(list(self.tags))
+        for text in self.scores if scores else ():
+            condition, values = parse_score(text).sql()
+            terms.append(f"run_id IN (SELECT run_id FROM s WHERE {condition})")
+            params.extend(values)
+
+    def _times(self, terms: list[str], params: list[object]) -> None:
+        since, until = parse_since(self.since), _day("until", self.until)
+        if since is not None:
+            terms.append("start_ns >= ?")
+            params.append(int(since.timestamp() * 10**6) * 1000)
+        if until is not None:
+            terms.append("start_ns < ?")
+            params.append(_ns(until + datetime.timedelta(days=1)))
+
+
+_WHERE_FIELDS = {"tag": "tags", "env": "environment", "score": "scores"}
+
+
+def _where_fields(where: str | Mapping[str, object]) -> dict[str, Any]:
+    """The :class:`RunQuery` fields a where text or mapping sets."""
+    terms: Mapping[str, object] = parse_where(where) if isinstance(where, str) else where
+    if not isinstance(terms, Mapping):
+        raise ConfigError(f"where={where!r}: pass text such as 'release=1.4' or a mapping")
+    fields: dict[str, Any] = {}
+    for key, raw in terms.items():
+        if key not in WHERE_KEYS:
+            raise ConfigError(f"where key {key!r} is unknown{did_you_mean(key, WHERE_KEYS)}; "
+                              f"use one of {', '.join(WHERE_KEYS)}")
+        values = [str(v) for v in (raw if isinstance(raw, list | tuple) else [raw])]
+        field = _WHERE_FIELDS.get(key, key)
+        fields[field] = tuple(values) if field in ("tags", "status", "scores") else values[-1]
+    return fields
 
 
 def _like(text: str) -> str:
@@ -125,7 +220,7 @@ def _ns(day: datetime.date) -> int:
 
 
 _RUNS = """
-WITH o AS (SELECT * FROM {view}),
+WITH o AS MATERIALIZED (SELECT * FROM {view}{narrow}),
 r AS (
   SELECT run_id, sum(events) FILTER (WHERE level = 'run')::BIGINT AS events,
          max(last_seq) AS last_seq, min(start_ns) AS start_ns, max(end_ns) AS end_ns,
@@ -139,8 +234,18 @@ r AS (
          arg_max(error_blob, error_seq) AS error_blob,
          arg_max(failed_step, error_seq) AS failed_step,
          max(iteration) FILTER (WHERE level = 'iteration') AS iterations,
-         max(turn) FILTER (WHERE level = 'iteration') + 1 AS turns
+         max(turn) FILTER (WHERE level = 'iteration') + 1 AS turns,
+         max(user_id) AS user_id, max(session_id) AS session_id, max(tags) AS tags,
+         max(release) AS release, max(environment) AS environment
   FROM o GROUP BY run_id),
+s AS (
+  SELECT run_id, type AS name, arg_max(score_value, last_seq) AS value,
+         arg_max(score_label, last_seq) AS label
+  FROM o WHERE level = 'score' GROUP BY run_id, type),
+sc AS (
+  SELECT run_id, map_from_entries(list(struct_pack(k := name, v := value) ORDER BY name)
+                                  FILTER (WHERE value IS NOT NULL)) AS scores
+  FROM s GROUP BY run_id),
 d AS (
   SELECT run_id, sum(overflow) AS overflow, sum(processor_drops) AS processor_drops,
          sum(sink_drops) AS sink_drops
@@ -162,29 +267,48 @@ run_rows AS (
          r.last_seq, coalesce(d.overflow, 0)::BIGINT AS dropped,
          coalesce(d.processor_drops, 0)::BIGINT AS filtered,
          coalesce(d.sink_drops, 0)::BIGINT AS mirror_dropped, r.start_ns,
-         {answer_text} AS answer_text
-  FROM r LEFT JOIN d USING (run_id))
+         r.user_id, r.session_id, coalesce(r.tags, []::VARCHAR[]) AS tags, r.release,
+         r.environment, sc.scores, {answer_text} AS answer_text
+  FROM r LEFT JOIN d USING (run_id) LEFT JOIN sc USING (run_id))
 """
-def count_runs(store: StoreView, query: RunQuery | None = None) -> int:
-    """How many runs match ``query`` (paging ignored)."""
+
+
+def _merged(query: RunQuery | None, where: str | Mapping[str, object] | None) -> RunQuery:
+    """``query`` (or the default) with the filters ``where`` sets on top."""
     query = query or RunQuery()
+    return query if where is None else dataclasses.replace(query, **_where_fields(where))
+
+
+def count_runs(store: StoreView, query: RunQuery | None = None, *,
+               where: str | Mapping[str, object] | None = None) -> int:
+    """How many runs match ``query`` (paging ignored)."""
+    query = _merged(query, where)
     base, (where, params) = _base(store, query)
     return int(store.rows(f"{base} SELECT count(*) FROM run_rows WHERE {where}", params)[0][0])
 
 
 def _base(store: StoreView, query: RunQuery) -> tuple[str, tuple[str, list[object]]]:
+    """The runs CTEs (outline rows narrowed to the runs that may match) and the ``WHERE``
+    that decides; the parameters of both, in the order they appear."""
     text = ("coalesce((SELECT first(b.text) FROM _blobs_all b WHERE b.hash = r.answer_blob), "
             "r.answer)"
             if query.answer else "r.answer")
-    return _RUNS.format(view=outline_view(store), answer_text=text), query.where()
+    view = outline_view(store)
+    narrow, first = query.narrowing(view)
+    where, then = query.where()
+    return _RUNS.format(view=view, narrow=narrow, answer_text=text), (where, first + then)
 
 
-def list_runs(store: StoreView, query: RunQuery | None = None, *, costs: bool = True
+def list_runs(store: StoreView, query: RunQuery | None = None, *,
+              where: str | Mapping[str, object] | None = None, costs: bool = True
               ) -> pa.Table:
-    """One row per matching run (:data:`RUN_COLUMNS`), one page of them, as Arrow;
-    ``costs=False`` leaves ``cost_usd``/``unpriced_calls`` ``NULL`` (they read the page's
-    model calls, a scan of each run's calls: ``footprint show`` prices as it streams)."""
-    query = query or RunQuery()
+    """One row per matching run (:data:`RUN_COLUMNS`), one page of them, as Arrow.
+
+    ``where`` sets filters in the ``key=value`` form (:meth:`RunQuery.from_where`)
+    on top of ``query`` (or the default query). ``costs=False`` leaves
+    ``cost_usd``/``unpriced_calls`` ``NULL`` (they read the page's model calls, a scan of
+    each run's calls: ``footprint show`` prices as it streams)."""
+    query = _merged(query, where)
     base, (where, params) = _base(store, query)
     order = "DESC" if query.newest_first else "ASC"
     table = store.arrow(

@@ -25,7 +25,7 @@ from recorder.write._chain import (
 )
 from recorder.write._rows import BLOB_KEY, ENVELOPE_NAMES
 
-__all__ = ["WINDOW", "Progress", "VerifyResult", "verify_run"]
+__all__ = ["WINDOW", "ChainTail", "Progress", "VerifyResult", "chain_tail", "verify_run"]
 
 _TYPE, _SEQ = ENVELOPE_NAMES.index("type"), ENVELOPE_NAMES.index("seq")
 assert ENVELOPE_NAMES == ENVELOPE_ORDER, "the store's envelope columns are in canonical order"
@@ -93,26 +93,61 @@ def verify_run(store: Store, run_id: str, *, progress: Progress | None = None,
     Each row's ``prev_check``/``row_check`` are recomputed from its payload,
     and at every seq where the writer stored a head, the SHA-256 over the
     run's framed canonical records so far must equal it (a tail cut off
-    after a head is missing). Then every blob the run references is checked.
+    after a head is missing). Records after the run's terminal event must be
+    headed too: feedback (:data:`footprint.events.AFTER_END_TYPES`) is written
+    that way, chained onto the run after its end. Then every blob the run
+    references is checked.
     The rows are read ``window`` seqs at a time (default :data:`WINDOW`;
     bounded memory, streamed from the views, no cached outline trusted);
     ``progress`` hears each window.
     """
+    return _verify(store, run_id, progress, window)[0]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ChainTail:
+    """Where a run's verified chain stands: what a record appended to it must continue.
+
+    ``stream`` is the running SHA-256 over every record so far (a ``hashlib``
+    object; copy it before updating), ``check`` the last row check,
+    ``records`` the rows walked, ``next_seq`` the seq the next record takes.
+    """
+
+    run_id: str
+    records: int
+    next_seq: int
+    check: int
+    stream: Any
+    ended: bool
+
+
+def chain_tail(store: Store, run_id: str) -> ChainTail | VerifyResult:
+    """The run's :class:`ChainTail` after a full :func:`verify_run` walk, or the verdict
+    that stops anything from extending it (broken, or no such run)."""
+    result, walk = _verify(store, run_id, None, None)
+    if not result.valid or walk is None or walk.rows == 0:
+        return result
+    return ChainTail(run_id=run_id, records=walk.rows, next_seq=walk.expected,
+                     check=walk.check, stream=walk.stream.copy(), ended=walk.end is not None)
+
+
+def _verify(store: Store, run_id: str, progress: Progress | None,
+            window: int | None) -> tuple[VerifyResult, _Walk | None]:
     window = WINDOW if window is None else window
     if type(window) is not int or window < 1:
         raise ConfigError(f"verify_run(window={window!r}): pass a positive int (seqs per read)")
     heads = _heads(store, run_id)
     if isinstance(heads, VerifyResult):
-        return heads
+        return heads, None
     total, lo, hi = _bounds(store, run_id)
     walk = _Walk(run_id, total, heads)
     for rows in _windows(store, run_id, lo, hi, window):
         broken = walk.feed(rows)
         if broken is not None:
-            return broken
+            return broken, None
         if progress is not None:
             progress(walk.rows, total)
-    return _after_walk(store, walk)
+    return _after_walk(store, walk), walk
 
 
 def _after_walk(store: Store, walk: _Walk) -> VerifyResult:

@@ -132,6 +132,14 @@ VIEWS: tuple[tuple[str, str], ...] = (
                json_extract(payload, '$.unknown') AS unknown,
                json_extract(payload, '$.flagged') AS flagged
         FROM events WHERE type = 'run.source'"""),
+    ("scores", f"""
+        SELECT e.run_id, e.seq, e.ts, make_timestamp(e.ts // 1000) AS at,
+               json_extract_string(e.payload, '$.name') AS name,
+               {_num('e', 'value', 'DOUBLE')} AS value,
+               json_extract_string(e.payload, '$.label') AS label,
+               {_text('e', 'comment')} AS comment,
+               json_extract_string(e.payload, '$.by') AS given_by
+        FROM events e WHERE e.type = 'feedback.recorded'"""),
     ("runs", f"""
         WITH a AS (
           SELECT run_id, min(ts) AS start_ns, count(*) AS events, max(seq) AS last_seq,
@@ -160,7 +168,12 @@ VIEWS: tuple[tuple[str, str], ...] = (
           SELECT run_id, sum(cost_usd) AS cost_usd,
                  count(*) FILTER (WHERE cost_usd IS NULL AND end_seq IS NOT NULL)
                      AS unpriced_calls
-          FROM llm_calls GROUP BY run_id)
+          FROM llm_calls GROUP BY run_id),
+        sl AS (SELECT run_id, name, arg_max(value, seq) AS value FROM scores
+               WHERE value IS NOT NULL GROUP BY run_id, name),
+        sc AS (SELECT run_id, map_from_entries(list(struct_pack(k := name, v := value)))
+                   AS scores
+               FROM sl GROUP BY run_id)
         SELECT a.run_id, make_timestamp(a.start_ns // 1000) AS started,
                make_timestamp(a.end_ns // 1000) AS ended,
                CASE WHEN a.ended THEN 'complete' WHEN a.failed THEN 'failed'
@@ -193,7 +206,8 @@ VIEWS: tuple[tuple[str, str], ...] = (
                json_extract(a.start_payload, '$.metadata') AS metadata,
                json_extract_string(a.start_payload, '$.release') AS release,
                json_extract_string(a.start_payload, '$.environment') AS environment,
-               a.start_ns
-        FROM a LEFT JOIN d USING (run_id) LEFT JOIN c USING (run_id)"""),
+               a.start_ns, sc.scores
+        FROM a LEFT JOIN d USING (run_id) LEFT JOIN c USING (run_id)
+               LEFT JOIN sc USING (run_id)"""),
 )
 """``(name, select)`` in dependency order; each becomes ``CREATE VIEW name AS select``."""

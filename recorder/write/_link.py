@@ -159,6 +159,13 @@ class RunHeads:
             self._counts.pop(oldest, None)
         return heads
 
+    def resume(self, run_id: str, stream: Any, records: int) -> None:
+        """Continue ``run_id``'s chain from a stream taken over its stored records
+        (``records`` of them), so a record appended after the run ended links on."""
+        self._streams[run_id] = stream.copy()
+        self._counts[run_id] = records
+        self._ended.pop(run_id, None)
+
     def _cuts(self, start: int, end: int, done: int) -> list[int]:
         """Where heads fall in rows ``start..end`` of a run that has ``done`` records before:
         always after the batch's last row, and after every ``every``-th record when the

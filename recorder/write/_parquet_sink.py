@@ -107,6 +107,14 @@ class ParquetSink:
             self._seal()
         return ExportResult.SUCCESS
 
+    def resume_chain(self, run_id: str, *, check: int, stream: object, records: int) -> None:
+        """Link this writer's next records of ``run_id`` onto the chain stored so far:
+        ``check`` the run's last row check, ``stream`` the SHA-256 over its ``records``
+        stored records (``recorder.store._verify.chain_tail``). For feedback on a run
+        that ended, written as a segment of its own; sealed files are never rewritten."""
+        self._builder.checks[run_id] = check
+        self._files.submit(functools.partial(self._heads.resume, run_id, stream, records))
+
     def force_flush(self, timeout_s: float = 10.0) -> bool:
         """Wait until every exported batch is in the OS (and on disk when ``durable``)."""
         if self._segment is not None and self.durable:

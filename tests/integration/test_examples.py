@@ -40,6 +40,7 @@ EXPECTED_OUTPUT: dict[str, tuple[str, ...]] = {
                       "tool.end", "run.end"),
     "support_desk.py": ("APPROVED: order A-1047 is 47 days old, within the 60-day refund "
                         "window", "[desk-senior]"),
+    "feedback_loop.py": ("200 runs recorded in ", "; thumbs-down on release 1.4"),
     "custom_host.py": ("MiniHost\n1. one cursor advance per iteration, from the same ctx: "
                        "passed", "2. reachability enforced at pick time: FAILED"),
 }

@@ -27,7 +27,7 @@ from footprint.events import (
     SkillRejected,
 )
 from lens._examples.support_desk import make_agent
-from recorder import VIEWS, ParquetSink, Recorder, open_store
+from recorder import VIEWS, ParquetSink, Recorder, feedback, open_store
 from recorder.spark import DUCKDB_ONLY, SPARK_VIEWS, register_views
 
 T0 = 1_767_225_600_000_000_000
@@ -67,6 +67,9 @@ def store(tmp_path_factory: pytest.TempPathFactory) -> Path:
             rec.emit(event)
         with pytest.raises(RunError):  # a failed run of a priced model: errors and costs
             failing_agent(rec).run_sync("where is my order A-17?")
+    feedback(root, "last", "helpful", value=0, comment="c" * 300, by="u-1")
+    feedback(root, "0190ffff-handmade", "verdict", label="wrong")
+    feedback(root, "0190ffff-handmade", "helpful", value=1)
     return root
 
 

@@ -15,7 +15,6 @@ from trends_store import write_trends_store
 from footprint._errors import ConfigError
 from recorder import RunQuery, TrendQuery, open_store, trends
 from recorder.store._trends import trend_series
-from recorder.store._views import VIEWS
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -109,8 +108,9 @@ def test_given_the_store_when_footprint_stats_then_a_table_and_plots_are_printed
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
     assert lines[0].split() == ["bucket", "runs", "errors", "p50", "ms", "p90", "ms", "p99",
-                                "ms", "tokens", "tok/run", "decisions"]
-    assert lines[1].split() == ["2026-01-01", "3", "33.3%", "200", "280", "298", "45", "15", "7"]
+                                "ms", "tokens", "tok/run", "decisions", "cost"]
+    assert lines[1].split() == ["2026-01-01", "3", "33.3%", "200", "280", "298", "45", "15", "7",
+                                "—", "+3", "unpriced"]  # models 'a' and 'b' have no price
     assert "latency p50 (ms)" in done.stdout and "error rate" in done.stdout
     assert "\x1b[" not in done.stdout  # no colour codes in a pipe
 
@@ -134,18 +134,15 @@ def test_given_a_bad_bucket_when_footprint_stats_then_one_line_and_exit_2(
 
 
 def test_given_a_store_whose_calls_are_priced_when_trends_then_cost_and_unpriced_runs_show(
-    store_path: Path, monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
 ) -> None:
-    with open_store(store_path) as store:
-        assert "cost_usd" not in trends(store).column_names
-    # the views price calls once the price table lands (``llm_calls.cost_usd``); here a
-    # view of that shape prices model 'a' at $0.001 an output token, 'b' not at all
-    views = [(name, select if name != "llm_calls" else
-              "SELECT c.*, CASE WHEN c.model = 'a' THEN c.output_tokens * 0.001 END "
-              f"AS cost_usd FROM ({select}) c") for name, select in VIEWS]
-    monkeypatch.setattr("recorder.store._views.VIEWS", tuple(views))
-    monkeypatch.setattr("recorder.store._catalog.VIEWS", tuple(views))
-    with open_store(store_path) as store:
+    root = write_trends_store(tmp_path / "store")
+    with open_store(root) as store:  # models 'a' and 'b' are in no price table
+        day1, day2 = trends(store).to_pylist()
+    assert (day1["cost_usd"], day1["unpriced"]) == (None, 3)
+    # the store's prices.json prices model 'a' at $1,000 per million output tokens
+    (root / "prices.json").write_text(json.dumps({"a": {"input_mtok": 0, "output_mtok": 1000}}))
+    with open_store(root) as store:
         day1, day2 = trends(store).to_pylist()
     assert (day1["cost_usd"], day1["unpriced"]) == (pytest.approx(0.005), 1)  # r2 unpriced
     assert (day2["cost_usd"], day2["unpriced"]) == (pytest.approx(0.003), 0)

@@ -38,6 +38,8 @@ DESIGN_CATALOG = """
 EXTENSIONS = {
     "run.source": "issue 23: what a run recorded from another framework's traces can tell "
                   "(framework, dialect, fidelity), from recorder.ingest",
+    "feedback.recorded": "issue 24: a score or a person's feedback on a run, chained after "
+                         "its end (recorder.feedback)",
 }
 """Types an issue asked for after the design's catalog was agreed, each with its reason: a
 new type is added here on purpose (and to the README's event catalog), never by accident."""

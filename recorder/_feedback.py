@@ -1,0 +1,271 @@
+"""Feedback and scores on recorded runs: ``feedback(...)``, ``Score``, ``evaluate(...)``.
+
+A score is one ``feedback.recorded`` event of the run it judges. In a store
+it is appended after the run's terminal event as a segment of its own (no
+sealed file is rewritten): the run's chain is walked and verified first, and
+the new record continues it (its row check and the SHA-256 head), so
+``footprint verify`` covers it like every other record. With an
+``OTelSink`` it goes out as a ``gen_ai.evaluation.result`` under the run's
+root span (``recorder.otel._mapping.evaluation_span``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime
+import math
+import os
+import time
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from footprint._errors import ConfigError, RunError
+from footprint.events import Event, FeedbackRecorded
+from recorder.otel._sink import OTelSink
+from recorder.store._catalog import Store, open_store
+from recorder.store._runlist import RunQuery, count_runs, list_runs
+from recorder.store._verify import ChainTail, chain_tail
+from recorder.write._parquet_sink import ParquetSink
+from recorder.write._sink import ExportResult
+
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - not POSIX: feedback writers are not serialized
+    fcntl = None  # type: ignore[assignment]
+
+__all__ = ["Score", "StoredRun", "evaluate", "feedback", "record_scores"]
+
+Target = Store | str | os.PathLike[str] | ParquetSink | OTelSink
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Score:
+    """What a judge (or a person) says about a run: a ``value`` and/or a ``label``."""
+
+    name: str
+    value: float | None = None
+    label: str | None = None
+    comment: str | None = None
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.name, str) or not self.name.strip():
+            raise ConfigError(f"Score(name={self.name!r}): name the score, e.g. 'helpful'")
+        value = self.value
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int | float)
+                                  or not math.isfinite(value)):
+            raise ConfigError(f"Score(value={value!r}): pass a finite number, e.g. 0 or 0.75")
+        for key in ("label", "comment"):
+            if getattr(self, key) is not None and not isinstance(getattr(self, key), str):
+                raise ConfigError(f"Score({key}={getattr(self, key)!r}): pass text or None")
+        if value is None and self.label is None:
+            raise ConfigError(f"Score(name={self.name!r}): give a value=… or a label=… "
+                              "(or both)")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class StoredRun:
+    """One stored run as a judge sees it: its row of ``runs`` and its events on demand."""
+
+    run_id: str
+    row: Mapping[str, Any]
+    store: Store = field(repr=False)
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.run_id, str) or not isinstance(self.row, Mapping) or \
+                not isinstance(self.store, Store):
+            raise ConfigError(f"StoredRun(run_id={self.run_id!r}, …): pass a run id, its row "
+                              "of runs (a mapping) and the open Store")
+
+    @property
+    def answer(self) -> str | None:
+        value = self.row.get("answer")
+        return value if isinstance(value, str) else None
+
+    @property
+    def status(self) -> str:
+        return str(self.row.get("status"))
+
+    def events(self) -> list[Event]:
+        """The run's typed events, in seq order."""
+        return self.store.events(self.run_id)
+
+
+def _moment(at: datetime.datetime | int | None) -> int:
+    if at is None:
+        return time.time_ns()
+    if isinstance(at, datetime.datetime):
+        aware = at if at.tzinfo else at.replace(tzinfo=datetime.UTC)
+        return int(aware.timestamp() * 10**6) * 1000
+    if type(at) is int and at >= 0:
+        return at
+    raise ConfigError(f"feedback(at={at!r}): pass a datetime or UTC nanoseconds (or None: now)")
+
+
+def feedback(target: Target | Sequence[Target], run_id: str, name: str, *,
+             value: float | None = None, label: str | None = None,
+             comment: str | None = None, by: str | None = None,
+             at: datetime.datetime | int | None = None) -> FeedbackRecorded:
+    """Attach a score to a recorded run; returns the ``feedback.recorded`` event written.
+
+    ``target``: a store (``Store``, a path, or the ``ParquetSink`` that wrote
+    it), an ``OTelSink``, or a sequence of those. In a store the run is found
+    by id (a unique prefix or ``last`` works), its chain verified, and the
+    event appended after its end in a new segment. ``at`` defaults to now.
+    """
+    score = Score(name=name, value=value, label=label, comment=comment)
+    if by is not None and not isinstance(by, str):
+        raise ConfigError(f"feedback(by={by!r}): pass who gave it as text (a user id)")
+    return record_scores(target, [(run_id, score)], by=by, at=_moment(at))[0]
+
+
+def record_scores(target: Target | Sequence[Target], scores: Iterable[tuple[str, Score]], *,
+                  by: str | None = None, at: int | None = None) -> list[FeedbackRecorded]:
+    """Write many ``(run_id, Score)`` at once: one new segment for all of them."""
+    stores, mirrors = _targets(target)
+    pending = list(scores)
+    events: list[FeedbackRecorded] = []
+    stamp = time.time_ns() if at is None else at
+    if stores:
+        for root in stores:
+            events = _append(root, pending, by, stamp)
+    else:
+        events = [_event(run, score, by, stamp, seq=0, turn=0) for run, score in pending]
+    for sink in mirrors:
+        if sink.export(events) is not ExportResult.SUCCESS:
+            raise RunError(f"the OTelSink {sink!r} refused the feedback (it was shut down); "
+                           "pass an open one")
+        sink.force_flush()
+    return events
+
+
+def _targets(target: object) -> tuple[list[Store | str | os.PathLike[str]], list[OTelSink]]:
+    many = target if isinstance(target, list | tuple) else [target]
+    stores: list[Store | str | os.PathLike[str]] = []
+    mirrors: list[OTelSink] = []
+    for one in many:
+        if isinstance(one, OTelSink):
+            mirrors.append(one)
+        elif isinstance(one, ParquetSink):
+            one.force_flush()
+            stores.append(one.root)
+        elif isinstance(one, Store | str | os.PathLike):
+            stores.append(one)
+        else:
+            raise ConfigError(f"feedback target {one!r}: pass a store (Store, path or "
+                              "ParquetSink), an OTelSink, or a list of them")
+    if len(stores) > 1:
+        raise ConfigError(f"feedback: {len(stores)} stores given; a score belongs to one store")
+    return stores, mirrors
+
+
+def _event(run_id: str, score: Score, by: str | None, ts: int, *, seq: int,
+           turn: int) -> FeedbackRecorded:
+    return FeedbackRecorded(
+        run_id=run_id, seq=seq, ts=ts, turn=turn, step_id=f"feedback#{seq}",
+        name=score.name, value=None if score.value is None else float(score.value),
+        label=score.label, comment=score.comment, by=by)
+
+
+@contextlib.contextmanager
+def _one_at_a_time(root: Path) -> Iterator[None]:
+    """Hold ``<store>/feedback.lock``: two feedback writers on one machine never take the
+    same seq of a run (each reads the run's tail, then appends after it)."""
+    with open(root / "feedback.lock", "ab") as file:
+        if fcntl is not None:
+            fcntl.flock(file.fileno(), fcntl.LOCK_EX)
+        yield
+
+
+def _append(where: Store | str | os.PathLike[str], pending: list[tuple[str, Score]],
+            by: str | None, ts: int) -> list[FeedbackRecorded]:
+    store = where if isinstance(where, Store) else open_store(where)
+    try:
+        with _one_at_a_time(store.root):
+            return _append_locked(store, pending, by, ts)
+    finally:
+        if not isinstance(where, Store):
+            store.close()
+
+
+def _append_locked(store: Store, pending: list[tuple[str, Score]], by: str | None,
+                   ts: int) -> list[FeedbackRecorded]:
+    store.refresh()
+    tails: dict[str, tuple[ChainTail, int]] = {}
+    events: list[FeedbackRecorded] = []
+    for ref, score in pending:
+        run_id = store.resolve_run(ref)
+        if run_id not in tails:
+            tails[run_id] = (_tail(store, run_id), _turn(store, run_id))
+        tail, turn = tails[run_id]
+        seq = tail.next_seq + len([e for e in events if e.run_id == run_id])
+        events.append(_event(run_id, score, by, ts, seq=seq, turn=turn))
+    _write(store.root, events, [t for t, _ in tails.values()])
+    store.refresh()
+    return events
+
+
+def _tail(store: Store, run_id: str) -> ChainTail:
+    tail = chain_tail(store, run_id)
+    if not isinstance(tail, ChainTail):
+        raise RunError(f"run {run_id!r} cannot take feedback: its chain is {tail.summary()}; "
+                       f"see `footprint verify {run_id}`")
+    if not tail.ended:
+        raise RunError(f"run {run_id!r} has not ended (still running, or cut off); "
+                       "feedback goes on a run that ended")
+    return tail
+
+
+def _turn(store: Store, run_id: str) -> int:
+    found = store.rows("SELECT max(turn) FROM _events_all WHERE run_id = ?", [run_id])
+    return int(found[0][0] or 0)
+
+
+def _write(root: Any, events: list[FeedbackRecorded], tails: list[ChainTail]) -> None:
+    sink = ParquetSink(root, adopt=False)
+    try:
+        for tail in tails:
+            sink.resume_chain(tail.run_id, check=tail.check, stream=tail.stream,
+                              records=tail.records)
+        sink.export(events)
+    finally:
+        sink.shutdown()
+
+
+Judge = Callable[[StoredRun], "Score | Iterable[Score] | None"]
+
+
+def evaluate(store: Store | str | os.PathLike[str], judge: Judge, *,
+             where: str | Mapping[str, object] | None = None, by: str | None = None,
+             progress: Callable[[int, int], object] | None = None,
+             mirrors: Sequence[OTelSink] = ()) -> list[FeedbackRecorded]:
+    """Run ``judge(run) -> Score`` (or several, or ``None``) over the stored runs that
+    match ``where`` and record what it returns as feedback (``by``: the judge's name).
+    ``progress(done, total)`` hears each run."""
+    opened = store if isinstance(store, Store) else open_store(store)
+    try:
+        scores = list(_judged(opened, judge, where, progress))
+        if not scores:
+            return []
+        return record_scores([opened, *mirrors], scores, by=by)
+    finally:
+        if not isinstance(store, Store):
+            opened.close()
+
+
+def _judged(store: Store, judge: Judge, where: str | Mapping[str, object] | None,
+            progress: Callable[[int, int], object] | None) -> Iterator[tuple[str, Score]]:
+    query = RunQuery.from_where(where or {}, limit=10**9, newest_first=False)
+    total = count_runs(store, query)
+    for done, row in enumerate(list_runs(store, query).to_pylist(), 1):
+        if row["status"] == "incomplete":
+            continue  # still running or cut off: nothing to judge yet
+        said = judge(StoredRun(run_id=row["run_id"], row=row, store=store))
+        for score in [said] if isinstance(said, Score) else list(said or ()):
+            if not isinstance(score, Score):
+                raise ConfigError(f"judge returned {score!r} for run {row['run_id']!r}; "
+                                  "return a recorder.Score (or a list of them, or None)")
+            yield row["run_id"], score
+        if progress is not None:
+            progress(done, total)

@@ -1,0 +1,119 @@
+"""The run filters' small languages: ``--since 2h``, ``--score 'helpful<1'``, ``where=``.
+
+A *since* is a day (``2026-01-31``), a moment (``2026-01-31T12:00``) or an
+age (``90s``, ``30m``, ``2h``, ``7d``, ``2w``: that long before now). A
+*score filter* is ``NAME OP VALUE``: ``OP`` one of ``< <= > >= = !=``, a
+number compares the score's latest value, any other text (``=``/``!=``
+only) its latest label. A *where* text is space-separated ``key=value``
+terms over :data:`WHERE_KEYS` (``release=1.4 tag=beta score=helpful<1``),
+the form ``footprint evaluate --where`` and the lens's filter command take.
+"""
+
+from __future__ import annotations
+
+import datetime
+import re
+import shlex
+from dataclasses import dataclass
+from typing import Literal
+
+from footprint._errors import ConfigError, did_you_mean
+
+__all__ = ["WHERE_KEYS", "ScoreFilter", "parse_score", "parse_since", "parse_where"]
+
+Op = Literal["<", "<=", ">", ">=", "=", "!="]
+_SCORE = re.compile(r"^\s*([A-Za-z_][\w.\-]*)\s*(<=|>=|!=|==|<|>|=)\s*([^<>=!\s][^<>=!]*?)\s*$")
+_OPS = ("<", "<=", ">", ">=", "=", "!=")
+_AGE = re.compile(r"^(\d+(?:\.\d+)?)\s*([smhdw])$")
+_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
+WHERE_KEYS = ("user", "session", "tag", "release", "env", "status", "since", "until",
+              "score", "model", "answer")
+"""The keys a where text may use (``tag``, ``status`` and ``score`` may repeat)."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ScoreFilter:
+    """One parsed ``NAME OP VALUE``: ``value`` a number, or ``label`` a text."""
+
+    name: str
+    op: Op
+    value: float | None = None
+    label: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.op not in _OPS or (self.value is None) == (self.label is None) or (
+                self.label is not None and self.op not in ("=", "!=")):
+            raise ConfigError(f"ScoreFilter(op={self.op!r}, value={self.value!r}, "
+                              f"label={self.label!r}): give one of value or label, and for a "
+                              "label op = or !=; or write it as text: parse_score('helpful<1')")
+
+    def sql(self, name: str = "name", value: str = "value",
+            label: str = "label") -> tuple[str, list[object]]:
+        """The condition over a row with these name, value and label columns, and its
+        parameters."""
+        if self.value is not None:
+            return f"{name} = ? AND {value} {self.op} ?", [self.name, self.value]
+        return f"{name} = ? AND {label} {self.op} ?", [self.name, self.label]
+
+
+def parse_score(text: str) -> ScoreFilter:
+    """``helpful<1`` -> ``ScoreFilter(name='helpful', op='<', value=1.0)``."""
+    if not isinstance(text, str):
+        raise ConfigError(f"score filter {text!r}: pass text such as 'helpful<1'")
+    found = _SCORE.match(text)
+    if found is None:
+        raise ConfigError(f"score filter {text!r} is not NAME OP VALUE; write e.g. 'helpful<1', "
+                          "'helpful>=0.5' or 'verdict=wrong' (OP: < <= > >= = !=)")
+    name, op, raw = found.groups()
+    op = "=" if op == "==" else op
+    try:
+        return ScoreFilter(name=name, op=op, value=float(raw))  # type: ignore[arg-type]
+    except ValueError:
+        if op not in ("=", "!="):
+            raise ConfigError(f"score filter {text!r}: {op} needs a number, not {raw!r}; "
+                              f"compare a label with = or != (e.g. '{name}={raw}')") from None
+        return ScoreFilter(name=name, op=op, label=raw)  # type: ignore[arg-type]
+
+
+def parse_since(value: object, *, now: datetime.datetime | None = None,
+                name: str = "since") -> datetime.datetime | None:
+    """A UTC moment from a day, a moment or an age (see the module docstring)."""
+    if value is None:
+        return None
+    if isinstance(value, datetime.datetime):
+        return value if value.tzinfo else value.replace(tzinfo=datetime.UTC)
+    if isinstance(value, datetime.date):
+        return datetime.datetime(value.year, value.month, value.day, tzinfo=datetime.UTC)
+    if isinstance(value, str):
+        text = value.strip()
+        age = _AGE.match(text)
+        if age is not None:
+            now = now or datetime.datetime.now(datetime.UTC)
+            return now - datetime.timedelta(seconds=float(age[1]) * _UNITS[age[2]])
+        try:
+            return parse_since(datetime.datetime.fromisoformat(text), name=name)
+        except ValueError:
+            pass
+    raise ConfigError(f"{name}={value!r}: pass an age such as 90s, 30m, 2h, 7d or 2w, or a "
+                      "date as YYYY-MM-DD (or YYYY-MM-DDTHH:MM)")
+
+
+def parse_where(text: str) -> dict[str, list[str]]:
+    """``"release=1.4 tag=a tag=b"`` -> ``{"release": ["1.4"], "tag": ["a", "b"]}``."""
+    if not isinstance(text, str):
+        raise ConfigError(f"where={text!r}: pass text such as 'release=1.4 score=helpful<1'")
+    try:
+        terms = shlex.split(text)
+    except ValueError as exc:
+        raise ConfigError(f"where={text!r}: {exc}; close the quote") from None
+    out: dict[str, list[str]] = {}
+    for term in terms:
+        key, sep, value = term.partition("=")
+        if not sep or not value:
+            raise ConfigError(f"where term {term!r} is not key=value; write e.g. "
+                              "'release=1.4 tag=beta score=helpful<1'")
+        if key not in WHERE_KEYS:
+            raise ConfigError(f"where key {key!r} is unknown{did_you_mean(key, WHERE_KEYS)}; "
+                              f"use one of {', '.join(WHERE_KEYS)}")
+        out.setdefault(key, []).append(value)
+    return out
