@@ -104,7 +104,8 @@ _QUERY_ERRORS = (duckdb.ParserException, duckdb.BinderException, duckdb.CatalogE
 
 def _culprits(store: StoreView, message: str) -> dict[Path, str]:
     """The sealed files behind a failed query: the ones it names, else any that fail a read."""
-    files = [*store.files.events, *store.files.blobs, *store.files.chain, *store.files.stats]
+    files = [*store.files.events, *store.files.blobs, *store.files.chain, *store.files.stats,
+             *store.outlines.in_use]
     named = [p for p in files if str(p) in message]
     found: dict[Path, str] = {}
     for path in named or files:
@@ -127,8 +128,14 @@ def guarded(store: StoreView, action: Callable[[], T], *, rescan: bool = True) -
             if not found:
                 raise
             for path, why in found.items():
+                if store.outlines.owns(path):  # derived: rebuilt, never a loss
+                    store.outlines.discard(path, why)
+                    continue
                 store.damaged[path] = why
                 warn_damaged(path, why, stacklevel=4)
             if rescan:
                 store.refresh()
+            if store.outlines.owns_any(found):
+                store.outlined = False
+                store.outlines.view(store)
     return action()

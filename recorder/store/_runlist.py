@@ -1,7 +1,8 @@
 """``list_runs``: the runs list at store scale — filtered, paged, from outlines, not events.
 
 One row per run from the per-file outlines (``recorder.store._outline``) and the
-recorder's drop counters; the filters (status, model, start date, answer
+recorder's drop counters, each page's answers and statuses checked against
+the record (``recorder.store._runcheck``); the filters (status, model, start date, answer
 text) and the page (``limit``/``offset``) run in DuckDB, and blob-held
 answers are fetched for the rows of the page only. ``footprint runs`` and
 the lens's runs screen both read through :func:`list_runs`.
@@ -18,6 +19,7 @@ import pyarrow as pa
 from footprint._errors import ConfigError
 from recorder.store._outline import outline_view
 from recorder.store._reader import BLOB_TEXTS
+from recorder.store._runcheck import checked_against_record
 
 if TYPE_CHECKING:
     from recorder.store._base import StoreView
@@ -177,7 +179,7 @@ def list_runs(store: StoreView, query: RunQuery | None = None) -> pa.Table:
         f"{base} SELECT * EXCLUDE (answer_text) FROM run_rows WHERE {where} "
         f"ORDER BY start_ns {order}, run_id {order} LIMIT {query.limit} OFFSET {query.offset}",
         params)
-    return _with_answers(store, table).select(list(RUN_COLUMNS))
+    return _with_answers(store, checked_against_record(store, table)).select(list(RUN_COLUMNS))
 
 
 def _with_answers(store: StoreView, table: pa.Table) -> pa.Table:
