@@ -73,6 +73,9 @@ def build_parser() -> argparse.ArgumentParser:
     sql = sub.add_parser("sql", help="run SQL over the store's views (events, runs, …)")
     sql.add_argument("query", metavar="QUERY", help="a DuckDB SQL query")
     sql.add_argument("--format", choices=("table", "csv", "json"), default="table")
+    sql.add_argument("--limit", type=count_arg(0, MAX_COUNT), default=10_000, metavar="N",
+                     help="print at most N rows (default 10,000; 0: every row); a note on "
+                          "stderr says when rows were cut")
     verify = sub.add_parser("verify", help="check a run's SHA-256 hash chain")
     verify.add_argument("run", metavar="RUN", help="a run id, a unique prefix, or 'last'")
     for p in (demo, runs, show, sql, verify):

@@ -1,4 +1,9 @@
-"""``footprint sql QUERY [--format table|csv|json]``."""
+"""``footprint sql QUERY [--format table|csv|json] [--limit N]``.
+
+At most ``--limit`` rows (default 10,000) are fetched: a query over millions
+of rows answers at once instead of gathering gigabytes first; a note on
+stderr says when the result was cut.
+"""
 
 from __future__ import annotations
 
@@ -30,8 +35,9 @@ def run(args: argparse.Namespace) -> int:
     from recorder import SqlRefused
 
     store = open_from(args)
-    try:
-        relation = store.sql(args.query)  # the SQL sandbox: one read-only query
+    cap = args.limit or None
+    try:  # the SQL sandbox: one read-only query; one row past the cap shows a cut
+        relation = store.sql(args.query, limit=None if cap is None else cap + 1)
         columns = list(relation.columns)
         rows = relation.fetchall()
     except SqlRefused:
@@ -42,14 +48,25 @@ def run(args: argparse.Namespace) -> int:
             f"query failed: {first}; the views are events, runs, decisions, injections, "
             "llm_calls, tool_calls, rejections, escalations, route_conflicts, blobs"
         ) from exc
-    if args.format == "csv":
+    cut = cap is not None and len(rows) > cap
+    rows = rows[:cap] if cut else rows
+    _print(args.format, columns, rows)
+    if cut:
+        from lens.cli._exits import say
+
+        say(f"footprint sql: only the first {cap:,} rows are shown; pass --limit N for more "
+            "(--limit 0: every row)")
+    return 0
+
+
+def _print(form: str, columns: list[str], rows: list[tuple[object, ...]]) -> None:
+    if form == "csv":
         writer = csv.writer(sys.stdout, lineterminator="\n")
         writer.writerow(columns)
         writer.writerows(rows)
-    elif args.format == "json":
+    elif form == "json":
         records = [{c: _jsonable(v) for c, v in zip(columns, r, strict=True)} for r in rows]
         print(json.dumps(records, ensure_ascii=False))
     else:
         print(table(columns, rows))
         print(f"({len(rows)} rows)")
-    return 0

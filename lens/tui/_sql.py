@@ -43,11 +43,9 @@ def run_query(state: LensState, query: str) -> SqlResult:
     if not query.strip():
         return SqlResult([], [], "type a query, e.g. SELECT type, count(*) FROM events GROUP BY 1")
     try:
-        relation = state.store.sql(query)
-        if relation is None:
-            return SqlResult([], [], None)
+        relation = state.store.sql(query, limit=MAX_ROWS + 1)
         columns = list(relation.columns)
-        rows = relation.limit(MAX_ROWS + 1).fetchall()
+        rows = relation.fetchall()
     except SqlRefused as exc:  # the sandbox's one-line refusal already names the views
         return SqlResult([], [], str(exc))
     except Exception as exc:  # a UI boundary: every failure is shown, none escapes

@@ -159,15 +159,37 @@ class Store:
         return name
 
     # -- querying -------------------------------------------------------------------
-    def sql(self, query: str) -> duckdb.DuckDBPyRelation:
-        """One read-only query over the views, as a DuckDB relation (``.df()``, ``.pl()``,
-        ``.arrow()``, ``.fetchall()``); run in the SQL sandbox (``recorder.store._sandbox``):
-        anything else is refused with a one-line :class:`SqlRefused`."""
+    def sql(self, query: str, *, limit: int | None = None) -> duckdb.DuckDBPyRelation:
+        """One read-only query over the views, run now, its result as a DuckDB relation
+        (``.df()``, ``.pl()``, ``.arrow()``, ``.fetchall()``); at most ``limit`` rows when
+        given. It runs in the SQL sandbox (``recorder.store._sandbox``): anything else is
+        refused with a one-line :class:`SqlRefused`. A damaged file met on the way is named
+        once and left out, as on every read path; :meth:`interrupt` stops a long query."""
+        if limit is not None and (type(limit) is not int or limit < 0):
+            raise ConfigError(f"Store.sql(limit={limit!r}): pass a row count >= 0, or None")
+
+        def run() -> duckdb.DuckDBPyRelation:
+            sandbox = self._sandboxed()
+            relation = sandbox.sql(query)
+            if limit is not None:
+                relation = relation.limit(limit)
+            return sandbox.con.from_arrow(relation.to_arrow_table())
+
+        return guarded(self, run)
+
+    def _sandboxed(self) -> Sandbox:
         if self._sandbox is None:
             f = self.files
             self._sandbox = Sandbox(self._define, [*f.events, *f.blobs, *f.stats, *f.chain,
                                                    *f.live_event_files, *f.live_blob_files])
-        return self._sandbox.sql(query)
+        return self._sandbox
+
+    def interrupt(self) -> None:
+        """Stop the query :meth:`sql` runs now (from another thread); it raises
+        ``duckdb.InterruptException``."""
+        sandbox = self._sandbox
+        if sandbox is not None:
+            sandbox.con.interrupt()
 
     def rows(self, query: str, params: Iterable[object] = ()) -> list[tuple[Any, ...]]:
         """``query`` with ``?`` parameters, as a list of tuples (a damaged file met on the

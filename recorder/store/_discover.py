@@ -13,6 +13,7 @@ from recorder.store._damage import StoreWarning, schema_problem, warn_damaged
 from recorder.store._livespill import LiveSpill
 from recorder.write._layout import BLOBS, CHAIN, EVENTS, LIVE, STATS, segment_of
 from recorder.write._live import heads_of_rows_read, last_seqs, read_live
+from recorder.write._marker import marker_problem
 from recorder.write._rows import BLOB_SCHEMA, CHAIN_SCHEMA, EVENT_SCHEMA
 
 __all__ = ["StoreFiles", "StoreWarning", "discover"]
@@ -57,11 +58,14 @@ _REQUIRED = {
 
 
 def _readable_parquet(path: Path, found: StoreFiles, kind: str = EVENTS) -> bool:
-    """Whether the footer reads and the columns fit ``kind``; else one warning, skipped."""
+    """Whether the footer reads, the store's marker (``recorder.write._marker``) says
+    ``kind`` and the columns fit; else one warning, skipped."""
     expected, required = _REQUIRED[kind]
     try:
-        schema = pq.read_metadata(path).schema.to_arrow_schema()
-        problem = schema_problem(schema, expected or schema, required)
+        meta = pq.read_metadata(path)
+        schema = meta.schema.to_arrow_schema()
+        problem = (marker_problem(path, schema, meta.metadata, kind)
+                   or schema_problem(schema, expected or schema, required))
     except Exception as exc:  # a torn footer, garbage, or a vanished file
         if not path.exists():
             return False

@@ -13,6 +13,7 @@ import pyarrow.parquet as pq
 
 from recorder.write._chain import CHAIN_FORMAT
 from recorder.write._layout import BLOBS, CHAIN, EVENTS, LIVE
+from recorder.write._marker import kind_of, marked, marked_schema
 from recorder.write._rows import BLOB_SCHEMA, CHAIN_SCHEMA, EVENT_SCHEMA
 
 __all__ = ["Segment", "by_date", "parquet_options", "write_atomically"]
@@ -36,10 +37,11 @@ def parquet_options(schema: pa.Schema) -> dict[str, Any]:
 
 
 def write_atomically(table: pa.Table, final: Path, *, durable: bool) -> None:
-    """Write ``table`` as zstd Parquet to a dot-prefixed temp name, then rename it into place."""
+    """Write ``table`` as zstd Parquet to a dot-prefixed temp name, then rename it into place
+    (marked as the store's file of its folder's kind: ``recorder.write._marker``)."""
     final.parent.mkdir(parents=True, exist_ok=True)
     tmp = final.with_name(f".{final.name}.tmp")
-    pq.write_table(table, tmp, **parquet_options(table.schema))
+    pq.write_table(marked(table, kind_of(final)), tmp, **parquet_options(table.schema))
     if durable:
         _fsync(tmp)
     os.replace(tmp, final)
@@ -137,7 +139,8 @@ class _DayFiles:
         if writer is None:
             tmp = self._tmp(day)
             tmp.parent.mkdir(parents=True, exist_ok=True)
-            writer = pq.ParquetWriter(tmp, EVENT_SCHEMA, **parquet_options(EVENT_SCHEMA))
+            writer = pq.ParquetWriter(tmp, marked_schema(EVENT_SCHEMA, EVENTS),
+                                      **parquet_options(EVENT_SCHEMA))
             self._writers[day] = writer
         writer.write_table(pa.concat_tables(parts))
 
