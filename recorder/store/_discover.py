@@ -33,6 +33,8 @@ class StoreFiles:
     """Big live event streams spilled to Parquet (``recorder.store._livespill``)."""
     live_blob_files: list[Path] = field(default_factory=list)
     live_chain: list[pa.RecordBatch] = field(default_factory=list)
+    live_segments: dict[str, dict[str, int]] = field(default_factory=dict)
+    """Per live segment read: each run's last seq in it."""
     skipped: list[Path] = field(default_factory=list)
     reasons: dict[Path, str] = field(default_factory=dict)
     """Why each skipped file was skipped."""
@@ -134,6 +136,7 @@ def discover(root: Path, skip: Container[Path] = (), spill: LiveSpill | None = N
     """
     found = StoreFiles()
     lasts = _live_events(root, found, skip, spill)
+    found.live_segments = lasts
     _add_live_chain(root, found, skip, lasts)
     live_ids = set(lasts)
     for path in _visible(list((root / EVENTS).glob("*/*.parquet")), skip):

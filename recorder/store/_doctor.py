@@ -24,6 +24,7 @@ import pyarrow.parquet as pq
 
 from recorder.store._damage import file_problem
 from recorder.store._outline import Outlines, outline_name, outline_problem
+from recorder.write._adopt import writer_alive, writer_of
 from recorder.write._layout import LIVE, QUARANTINE, SUMMARIES, segment_of
 
 if TYPE_CHECKING:
@@ -73,27 +74,17 @@ def _pid_of(segment: str) -> int | None:
     return int(parts[1]) if len(parts) >= 3 and parts[1].isdigit() else None
 
 
-def _running(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True  # someone else's process: alive
-    return True
-
-
 def orphans(root: Path) -> list[Orphan]:
-    """Live segments under ``root`` whose writer process has ended without sealing them."""
+    """Live segments under ``root`` whose writer does not hold its lock (killed without
+    sealing them, or a segment no writer of ours made)."""
     by_segment: dict[str, list[Path]] = {}
     for path in sorted((root / LIVE).glob("*.arrows")):
         if not path.name.startswith((".", "_")):
             by_segment.setdefault(segment_of(path), []).append(path)
     found = []
     for segment, files in by_segment.items():
-        pid = _pid_of(segment)
-        if pid is not None and pid != os.getpid() and not _running(pid):
-            found.append(Orphan(segment=segment, pid=pid, files=tuple(files)))
+        if not writer_alive(root, writer_of(segment)):  # a pid in a name proves nothing
+            found.append(Orphan(segment=segment, pid=_pid_of(segment) or 0, files=tuple(files)))
     return found
 
 

@@ -13,6 +13,8 @@ import pyarrow as pa
 from footprint._errors import ConfigError
 from footprint.events import TERMINAL_TYPES, EventBase
 from recorder.write._adopt import WriterLock, adopt_orphans
+from recorder.write._chain import CHAIN_FORMAT, KEY_ENV, KEYED_FORMAT
+from recorder.write._chain import chain_key as _chain_key
 from recorder.write._layout import STATS, new_writer_id, resolve_store
 from recorder.write._link import RunHeads
 from recorder.write._rows import EVENT_SCHEMA, STATS_SCHEMA, RowBuilder, RunTail
@@ -35,7 +37,10 @@ class ParquetSink:
     thread, and ``force_flush`` waits for it. The segment is sealed into
     Hive-partitioned Parquet — temp name, then rename — when it
     reaches ``seal_rows``, when every run in it has ended, and at shutdown.
-    ``durable=True`` adds fsyncs for power loss. File names carry the UTC
+    ``durable=True`` adds fsyncs for power loss. ``chain_key`` (default
+    ``$FOOTPRINT_CHAIN_KEY``; 16 bytes or more, kept outside the store) stores
+    every chain head as an HMAC under it, so only the key holder can forge
+    one (``recorder.write._chain``). File names carry the UTC
     time, the pid and a random suffix: writers never touch each other's files,
     except that a new writer first seals the segments of writers that were
     killed (``adopt=True``, on its file thread; :func:`recorder.adopt_orphans`).
@@ -52,12 +57,19 @@ class ParquetSink:
         blob_min_chars: int = 256,
         durable: bool = False,
         adopt: bool = True,
+        chain_key: bytes | str | None = None,
     ) -> None:
         if seal_rows < 1 or blob_min_chars < 1:
             raise ConfigError(
                 f"ParquetSink(seal_rows={seal_rows!r}, blob_min_chars={blob_min_chars!r}): "
                 "both must be positive integers; use the defaults (250000, 256)"
             )
+        try:
+            key = chain_key if chain_key is not None else os.environ.get(KEY_ENV) or None
+            self._chain_key = _chain_key(key, origin="ParquetSink(chain_key=…)"
+                                         if chain_key is not None else f"${KEY_ENV}")
+        except ValueError as exc:
+            raise ConfigError(str(exc)) from None
         self.writer_id = new_writer_id()
         location = os.fspath(path) if path is not None else os.environ.get("FOOTPRINT_STORE")
         self._upload: Uploader | None = None
@@ -75,7 +87,7 @@ class ParquetSink:
         self._segment: Segment | None = None
         self._segment_rows = 0
         self._files = FileWorker(f"footprint-store-{self.writer_id}")
-        self._heads = RunHeads()  # used on the file thread only
+        self._heads = RunHeads(key=self._chain_key)  # used on the file thread only
         self._open_runs: set[str] = set()
         self._drops: dict[str, tuple[int, int, int, int]] = {}
         self._noted: tuple[dict[str, int], dict[str, int], dict[str, int]] = ({}, {}, {})
@@ -184,7 +196,9 @@ class ParquetSink:
     def _current(self) -> Segment:
         if self._segment is None:
             self._count += 1
-            self._segment = Segment(self.root, f"{self.writer_id}-{self._count:05d}")
+            self._segment = Segment(
+                self.root, f"{self.writer_id}-{self._count:05d}",
+                chain_format=KEYED_FORMAT if self._chain_key else CHAIN_FORMAT)
         return self._segment
 
     def _seal(self) -> None:

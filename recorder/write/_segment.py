@@ -165,9 +165,10 @@ class Segment:
     crash between the renames and the unlink never shows a row twice.
     """
 
-    def __init__(self, root: Path, segment_id: str) -> None:
+    def __init__(self, root: Path, segment_id: str, *, chain_format: str = CHAIN_FORMAT) -> None:
         self.root = root
         self.id = segment_id
+        self.chain_format = chain_format
         self.events = _Stream(root / LIVE / f"{segment_id}.events.arrows", EVENT_SCHEMA)
         self.blobs = _Stream(root / LIVE / f"{segment_id}.blobs.arrows", BLOB_SCHEMA)
         self.chain = _Stream(root / LIVE / f"{segment_id}.chain.arrows", CHAIN_SCHEMA)
@@ -218,7 +219,7 @@ class Segment:
         return pa.RecordBatch.from_arrays(
             [pa.array(runs, pa.string()), pa.array([self.id] * len(runs), pa.string()),
              pa.array(seqs, pa.int64()), pa.array(digests, pa.binary(32)),
-             pa.array([CHAIN_FORMAT] * len(runs), pa.string())],
+             pa.array([self.chain_format] * len(runs), pa.string())],
             schema=CHAIN_SCHEMA,
         )
 
