@@ -5,10 +5,30 @@ the first broken seq. With a key (the file's bytes, one trailing newline dropped
 from __future__ import annotations
 
 import argparse
+from typing import TYPE_CHECKING
 
 from lens.cli._common import open_from
 
+if TYPE_CHECKING:
+    from recorder import Store
+
 __all__ = ["run"]
+
+
+def _resolve(store: Store, ref: str) -> str:
+    """The run ``ref`` names; a run whose events are gone (a damaged or deleted file) but
+    whose chain heads remain is found by its heads, so verify can name what is missing."""
+    from footprint._errors import ConfigError
+
+    try:
+        return store.resolve_run(ref)
+    except ConfigError:
+        found = [r for (r,) in store.rows(
+            "SELECT DISTINCT run_id FROM _chain_all WHERE run_id = ? OR "
+            "(length(?) > 0 AND starts_with(run_id, ?))", [ref, ref, ref])]
+        if len(found) == 1 or ref in found:
+            return ref if ref in found else found[0]
+        raise
 
 
 def _key(path: str | None) -> bytes | None:
@@ -36,7 +56,7 @@ def run(args: argparse.Namespace) -> int:
 
     key = _key(args.key_file)
     store = open_from(args)
-    run_id = store.resolve_run(args.run)
+    run_id = _resolve(store, args.run)
     total = store.rows("SELECT count(*) FROM _events_all WHERE run_id = ?", [run_id])[0][0]
     with progress("verifying", int(total or 0), "records") as advance:
         result = verify_run(store, run_id, progress=lambda done, _total: advance(done),

@@ -158,3 +158,20 @@ def test_given_more_rows_than_the_cap_when_footprint_sql_runs_then_it_cuts_and_s
     every = _cli(store_dir, "sql", "SELECT * FROM range(20000)", "--limit", "0",
                  "--format", "csv")
     assert len(every.stdout.splitlines()) == 20_001 and "only the first" not in every.stderr
+
+
+@pytest.mark.parametrize("how", ["deleted", "damaged"])
+def test_given_a_runs_events_file_lost_when_verify_names_the_run_then_it_says_what_is_missing(
+    store_dir: Path, how: str,
+) -> None:
+    for path in _events_files(store_dir):
+        if run_id_of(0) in pq.read_table(path, columns=["run_id"])["run_id"].to_pylist():
+            lost = path
+    if how == "deleted":
+        lost.unlink()
+    else:
+        _inside_data(store_dir)
+    done = _cli(store_dir, "verify", run_id_of(0))
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "missing record" in done.stdout and "no run" not in done.stderr, done.stdout
+    assert (str(lost) in done.stderr) == (how == "damaged")
