@@ -59,6 +59,13 @@ class WriterLock:
         if fcntl is not None:
             fcntl.flock(self._file.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
 
+    def forget(self) -> None:
+        """Close this process's copy of the lock without letting go (a forked child: the
+        parent still holds it through its own copy)."""
+        file, self._file = self._file, None
+        if file is not None:
+            file.close()
+
     def release(self) -> None:
         """Remove the lock file and let go (at a clean shutdown). Idempotent."""
         file, self._file = self._file, None

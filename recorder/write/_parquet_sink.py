@@ -70,19 +70,24 @@ class ParquetSink:
                                          if chain_key is not None else f"${KEY_ENV}")
         except ValueError as exc:
             raise ConfigError(str(exc)) from None
-        self.writer_id = new_writer_id()
-        location = os.fspath(path) if path is not None else os.environ.get("FOOTPRINT_STORE")
-        self._upload: Uploader | None = None
-        if is_remote(location):
-            assert location is not None
-            self.root = staging_root(location)
-            self._upload = Uploader(location, self.root, self.writer_id)
-        else:
-            self.root = resolve_store(path)
+        self._location = location = (os.fspath(path) if path is not None
+                                     else os.environ.get("FOOTPRINT_STORE"))
+        self.root = (staging_root(location) if location is not None and is_remote(location)
+                     else resolve_store(path))
         self.root.mkdir(parents=True, exist_ok=True)
         self.seal_rows = seal_rows
         self.durable = durable
-        self._builder = RowBuilder(blob_min_chars=blob_min_chars)
+        self._blob_min_chars = blob_min_chars
+        self._start(adopt=adopt)
+
+    def _start(self, *, adopt: bool) -> None:
+        """This process's writer: its id, lock, file thread and an empty segment state."""
+        self.writer_id = new_writer_id()
+        self._upload: Uploader | None = None
+        if is_remote(self._location):
+            assert self._location is not None
+            self._upload = Uploader(self._location, self.root, self.writer_id)
+        self._builder = RowBuilder(blob_min_chars=self._blob_min_chars)
         self._count = 0
         self._segment: Segment | None = None
         self._segment_rows = 0
@@ -97,6 +102,14 @@ class ParquetSink:
         self._lock = WriterLock(self.root, self.writer_id)  # tells adopters this writer lives
         if adopt:
             self._files.submit(self._adopt)
+
+    def after_fork(self) -> None:
+        """In a child process after ``fork()``: a writer of its own (new id, lock, file
+        thread, segment); the parent's segment, lock and buffered rows stay the parent's."""
+        self._lock.forget()  # our copy of the parent's lock: closed, never unlocked
+        closed = self._closed
+        self._start(adopt=False)
+        self._closed = closed
 
     # -- Sink ----------------------------------------------------------------
     def export(self, batch: Sequence[EventBase]) -> ExportResult:
