@@ -10,7 +10,7 @@ from typing import Any
 
 from footprint._errors import ConfigError
 
-__all__ = ["add_parser", "run"]
+__all__ = ["add_parser", "has_terminal", "run"]
 
 
 def add_parser(sub: Any) -> None:
@@ -31,6 +31,14 @@ def add_parser(sub: Any) -> None:
                    help="the store directory (default: $FOOTPRINT_STORE or ./.footprint)")
 
 
+def has_terminal() -> bool:
+    """Whether stdin and stdout are a terminal (without one the UI would spin, drawing
+    to nobody)."""
+    import sys
+
+    return sys.stdin.isatty() and sys.stdout.isatty()
+
+
 def run(args: argparse.Namespace) -> int:
     """Open the store (bad store or RUN fail here, before the screen is taken), then the app."""
     try:
@@ -41,5 +49,8 @@ def run(args: argparse.Namespace) -> int:
             "environment (pip install textual) and run `footprint lens` again"
         ) from exc
     app = LensApp(args.store, run=args.run, follow=args.follow)
+    if not has_terminal():
+        raise ConfigError("footprint lens needs a terminal (stdin or stdout is not one); run "
+                          "it in a terminal, or use `footprint runs`, `show` or `sql` in scripts")
     app.run()
     return app.return_code or 0

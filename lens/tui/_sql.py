@@ -89,7 +89,8 @@ def _line(cells: list[str], widths: list[int]) -> str:
 
 
 class SqlScreen(Loader):
-    """``enter`` runs the query on a worker (keys act meanwhile); ``escape`` goes back."""
+    """``enter`` runs the query on a worker (keys act meanwhile); ``escape`` goes back and
+    ``q``/Ctrl-C quit, each stopping a query still running."""
 
     DEFAULT_CSS = """
     SqlScreen #status { height: auto; padding: 0 1; }
@@ -134,4 +135,6 @@ class SqlScreen(Loader):
         status.update(Text(f"{len(result.rows):,} rows{more}", style="green"))
 
     def action_back(self) -> None:
+        """Back to the last screen; a query still running is stopped (DuckDB interrupt)."""
+        self.state.store.interrupt()
         self.app.pop_screen()
