@@ -25,6 +25,7 @@ _COMMANDS = {
     "why": "lens.cli._why",
     "graph": "lens.cli._graph",
     "doctor": "lens.cli._doctor",
+    "compact": "lens.cli._compact",
     "snapshot": "lens.cli._snapshot",
 }
 
@@ -84,7 +85,7 @@ def build_parser() -> argparse.ArgumentParser:
     for p in (demo, runs, show, sql, verify):
         _store_option(p)
     importlib.import_module("lens.cli._export_otlp").add_parser(sub)
-    for name in ("lens", "replay", "diff", "why", "graph", "snapshot", "doctor"):
+    for name in ("lens", "replay", "diff", "why", "graph", "snapshot", "doctor", "compact"):
         importlib.import_module(f"lens.cli._{name}").add_parser(sub)
     for p in sub.choices.values():
         p.epilog = p.epilog or short_epilog()

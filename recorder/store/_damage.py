@@ -115,6 +115,13 @@ def _culprits(store: StoreView, message: str) -> dict[Path, str]:
     return found
 
 
+def _vanished(store: StoreView) -> bool:
+    """Whether a file the last scan found is gone (a compactor merged it since)."""
+    f = store.files
+    return any(not p.exists() for p in (*f.events, *f.blobs, *f.chain, *f.stats,
+                                        *store.outlines.in_use))
+
+
 def guarded(store: StoreView, action: Callable[[], T], *, rescan: bool = True) -> T:
     """``action()``; when it fails on a damaged file, leave the file out and try again
     (after ``store.refresh()``, unless ``rescan`` is off: the action rescans itself)."""
@@ -124,6 +131,10 @@ def guarded(store: StoreView, action: Callable[[], T], *, rescan: bool = True) -
         except duckdb.Error as exc:
             if isinstance(exc, _QUERY_ERRORS):
                 raise
+            if _vanished(store):  # merged by a compactor, or re-sealed: read anew, no harm
+                if rescan:
+                    store.refresh()
+                continue
             found = _culprits(store, str(exc))
             if not found:
                 raise

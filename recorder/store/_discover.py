@@ -11,6 +11,7 @@ import pyarrow.parquet as pq
 
 from recorder.store._damage import StoreWarning, schema_problem, warn_damaged
 from recorder.store._livespill import LiveSpill
+from recorder.write._compact import replaced_by
 from recorder.write._layout import BLOBS, CHAIN, EVENTS, LIVE, STATS, segment_of
 from recorder.write._live import heads_of_rows_read, last_seqs, read_live
 from recorder.write._marker import marker_problem
@@ -38,6 +39,8 @@ class StoreFiles:
     skipped: list[Path] = field(default_factory=list)
     reasons: dict[Path, str] = field(default_factory=dict)
     """Why each skipped file was skipped."""
+    replaced: set[str] = field(default_factory=set)
+    """Store paths a merged file replaces (``recorder.write._compact``): never read."""
 
     def skip(self, path: Path, why: str) -> None:
         """Leave ``path`` out, with the one warning naming it."""
@@ -68,6 +71,8 @@ def _readable_parquet(path: Path, found: StoreFiles, kind: str = EVENTS) -> bool
         schema = meta.schema.to_arrow_schema()
         problem = (marker_problem(path, schema, meta.metadata, kind)
                    or schema_problem(schema, expected or schema, required))
+        if problem is None:
+            found.replaced.update(replaced_by(meta.metadata))
     except Exception as exc:  # a torn footer, garbage, or a vanished file
         if not path.exists():
             return False
@@ -151,4 +156,9 @@ def discover(root: Path, skip: Container[Path] = (), spill: LiveSpill | None = N
     for path in _visible(list((root / CHAIN).glob("*.parquet")), skip):
         if segment_of(path) not in live_ids and _readable_parquet(path, found, CHAIN):
             found.chain.append(path)
+    if found.replaced:  # a compactor merged these; its merged file holds their rows
+        for name in ("events", "blobs", "stats", "chain"):
+            kept = [p for p in getattr(found, name)
+                    if p.relative_to(root).as_posix() not in found.replaced]
+            setattr(found, name, kept)
     return found

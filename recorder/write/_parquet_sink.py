@@ -15,7 +15,16 @@ from footprint.events import TERMINAL_TYPES, EventBase
 from recorder.write._adopt import WriterLock, adopt_orphans
 from recorder.write._chain import CHAIN_FORMAT, KEY_ENV, KEYED_FORMAT
 from recorder.write._chain import chain_key as _chain_key
-from recorder.write._layout import STATS, new_writer_id, resolve_store
+from recorder.write._compact import AUTO_COMPACT_AT, compact, small_files
+from recorder.write._layout import (
+    CHAIN,
+    EVENTS,
+    LIVE,
+    STATS,
+    new_writer_id,
+    resolve_store,
+    segment_of,
+)
 from recorder.write._link import RunHeads
 from recorder.write._rows import EVENT_SCHEMA, STATS_SCHEMA, RowBuilder, RunTail
 from recorder.write._segment import Segment, write_atomically
@@ -40,7 +49,9 @@ class ParquetSink:
     ``durable=True`` adds fsyncs for power loss. ``chain_key`` (default
     ``$FOOTPRINT_CHAIN_KEY``; 16 bytes or more, kept outside the store) stores
     every chain head as an HMAC under it, so only the key holder can forge
-    one (``recorder.write._chain``). File names carry the UTC
+    one (``recorder.write._chain``). After a seal, once a folder of the store holds
+    ``compact_at`` small sealed files, the writer merges them
+    (``recorder.write._compact``; ``None``: never). File names carry the UTC
     time, the pid and a random suffix: writers never touch each other's files,
     except that a new writer first seals the segments of writers that were
     killed (``adopt=True``, on its file thread; :func:`recorder.adopt_orphans`).
@@ -58,7 +69,12 @@ class ParquetSink:
         durable: bool = False,
         adopt: bool = True,
         chain_key: bytes | str | None = None,
+        compact_at: int | None = AUTO_COMPACT_AT,
     ) -> None:
+        if compact_at is not None and (type(compact_at) is not int or compact_at < 2):
+            raise ConfigError(f"ParquetSink(compact_at={compact_at!r}): pass a file count >= 2 "
+                              f"(default {AUTO_COMPACT_AT}), or None to never compact")
+        self.compact_at = compact_at
         if seal_rows < 1 or blob_min_chars < 1:
             raise ConfigError(
                 f"ParquetSink(seal_rows={seal_rows!r}, blob_min_chars={blob_min_chars!r}): "
@@ -220,6 +236,20 @@ class ParquetSink:
             self._segment, self._segment_rows = None, 0
             if self._upload is not None:
                 self._files.submit(self._upload.sync)
+            elif self.compact_at is not None:
+                self._files.submit(self._compact_if_many)
+
+    def _compact_if_many(self) -> None:
+        """On the file thread, after a seal: merge the store's small sealed files once a
+        folder holds ``compact_at`` of them (``recorder.write._compact``)."""
+        assert self.compact_at is not None
+        live = {segment_of(p) for p in (self.root / LIVE).glob("*.arrows")}
+        folders = [self.root / CHAIN, *(self.root / EVENTS).glob("date=*")]
+        if any(len(small_files(f, live)) >= self.compact_at for f in folders):
+            try:
+                compact(self.root, durable=self.durable)
+            except Exception:  # compaction is housekeeping: never costs the run its rows
+                _log.exception("recorder: compacting %s failed", self.root)
 
     def _write_stats(self) -> None:
         if self._builder.rejected:

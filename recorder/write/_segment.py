@@ -36,12 +36,14 @@ def parquet_options(schema: pa.Schema) -> dict[str, Any]:
     return options
 
 
-def write_atomically(table: pa.Table, final: Path, *, durable: bool) -> None:
+def write_atomically(table: pa.Table, final: Path, *, durable: bool,
+                     row_group_size: int | None = None) -> None:
     """Write ``table`` as zstd Parquet to a dot-prefixed temp name, then rename it into place
     (marked as the store's file of its folder's kind: ``recorder.write._marker``)."""
     final.parent.mkdir(parents=True, exist_ok=True)
     tmp = final.with_name(f".{final.name}.tmp")
-    pq.write_table(marked(table, kind_of(final)), tmp, **parquet_options(table.schema))
+    pq.write_table(marked(table, kind_of(final)), tmp, row_group_size=row_group_size,
+                   **parquet_options(table.schema))
     if durable:
         _fsync(tmp)
     os.replace(tmp, final)

@@ -62,6 +62,8 @@ CASES: list[tuple[str, list[str], int]] = [
     ("export-otlp", ["export-otlp", "last", "--timeout", "-1", "--store", "{store}"], 2),
     ("export-otlp", ["export-otlp", "last", "--timeout", HUGE, "--store", "{store}"], 2),
     ("export-otlp", ["export-otlp", "last", "--endpoint", "not a url", "--store", "{store}"], 2),
+    ("compact", ["compact", "--store", "{missing}"], 2),
+    ("compact", ["compact", "extra", "--store", "{store}"], 2),
     ("lens", ["lens", "nope", "--store", "{store}"], 2),
     ("lens", ["lens", "--store", "{missing}"], 2),
     ("replay", ["replay", "last", "--agent", "no_such_module:make", "--store", "{store}"], 2),
