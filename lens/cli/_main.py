@@ -128,6 +128,12 @@ def _tune_process() -> None:
 
 def _run(argv: Sequence[str]) -> int:
     parser = build_parser()
+    for text in argv:  # bytes that are not UTF-8 reach Python as lone surrogates
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError:
+            shown = repr(text.encode("utf-8", "surrogateescape"))[2:-1]
+            parser.error(f"argument '{shown[:60]}' is not valid UTF-8; pass text in UTF-8")
     args = parser.parse_args(argv)
     if args.command is None:
         parser.print_help()

@@ -116,6 +116,8 @@ class Recorder:
         self._batch = batch_size
         self._interval = interval_s
         self._overflow: dict[str, int] = {}
+        self._overflow_seen = 0
+        """The overflow count at the last :meth:`flush` (drops since make it ``False``)."""
         self._processed: dict[str, int] = {}
         self._counts = {"exported": 0, "processor_errors": 0}
         self._failures: dict[str, int] = {}
@@ -141,6 +143,7 @@ class Recorder:
         self._requests = deque()
         self._wake, self._room = threading.Event(), threading.Event()
         self._overflow, self._processed, self._failures = {}, {}, {}
+        self._overflow_seen = 0
         self._counts = {"exported": 0, "processor_errors": 0}
         self._failed = False
         for sink in self._sinks:
@@ -187,16 +190,19 @@ class Recorder:
         """Export everything emitted so far and flush every sink.
 
         ``True`` only when every sink took and flushed all of it; ``False`` on
-        timeout, after close, or when a sink failed since the last flush
-        (what was lost is in :meth:`stats`). Events dropped on a full buffer
-        are counted per run, not reported here.
+        timeout, after close, when a sink failed since the last flush, or when
+        events were dropped on a full buffer since the last flush (what was
+        lost is in :meth:`stats`, and per run in the store).
         """
         if self._closed or not self._thread.is_alive():
             return False
         request = _FlushRequest()
         self._requests.append(request)
         self._wake.set()
-        return request.done.wait(timeout_s) and request.ok
+        done = request.done.wait(timeout_s) and request.ok
+        overflow = sum(self._overflow.values())
+        dropped, self._overflow_seen = overflow > self._overflow_seen, overflow
+        return done and not dropped
 
     def close(self, timeout_s: float = 30.0) -> None:
         """Drain, flush and shut every sink down. Idempotent; registered with ``atexit``."""

@@ -175,3 +175,14 @@ def test_given_a_runs_events_file_lost_when_verify_names_the_run_then_it_says_wh
     assert done.returncode == 1, done.stdout + done.stderr
     assert "missing record" in done.stdout and "no run" not in done.stderr, done.stdout
     assert (str(lost) in done.stderr) == (how == "damaged")
+
+
+@pytest.mark.parametrize("args", [[b"sql", b"SELECT '\xff'"], [b"verify", b"\xfe\xff"],
+                                  [b"show", b"run-\xc3"]])
+def test_given_bytes_that_are_not_utf8_when_a_command_reads_them_then_a_usage_error(
+    store_dir: Path, args: list[bytes],
+) -> None:
+    done = subprocess.run([sys.executable.encode(), b"-m", b"lens.cli", *args, b"--store",
+                           bytes(store_dir)], capture_output=True, timeout=120, check=False)
+    assert done.returncode == 2, done.stderr
+    assert b"not valid UTF-8" in done.stderr and len(done.stderr.splitlines()) == 1
