@@ -7,7 +7,8 @@ once with compaction off.
 
 ``verify_1200_segments_s``: the real ``footprint verify RUN`` (start to exit)
 over the default writer's store (target < 1); ``*_cpu_s``: its CPU time,
-which a loaded machine does not inflate. ``compact_1200_segments_s``:
+which a loaded machine does not inflate; ``*_inproc_s``: ``open_store`` and
+``verify_run`` in this process (no interpreter start, no imports). ``compact_1200_segments_s``:
 ``footprint compact`` over a copy of the uncompacted store, then
 ``verify_1200_compacted_s``: the same verify after it.
 """
@@ -29,7 +30,7 @@ sys.path.insert(0, str(HERE.parent))
 
 from store_scale import run_events, run_id_of  # noqa: E402
 
-from recorder import ParquetSink  # noqa: E402
+from recorder import ParquetSink, open_store, verify_run  # noqa: E402
 
 _CACHE = Path(tempfile.gettempdir()) / "footprint-bench-compact-v1"
 _CLI = [sys.executable, "-m", "lens.cli"]
@@ -68,6 +69,13 @@ def _timed(args: list[str]) -> tuple[float, float]:
     return took, cpu
 
 
+def _in_process(root: Path, run: str) -> float:
+    started = time.perf_counter()
+    with open_store(root) as store:
+        assert verify_run(store, run).valid
+    return time.perf_counter() - started
+
+
 def figures(quick: bool) -> dict[str, float]:
     _CACHE.mkdir(parents=True, exist_ok=True)
     auto = _cached("auto", lambda p: _write(p, compact_at=64))
@@ -76,6 +84,7 @@ def figures(quick: bool) -> dict[str, float]:
     _timed(["runs", "--store", str(auto)])  # outlines cached, as after any first read
     repeats = 1 if quick else 3
     verify = min(_timed(["verify", run, "--store", str(auto)]) for _ in range(repeats))
+    inproc = min(_in_process(auto, run) for _ in range(repeats))
     copy = Path(tempfile.mkdtemp()) / "store"
     try:
         shutil.copytree(plain, copy)
@@ -86,6 +95,7 @@ def figures(quick: bool) -> dict[str, float]:
     return {
         "verify_1200_segments_s": round(verify[0], 3),
         "verify_1200_segments_cpu_s": round(verify[1], 3),
+        "verify_1200_segments_inproc_s": round(inproc, 3),
         "compact_1200_segments_s": round(compact_s, 2),
         "verify_1200_compacted_s": round(compacted, 3),
     }
