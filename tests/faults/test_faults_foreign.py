@@ -186,3 +186,23 @@ def test_given_bytes_that_are_not_utf8_when_a_command_reads_them_then_a_usage_er
                            bytes(store_dir)], capture_output=True, timeout=120, check=False)
     assert done.returncode == 2, done.stderr
     assert b"not valid UTF-8" in done.stderr and len(done.stderr.splitlines()) == 1
+
+
+async def test_given_a_stray_parquet_when_the_lens_lists_runs_then_no_phantom_run(
+    store_dir: Path,
+) -> None:
+    from lens.tui import LensApp
+    from lens.tui._runs import RunLines
+
+    _stray(store_dir, STRAYS["segment-name"])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", StoreWarning)  # named once; the CLI tests count it
+        app = LensApp(store_dir, run=None)
+        async with app.run_test(size=(120, 40)) as pilot:
+            for _ in range(400):  # until the runs list has loaded
+                await pilot.pause(0.05)
+                table = app.screen.query_one(RunLines)
+                if table.count and all(w.is_finished for w in app.workers):
+                    break
+            listed = {table.run_id(i) for i in range(table.count)}
+    assert listed == {run_id_of(n) for n in range(RUNS)}
