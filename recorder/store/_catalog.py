@@ -194,13 +194,14 @@ class Store:
     def rows(self, query: str, params: Iterable[object] = ()) -> list[tuple[Any, ...]]:
         """``query`` with ``?`` parameters, as a list of tuples (a damaged file met on the
         way is named once and left out: ``recorder.store._damage``)."""
-        values, query = list(params), self.ready(query)
-        return guarded(self, lambda: self.con.execute(query, values).fetchall())
+        values = list(params)
+        return guarded(self, lambda: self.con.execute(self.ready(query), values).fetchall())
 
     def arrow(self, query: str, params: Iterable[object] = ()) -> pa.Table:
         """``query`` with ``?`` parameters, as an Arrow table (damaged files left out)."""
-        values, query = list(params), self.ready(query)
-        return guarded(self, lambda: self.con.sql(query, params=values).to_arrow_table())
+        values = list(params)
+        return guarded(self, lambda: self.con.sql(self.ready(query),
+                                                  params=values).to_arrow_table())
 
     def run_ids(self) -> list[str]:
         """Every run id, oldest first (read from the outlines, not the events)."""
