@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import argparse
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from lens.cli._common import open_from
+
+if TYPE_CHECKING:
+    from recorder import Store
+    from recorder.store._doctor import Checkup
 
 __all__ = ["add_parser", "run"]
 
@@ -13,17 +17,19 @@ __all__ = ["add_parser", "run"]
 def add_parser(subparsers: Any) -> None:
     """Register ``doctor`` on the CLI's sub-parsers (imports nothing heavy)."""
     p = subparsers.add_parser(
-        "doctor", help="read every store file once; list damaged files and killed writers' "
-                       "segments (exit 1 when any), --quarantine moves damaged files aside")
+        "doctor", help="read every store file once; list damaged files, wrong cached outlines "
+                       "and killed writers' segments (exit 1 when any); --quarantine moves "
+                       "damaged files aside, rebuilds the outlines and seals the segments")
     p.add_argument("--quarantine", action="store_true",
-                   help="move each damaged file to quarantine/ in the store (kept, not read)")
+                   help="repair: move each damaged file to quarantine/ in the store (kept, not "
+                        "read), rebuild wrong cached outlines, seal killed writers' segments")
     p.add_argument("--store", metavar="DIR", default=None,
                    help="the store directory (default: $FOOTPRINT_STORE or ./.footprint)")
 
 
 def run(args: argparse.Namespace) -> int:
     from lens.cli._progress import progress
-    from recorder.store._doctor import examine, quarantine
+    from recorder.store._doctor import examine
 
     store = open_from(args)
     total = sum(map(len, (store.files.events, store.files.blobs, store.files.chain,
@@ -33,16 +39,38 @@ def run(args: argparse.Namespace) -> int:
     print(f"checked {checkup.checked} files in {store.root}")
     for item in checkup.damaged:
         print(f"damaged  {item.path}: {item.reason}")
+    for item in checkup.outlines:
+        print(f"damaged  {item.path}: cached outline {item.reason}")
     for orphan in checkup.orphans:
-        print(f"orphaned segment {orphan.segment} (writer pid {orphan.pid} is gone; "
-              f"{len(orphan.files)} live files)")
-    if args.quarantine and checkup.damaged:
-        for source, target in quarantine(store, checkup.damaged):
-            print(f"moved    {source} -> {target}")
-        return 1 if checkup.orphans else 0
+        print(f"orphaned segment {orphan.segment} (its writer, pid {orphan.pid} by its name, "
+              f"holds no lock: gone; {len(orphan.files)} live files)")
+    if args.quarantine and not checkup.healthy:
+        return _repair(store, checkup)
     if checkup.healthy:
         print("healthy: every file reads back whole")
         return 0
-    if checkup.damaged:
-        print("run `footprint doctor --quarantine` to move the damaged files aside")
+    print("run `footprint doctor --quarantine` to move damaged files aside, rebuild cached "
+          "outlines and seal killed writers' segments")
     return 1
+
+
+def _repair(store: Store, checkup: Checkup) -> int:
+    """Move damaged files aside, rebuild outlines, seal orphans; 1 if any is left."""
+    from recorder.store._doctor import orphans, quarantine
+    from recorder.store._outline import outline_view
+    from recorder.write._adopt import adopt_orphans
+
+    for source, target in quarantine(store, (*checkup.damaged, *checkup.outlines)):
+        print(f"moved    {source} -> {target}")
+    if checkup.orphans:
+        for segment in adopt_orphans(store.root):
+            print(f"sealed   segment {segment}")
+        store.refresh()
+    if checkup.outlines:
+        outline_view(store)
+        print(f"rebuilt  {len(checkup.outlines)} cached outlines from the events files")
+    left = orphans(store.root)
+    for orphan in left:
+        print(f"left     segment {orphan.segment}: no lock file, and pid {orphan.pid} runs "
+              "(an older writer still running, or a segment no writer made); not sealed")
+    return 1 if left else 0

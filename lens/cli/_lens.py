@@ -11,7 +11,7 @@ from typing import Any
 from footprint._errors import ConfigError
 from lens.cli._serve import add_serve_options, unserved
 
-__all__ = ["add_parser", "run"]
+__all__ = ["add_parser", "has_terminal", "run"]
 
 
 def add_parser(sub: Any) -> None:
@@ -37,6 +37,14 @@ def add_parser(sub: Any) -> None:
     add_serve_options(p)
 
 
+def has_terminal() -> bool:
+    """Whether stdin and stdout are a terminal (without one the UI would spin, drawing
+    to nobody)."""
+    import sys
+
+    return sys.stdin.isatty() and sys.stdout.isatty()
+
+
 def run(args: argparse.Namespace) -> int:
     """Open the store (bad store or RUN fail here, before the screen is taken), then the app."""
     if args.serve:
@@ -53,5 +61,8 @@ def run(args: argparse.Namespace) -> int:
         ) from exc
     app = LensApp(args.store, run=args.run, follow=args.follow, view=args.view,
                   agent=args.agent)
+    if not has_terminal():
+        raise ConfigError("footprint lens needs a terminal (stdin or stdout is not one); run "
+                          "it in a terminal, or use `footprint runs`, `show` or `sql` in scripts")
     app.run()
     return app.return_code or 0

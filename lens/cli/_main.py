@@ -25,6 +25,7 @@ _COMMANDS = {
     "why": "lens.cli._why",
     "graph": "lens.cli._graph",
     "doctor": "lens.cli._doctor",
+    "compact": "lens.cli._compact",
     "snapshot": "lens.cli._snapshot",
     "stats": "lens.cli._stats",
     "receive": "lens.cli._receive",
@@ -80,13 +81,19 @@ def build_parser() -> argparse.ArgumentParser:
     sql = sub.add_parser("sql", help="run SQL over the store's views (events, runs, …)")
     sql.add_argument("query", metavar="QUERY", help="a DuckDB SQL query")
     sql.add_argument("--format", choices=("table", "csv", "json"), default="table")
+    sql.add_argument("--limit", type=count_arg(0, MAX_COUNT), default=10_000, metavar="N",
+                     help="print at most N rows (default 10,000; 0: every row); a note on "
+                          "stderr says when rows were cut")
     verify = sub.add_parser("verify", help="check a run's SHA-256 hash chain")
     verify.add_argument("run", metavar="RUN", help="a run id, a unique prefix, or 'last'")
+    verify.add_argument("--key-file", metavar="FILE", default=None,
+                        help="the chain key the run was recorded with (default: "
+                             "$FOOTPRINT_CHAIN_KEY); every head must then be its HMAC")
     for p in (demo, runs, show, sql, verify):
         _store_option(p)
     importlib.import_module("lens.cli._export_otlp").add_parser(sub)
     for name in ("lens", "replay", "diff", "why", "graph", "snapshot", "doctor", "stats",
-                 "receive", "ingest", "feedback", "evaluate"):
+                 "receive", "ingest", "feedback", "evaluate", "compact"):
         importlib.import_module(f"lens.cli._{name}").add_parser(sub)
     for p in sub.choices.values():
         p.epilog = p.epilog or short_epilog()
@@ -129,6 +136,12 @@ def _tune_process() -> None:
 
 def _run(argv: Sequence[str]) -> int:
     parser = build_parser()
+    for text in argv:  # bytes that are not UTF-8 reach Python as lone surrogates
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError:
+            shown = repr(text.encode("utf-8", "surrogateescape"))[2:-1]
+            parser.error(f"argument '{shown[:60]}' is not valid UTF-8; pass text in UTF-8")
     args = parser.parse_args(argv)
     if args.command is None:
         parser.print_help()

@@ -1,4 +1,9 @@
-"""``footprint sql QUERY [--format table|csv|json]``."""
+"""``footprint sql QUERY [--format table|csv|json] [--limit N]``.
+
+At most ``--limit`` rows (default 10,000) are fetched: a query over millions
+of rows answers at once instead of gathering gigabytes first; a note on
+stderr says when the result was cut.
+"""
 
 from __future__ import annotations
 
@@ -31,8 +36,9 @@ def run(args: argparse.Namespace) -> int:
     from recorder.store._sandbox import VIEW_NAMES
 
     store = open_from(args)
-    try:
-        relation = store.sql(args.query)  # the SQL sandbox: one read-only query
+    cap = args.limit or None
+    try:  # the SQL sandbox: one read-only query; one row past the cap shows a cut
+        relation = store.sql(args.query, limit=None if cap is None else cap + 1)
         columns = list(relation.columns)
         rows = relation.fetchall()
     except SqlRefused:
@@ -40,14 +46,25 @@ def run(args: argparse.Namespace) -> int:
     except duckdb.Error as exc:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise ConfigError(f"query failed: {first}; the views are {VIEW_NAMES}") from exc
-    if args.format == "csv":
+    cut = cap is not None and len(rows) > cap
+    rows = rows[:cap] if cut else rows
+    _print(args.format, columns, rows)
+    if cut:
+        from lens.cli._exits import say
+
+        say(f"footprint sql: only the first {cap:,} rows are shown; pass --limit N for more "
+            "(--limit 0: every row)")
+    return 0
+
+
+def _print(form: str, columns: list[str], rows: list[tuple[object, ...]]) -> None:
+    if form == "csv":
         writer = csv.writer(sys.stdout, lineterminator="\n")
         writer.writerow(columns)
         writer.writerows(rows)
-    elif args.format == "json":
+    elif form == "json":
         records = [{c: _jsonable(v) for c, v in zip(columns, r, strict=True)} for r in rows]
         print(json.dumps(records, ensure_ascii=False))
     else:
         print(table(columns, rows))
         print(f"({len(rows)} rows)")
-    return 0

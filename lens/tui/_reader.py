@@ -80,6 +80,8 @@ class StoreGate:
         self.closed = True
         with contextlib.suppress(Exception):  # closing must never fail
             self.store.con.interrupt()
+        with contextlib.suppress(Exception):  # the SQL console's query, on its own connection
+            self.store.interrupt()
 
 
 @dataclass(frozen=True, slots=True)

@@ -42,11 +42,9 @@ def run_query(state: LensState, query: str) -> SqlResult:
     if not query.strip():
         return SqlResult([], [], "type a query, e.g. SELECT type, count(*) FROM events GROUP BY 1")
     try:
-        relation = state.store.sql(query)
-        if relation is None:
-            return SqlResult([], [], None)
+        relation = state.store.sql(query, limit=MAX_ROWS + 1)
         columns = list(relation.columns)
-        rows = relation.limit(MAX_ROWS + 1).fetchall()
+        rows = relation.fetchall()
     except SqlRefused as exc:  # the sandbox's one-line refusal already names the views
         return SqlResult([], [], str(exc))
     except Exception as exc:  # a UI boundary: every failure is shown, none escapes
@@ -90,7 +88,8 @@ def _line(cells: list[str], widths: list[int]) -> str:
 
 
 class SqlScreen(Loader):
-    """``enter`` runs the query on a worker (keys act meanwhile); ``escape`` goes back."""
+    """``enter`` runs the query on a worker (keys act meanwhile); ``escape`` goes back and
+    ``q``/Ctrl-C quit, each stopping a query still running."""
 
     DEFAULT_CSS = """
     SqlScreen #status { height: auto; padding: 0 1; }
@@ -135,4 +134,6 @@ class SqlScreen(Loader):
         status.update(Text(f"{len(result.rows):,} rows{more}", style="green"))
 
     def action_back(self) -> None:
+        """Back to the last screen; a query still running is stopped (DuckDB interrupt)."""
+        self.state.store.interrupt()
         self.app.pop_screen()

@@ -196,27 +196,50 @@ class Store:
         return name
 
     # -- querying -------------------------------------------------------------------
-    def sql(self, query: str) -> duckdb.DuckDBPyRelation:
-        """One read-only query over the views, as a DuckDB relation (``.df()``, ``.pl()``,
-        ``.arrow()``, ``.fetchall()``); run in the SQL sandbox (``recorder.store._sandbox``):
-        anything else is refused with a one-line :class:`SqlRefused`."""
+    def sql(self, query: str, *, limit: int | None = None) -> duckdb.DuckDBPyRelation:
+        """One read-only query over the views, run now, its result as a DuckDB relation
+        (``.df()``, ``.pl()``, ``.arrow()``, ``.fetchall()``); at most ``limit`` rows when
+        given. It runs in the SQL sandbox (``recorder.store._sandbox``): anything else is
+        refused with a one-line :class:`SqlRefused`. A damaged file met on the way is named
+        once and left out, as on every read path; :meth:`interrupt` stops a long query."""
+        if limit is not None and (type(limit) is not int or limit < 0):
+            raise ConfigError(f"Store.sql(limit={limit!r}): pass a row count >= 0, or None")
+
+        def run() -> duckdb.DuckDBPyRelation:
+            sandbox = self._sandboxed()
+            relation = sandbox.sql(query)
+            if limit is not None:
+                relation = relation.limit(limit)
+            return sandbox.result(relation.to_arrow_table())
+
+        return guarded(self, run)
+
+    def _sandboxed(self) -> Sandbox:
         if self._sandbox is None:
             f = self.files
             paths = [*f.events, *f.blobs, *f.stats, *f.chain, *f.live_event_files,
                      *f.live_blob_files]
             self._sandbox = Sandbox(self._define, self._attach, paths)
-        return self._sandbox.sql(query)
+        return self._sandbox
+
+    def interrupt(self) -> None:
+        """Stop the query :meth:`sql` runs now (from another thread); it raises
+        ``duckdb.InterruptException``."""
+        sandbox = self._sandbox
+        if sandbox is not None:
+            sandbox.interrupt()
 
     def rows(self, query: str, params: Iterable[object] = ()) -> list[tuple[Any, ...]]:
         """``query`` with ``?`` parameters, as a list of tuples (a damaged file met on the
         way is named once and left out: ``recorder.store._damage``)."""
-        values, query = list(params), self.ready(query)
-        return guarded(self, lambda: self.con.execute(query, values).fetchall())
+        values = list(params)
+        return guarded(self, lambda: self.con.execute(self.ready(query), values).fetchall())
 
     def arrow(self, query: str, params: Iterable[object] = ()) -> pa.Table:
         """``query`` with ``?`` parameters, as an Arrow table (damaged files left out)."""
-        values, query = list(params), self.ready(query)
-        return guarded(self, lambda: self.con.sql(query, params=values).to_arrow_table())
+        values = list(params)
+        return guarded(self, lambda: self.con.sql(self.ready(query),
+                                                  params=values).to_arrow_table())
 
     def run_ids(self) -> list[str]:
         """Every run id, in the order the runs were made (read from the outlines).

@@ -104,7 +104,8 @@ _QUERY_ERRORS = (duckdb.ParserException, duckdb.BinderException, duckdb.CatalogE
 
 def _culprits(store: StoreView, message: str) -> dict[Path, str]:
     """The sealed files behind a failed query: the ones it names, else any that fail a read."""
-    files = [*store.files.events, *store.files.blobs, *store.files.chain, *store.files.stats]
+    files = [*store.files.events, *store.files.blobs, *store.files.chain, *store.files.stats,
+             *store.outlines.in_use]
     named = [p for p in files if str(p) in message]
     found: dict[Path, str] = {}
     for path in named or files:
@@ -112,6 +113,13 @@ def _culprits(store: StoreView, message: str) -> dict[Path, str]:
         if why is not None:
             found[path] = why
     return found
+
+
+def _vanished(store: StoreView) -> bool:
+    """Whether a file the last scan found is gone (a compactor merged it since)."""
+    f = store.files
+    return any(not p.exists() for p in (*f.events, *f.blobs, *f.chain, *f.stats,
+                                        *store.outlines.in_use))
 
 
 def guarded(store: StoreView, action: Callable[[], T], *, rescan: bool = True) -> T:
@@ -123,12 +131,22 @@ def guarded(store: StoreView, action: Callable[[], T], *, rescan: bool = True) -
         except duckdb.Error as exc:
             if isinstance(exc, _QUERY_ERRORS):
                 raise
+            if _vanished(store):  # merged by a compactor, or re-sealed: read anew, no harm
+                if rescan:
+                    store.refresh()
+                continue
             found = _culprits(store, str(exc))
             if not found:
                 raise
             for path, why in found.items():
+                if store.outlines.owns(path):  # derived: rebuilt, never a loss
+                    store.outlines.discard(path, why)
+                    continue
                 store.damaged[path] = why
                 warn_damaged(path, why, stacklevel=4)
             if rescan:
                 store.refresh()
+            if store.outlines.owns_any(found):
+                store.outlined = False
+                store.outlines.view(store)
     return action()

@@ -3,10 +3,11 @@
 A full check reads every value of every sealed file once (DuckDB validates
 each page and every string's UTF-8 on the way), adds the files discovery
 already refused (torn footer, wrong column types, a live segment in another
-schema), and lists the live segments whose writer process is gone (a killed
-writer's leftovers). :func:`quarantine` moves damaged files to
-``quarantine/`` under the store (keeping their relative path), where no
-reader looks.
+schema), lists the live segments whose writer process is gone (a killed
+writer's leftovers), and compares every cached outline with the outline
+computed anew from its events file (a damaged, stale or edited cache).
+:func:`quarantine` moves damaged files to ``quarantine/`` under the store
+(keeping their relative path), where no reader looks.
 """
 
 from __future__ import annotations
@@ -17,13 +18,20 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import duckdb
+import pyarrow as pa
+import pyarrow.parquet as pq
+
 from recorder.store._damage import file_problem
-from recorder.write._layout import LIVE, QUARANTINE, segment_of
+from recorder.store._outline import Outlines, outline_name, outline_problem
+from recorder.write._adopt import writer_alive, writer_of
+from recorder.write._layout import LIVE, QUARANTINE, SUMMARIES, segment_of
 
 if TYPE_CHECKING:
     from recorder.store._base import StoreView
 
-__all__ = ["Checkup", "DamagedFile", "Orphan", "examine", "orphans", "quarantine"]
+__all__ = ["Checkup", "DamagedFile", "Orphan", "bad_outlines", "examine", "orphans",
+           "quarantine"]
 
 Progress = Callable[[int, int], None]
 
@@ -52,10 +60,12 @@ class Checkup:
     checked: int
     damaged: tuple[DamagedFile, ...]
     orphans: tuple[Orphan, ...]
+    outlines: tuple[DamagedFile, ...] = ()
+    """Cached outlines (derived data) that do not read or disagree with their events file."""
 
     @property
     def healthy(self) -> bool:
-        return not self.damaged and not self.orphans
+        return not self.damaged and not self.orphans and not self.outlines
 
 
 def _pid_of(segment: str) -> int | None:
@@ -64,27 +74,17 @@ def _pid_of(segment: str) -> int | None:
     return int(parts[1]) if len(parts) >= 3 and parts[1].isdigit() else None
 
 
-def _running(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True  # someone else's process: alive
-    return True
-
-
 def orphans(root: Path) -> list[Orphan]:
-    """Live segments under ``root`` whose writer process has ended without sealing them."""
+    """Live segments under ``root`` whose writer does not hold its lock (killed without
+    sealing them, or a segment no writer of ours made)."""
     by_segment: dict[str, list[Path]] = {}
     for path in sorted((root / LIVE).glob("*.arrows")):
         if not path.name.startswith((".", "_")):
             by_segment.setdefault(segment_of(path), []).append(path)
     found = []
     for segment, files in by_segment.items():
-        pid = _pid_of(segment)
-        if pid is not None and pid != os.getpid() and not _running(pid):
-            found.append(Orphan(segment=segment, pid=pid, files=tuple(files)))
+        if not writer_alive(root, writer_of(segment)):  # a pid in a name proves nothing
+            found.append(Orphan(segment=segment, pid=_pid_of(segment) or 0, files=tuple(files)))
     return found
 
 
@@ -103,7 +103,36 @@ def examine(store: StoreView, progress: Progress | None = None) -> Checkup:
     return Checkup(
         checked=len(files) + len(f.skipped),
         damaged=tuple(DamagedFile(path=p, reason=r) for p, r in sorted(damaged.items())),
-        orphans=tuple(o for o in orphans(store.root) if not damaged.keys() & set(o.files)))
+        orphans=tuple(o for o in orphans(store.root) if not damaged.keys() & set(o.files)),
+        outlines=tuple(bad_outlines(store, [p for p in f.events if p not in damaged])))
+
+
+def _ordered(table: pa.Table) -> pa.Table:
+    return table.sort_by([(n, "ascending") for n in ("level", "run_id", "iteration", "type")])
+
+
+def bad_outlines(store: StoreView, events: Iterable[Path]) -> list[DamagedFile]:
+    """The cached outlines of ``events`` that do not read, or differ from the outline
+    computed anew from their events file (damaged, stale or edited)."""
+    found = []
+    for path in events:
+        try:
+            cached = store.root / SUMMARIES / outline_name(path)
+        except OSError:
+            continue
+        if not cached.exists():
+            continue
+        why = outline_problem(cached)
+        if why is None:
+            try:
+                fresh = Outlines.compute(store.con, path)
+                if not _ordered(pq.read_table(cached)).equals(_ordered(fresh)):
+                    why = "disagrees with its events file (edited or stale)"
+            except (OSError, pa.ArrowException, duckdb.Error) as exc:
+                why = f"{type(exc).__name__}: {' '.join(str(exc).split())[:200]}"
+        if why is not None:
+            found.append(DamagedFile(path=cached, reason=why))
+    return found
 
 
 def quarantine(store: StoreView, damaged: Iterable[DamagedFile]) -> list[tuple[Path, Path]]:
@@ -124,5 +153,6 @@ def quarantine(store: StoreView, damaged: Iterable[DamagedFile]) -> list[tuple[P
             os.replace(source, target)
             moved.append((source, target))
     store.damaged.clear()
+    store.outlines.rebuilt.clear()
     store.refresh()
     return moved

@@ -7,22 +7,32 @@ first ``keep_rows`` rows stay in memory (small live segments, the usual
 case, cost nothing more), and once a stream passes that, all its rows go
 into a Parquet file in this reader's private temp directory, which the
 views read with the same pushdown as sealed files. The directory goes with
-the reader (:meth:`LiveSpill.close`, or when it is garbage-collected).
+the reader (:meth:`LiveSpill.close`, or when it is garbage-collected); the
+reader holds a lock in it for life, so the next reader to spill removes the
+folders of readers that were killed (:func:`sweep`).
 """
 
 from __future__ import annotations
 
 import itertools
+import os
 import shutil
 import tempfile
+import time
 import weakref
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import IO
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-__all__ = ["LiveSpill", "iter_live"]
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - not POSIX: folders of killed readers stay
+    fcntl = None  # type: ignore[assignment]
+
+__all__ = ["LiveSpill", "iter_live", "sweep"]
 
 
 def iter_live(path: Path) -> Iterator[pa.RecordBatch]:
@@ -37,6 +47,58 @@ def iter_live(path: Path) -> Iterator[pa.RecordBatch]:
                     return
     except (OSError, pa.ArrowInvalid, pa.ArrowException):
         return  # empty (opened, nothing written yet), torn, or sealed meanwhile
+
+
+_PREFIX = "footprint-live-"
+_LOCK = ".reader.lock"
+_UNLOCKED_AGE_S = 3600
+"""A spill folder without a lock file (an older reader's) is left this long."""
+
+
+def _hold(path: Path) -> IO[bytes]:
+    """An exclusive lock its reader holds for life: the kernel lets go when it dies."""
+    file = open(path, "wb")  # noqa: SIM115 - held until the folder goes
+    if fcntl is not None:
+        fcntl.flock(file.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+    return file
+
+
+def _remove(folder: Path, lock: IO[bytes]) -> None:
+    shutil.rmtree(folder, True)
+    lock.close()
+
+
+def _abandoned(folder: Path) -> bool:
+    """Whether spill ``folder``'s reader is gone (its lock is free, or it has none and is old)."""
+    try:
+        fd = os.open(folder / _LOCK, os.O_RDONLY)
+    except FileNotFoundError:
+        try:
+            return time.time() - folder.stat().st_mtime > _UNLOCKED_AGE_S
+        except OSError:
+            return False
+    except OSError:
+        return False
+    try:
+        if fcntl is None:  # pragma: no cover - not POSIX
+            return False
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except OSError:
+            return False  # held: its reader lives
+        return True
+    finally:
+        os.close(fd)
+
+
+def sweep(temp: Path, keep: Path | None = None) -> list[Path]:
+    """Remove the spill folders under ``temp`` whose readers were killed; the ones removed."""
+    gone = []
+    for folder in temp.glob(f"{_PREFIX}*"):
+        if folder != keep and folder.is_dir() and _abandoned(folder):
+            shutil.rmtree(folder, True)
+            gone.append(folder)
+    return gone
 
 
 class LiveSpill:
@@ -81,8 +143,10 @@ class LiveSpill:
 
     def _folder(self) -> Path:
         if self._dir is None:
-            self._dir = Path(tempfile.mkdtemp(prefix="footprint-live-"))
-            self._finalizer = weakref.finalize(self, shutil.rmtree, self._dir, True)
+            self._dir = Path(tempfile.mkdtemp(prefix=_PREFIX))
+            lock = _hold(self._dir / _LOCK)
+            self._finalizer = weakref.finalize(self, _remove, self._dir, lock)
+            sweep(self._dir.parent, keep=self._dir)
         return self._dir
 
     def begin(self) -> list[Path]:

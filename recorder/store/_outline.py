@@ -5,15 +5,19 @@ An outline holds, for every run in the file, one row per run (``level =
 (``'iteration'``: its seq range) and per event type (``'type'``: its count).
 It is computed once from the file (one grouped scan) and cached beside the
 store's files as ``summaries/<segment>.<date>.<size>-<mtime_ns>.parquet``
-(temp name, then rename; a read-only store keeps it in memory instead), so
-a rewritten or replaced events file never meets a stale outline. Live
+(temp name, fsync, rename, fsync of the folder; a read-only store keeps it
+in memory instead), so a rewritten or replaced events file never meets a
+stale outline. A cached outline is checked before use and rebuilt from the
+record when damaged (see :class:`Outlines`). Live
 segments are outlined on every refresh (they are still growing).
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import secrets
+import warnings
 from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -29,7 +33,7 @@ if TYPE_CHECKING:
     from recorder.store._base import StoreView
 
 __all__ = ["OUTLINE_SCHEMA", "OUTLINE_SELECT", "OUTLINE_VERSION", "Outlines", "outline_name",
-           "outline_view"]
+           "outline_problem", "outline_view"]
 
 OUTLINE_SCHEMA = pa.schema([
     pa.field("level", pa.string()), pa.field("run_id", pa.string()),
@@ -140,11 +144,23 @@ def _quote(path: Path) -> str:
 
 
 class Outlines:
-    """The outlines of one store's files: read from the cache, computed where missing."""
+    """The outlines of one store's files: read from the cache, computed where missing.
+
+    A cached outline is derived data and never trusted over the record: each
+    is checked once per process (footer, schema) before use; one that is
+    empty, garbage or in another schema is rebuilt from its events file
+    (one warning for the lot), and one a query finds damaged inside is
+    :meth:`discard`-ed and rebuilt the same way.
+    """
 
     def __init__(self, root: Path) -> None:
         self.root = root
         self._memory: dict[str, pa.Table] = {}
+        self._checked: set[str] = set()
+        self.in_use: list[Path] = []
+        """The cached outline files the outline view reads now."""
+        self.rebuilt: dict[Path, str] = {}
+        """Damaged cached outlines met by this store, and why (rebuilt since)."""
 
     def tables(self, store: StoreView, events: Iterable[Path]) -> tuple[list[Path], list[pa.Table]]:
         """Cached outline files and in-memory outlines covering ``events`` (sealed files)."""
@@ -152,23 +168,67 @@ class Outlines:
         cached = {p.name for p in folder.glob("*.parquet")} if folder.is_dir() else set()
         files: list[Path] = []
         tables: list[pa.Table] = []
+        damaged: dict[Path, str] = {}
         for path in events:
             try:
                 name = outline_name(path)
             except OSError:
                 continue  # vanished since the scan (quarantined, re-sealed)
-            if name in cached:
-                files.append(folder / name)
-            elif name in self._memory:
+            if name in self._memory:
                 tables.append(self._memory[name])
+            elif name in cached and self._sound(folder / name, damaged):
+                files.append(folder / name)
             else:
-                table = self._compute(store.con, f"read_parquet({_quote(path)})")
+                table = self.compute(store.con, path)
                 if self._save(table, folder / name):
+                    self._checked.add(name)
                     files.append(folder / name)
                 else:
                     self._memory[name] = table
                     tables.append(table)
+        _warn_rebuilt(damaged)
+        self.in_use = files
         return files, tables
+
+    def _sound(self, path: Path, damaged: dict[Path, str]) -> bool:
+        """Whether cached outline ``path`` reads as an outline (checked once per process)."""
+        if path.name in self._checked:
+            return True
+        problem = outline_problem(path)
+        if problem is None:
+            self._checked.add(path.name)
+            return True
+        damaged[path] = problem
+        self._drop(path, problem)
+        return False
+
+    def _drop(self, path: Path, why: str) -> None:
+        self.rebuilt[path] = why
+        self._checked.discard(path.name)
+        with contextlib.suppress(OSError):
+            path.unlink(missing_ok=True)  # derived: rebuilt from the record on the next read
+
+    def owns(self, path: Path) -> bool:
+        """Whether ``path`` is one of this store's cached outlines."""
+        return path.parent == self.root / SUMMARIES
+
+    def owns_any(self, paths: Iterable[Path]) -> bool:
+        return any(self.owns(p) for p in paths)
+
+    def view(self, store: StoreView) -> str:
+        """The outline view of ``store``, made anew when the last scan or a discard
+        outdated it."""
+        return _outline_view(store)
+
+    def discard(self, path: Path, why: str) -> None:
+        """Forget cached outline ``path`` (damaged inside): it is rebuilt on the next read."""
+        self._drop(path, why)
+        _warn_rebuilt({path: why})
+
+    @staticmethod
+    def compute(con: duckdb.DuckDBPyConnection, path: Path) -> pa.Table:
+        """The outline of sealed events file ``path``, computed from the file."""
+        return Outlines._compute(con, f"read_parquet({_quote(path)})")
 
     @staticmethod
     def _compute(con: duckdb.DuckDBPyConnection, source: str) -> pa.Table:
@@ -177,16 +237,54 @@ class Outlines:
 
     @staticmethod
     def _save(table: pa.Table, final: Path) -> bool:
-        """Write ``table`` to ``final`` (temp + rename); ``False`` when the store is read-only."""
+        """Write ``table`` to ``final`` atomically and durably (temp, fsync, rename, fsync of
+        the folder: a power loss leaves the old file or the new one, never a torn one);
+        ``False`` when the store is read-only."""
         tmp = final.with_name(f".{final.name}.{os.getpid()}-{secrets.token_hex(4)}.tmp")
         try:
             final.parent.mkdir(parents=True, exist_ok=True)
-            pq.write_table(table, tmp, compression="zstd")
+            pq.write_table(table, tmp, compression="zstd", write_page_checksum=True)
+            _fsync(tmp)
             os.replace(tmp, final)
+            _fsync(final.parent)
         except OSError:
             tmp.unlink(missing_ok=True)
             return False
         return True
+
+
+def _fsync(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def outline_problem(path: Path) -> str | None:
+    """Why cached outline ``path`` cannot be used (empty, garbage, another schema), or ``None``."""
+    try:
+        if path.stat().st_size == 0:
+            return "an empty file"
+        schema = pq.read_schema(path)
+    except Exception as exc:  # a torn footer, garbage
+        return f"{type(exc).__name__}: {' '.join(str(exc).split())[:200]}"
+    if not schema.remove_metadata().equals(OUTLINE_SCHEMA):
+        return "not an outline's schema"
+    return None
+
+
+def _warn_rebuilt(damaged: dict[Path, str]) -> None:
+    if not damaged:
+        return
+    from recorder.store._damage import StoreWarning
+
+    first, why = next(iter(damaged.items()))
+    more = f" and {len(damaged) - 1} more" if len(damaged) > 1 else ""
+    warnings.warn(
+        f"rebuilt the damaged cached outline {str(first)!r} ({why}){more} from the events "
+        "files; outlines are derived data, the record is unaffected", StoreWarning,
+        stacklevel=5)
 
 
 def outline_view(store: StoreView) -> str:

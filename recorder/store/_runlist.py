@@ -1,7 +1,8 @@
 """``list_runs``: the runs list at store scale — filtered, paged, from outlines, not events.
 
 One row per run from the per-file outlines (``recorder.store._outline``) and the
-recorder's drop counters; the filters (status, model, start date, answer
+recorder's drop counters, each page's answers and statuses checked against
+the record (``recorder.store._runcheck``); the filters (status, model, start date, answer
 text) and the page (``limit``/``offset``) run in DuckDB, and blob-held
 answers are fetched for the rows of the page only. ``footprint runs`` and
 the lens's runs screen both read through :func:`list_runs`.
@@ -21,6 +22,7 @@ from footprint._errors import ConfigError, did_you_mean
 from recorder.store._filters import WHERE_KEYS, parse_score, parse_since, parse_where
 from recorder.store._outline import outline_view
 from recorder.store._reader import BLOB_TEXTS
+from recorder.store._runcheck import checked_against_record
 from recorder.store._views import CALL_COST
 
 if TYPE_CHECKING:
@@ -315,7 +317,7 @@ def list_runs(store: StoreView, query: RunQuery | None = None, *,
         f"{base} SELECT * EXCLUDE (answer_text) FROM run_rows WHERE {where} "
         f"ORDER BY start_ns {order}, run_id {order} LIMIT {query.limit} OFFSET {query.offset}",
         params)
-    table = _with_blobs(store, table, "answer", "answer_blob")
+    table = _with_blobs(store, checked_against_record(store, table), "answer", "answer_blob")
     table = _with_blobs(store, table, "error_message", "error_blob")
     if not costs:
         empty = pa.nulls(table.num_rows)

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 import duckdb
+import pyarrow as pa
 
 from footprint._errors import ConfigError
 
@@ -104,6 +105,8 @@ class Sandbox:
                  attach: Callable[[duckdb.DuckDBPyConnection], None],
                  paths: Sequence[Path]) -> None:
         self._attach = attach
+        self._running: duckdb.DuckDBPyConnection | None = None
+        """The cursor of the query :meth:`sql` handed out last (what :meth:`interrupt` stops)."""
         self.con = duckdb.connect(config={
             "autoload_known_extensions": False,
             "autoinstall_known_extensions": False,
@@ -149,12 +152,27 @@ class Sandbox:
         next query.
         """
         self.check(query)
-        cursor = self.con.cursor()
-        self._attach(cursor)
+        cursor = self._running = self._cursor()
         relation = cursor.sql(query)
         if relation is None:  # pragma: no cover - a SELECT always yields a relation
             raise _refuse("the query produced no result")
         return relation
+
+    def result(self, table: pa.Table) -> duckdb.DuckDBPyRelation:
+        """A query's rows, read already, as a relation on a cursor of their own."""
+        return self._cursor().from_arrow(table)
+
+    def interrupt(self) -> None:
+        """Stop the query running on the last cursor :meth:`sql` handed out (from any
+        thread); it raises ``duckdb.InterruptException``."""
+        running = self._running
+        if running is not None:
+            running.interrupt()
+
+    def _cursor(self) -> duckdb.DuckDBPyConnection:
+        cursor = self.con.cursor()
+        self._attach(cursor)
+        return cursor
 
     def close(self) -> None:
         self.con.close()

@@ -15,11 +15,17 @@ from footprint.events import TERMINAL_TYPES
 from recorder.store._catalog import Store
 from recorder.store._damage import guarded
 from recorder.store._derived import DERIVED_COLUMNS, DerivedCheck
+from recorder.write._adopt import writer_alive, writer_of
 from recorder.write._chain import (
+    AFTER_END_TYPES,
     CHAIN_FORMAT,
     ENVELOPE_ORDER,
+    KEY_ENV,
+    KEYED_FORMAT,
+    chain_key,
     envelope_values_canonical,
     frame,
+    keyed_head,
     record_canonical,
     row_check,
 )
@@ -87,7 +93,7 @@ _COLUMNS = (*ENVELOPE_NAMES, "payload", "prev_check", "row_check", *DERIVED_COLU
 
 
 def verify_run(store: Store, run_id: str, *, progress: Progress | None = None,
-               window: int | None = None) -> VerifyResult:
+               window: int | None = None, key: bytes | str | None = None) -> VerifyResult:
     """Walk ``run_id``'s records in seq order against its row checks and its heads.
 
     Each row's ``prev_check``/``row_check`` are recomputed from its payload,
@@ -99,9 +105,11 @@ def verify_run(store: Store, run_id: str, *, progress: Progress | None = None,
     references is checked.
     The rows are read ``window`` seqs at a time (default :data:`WINDOW`;
     bounded memory, streamed from the views, no cached outline trusted);
-    ``progress`` hears each window.
+    ``progress`` hears each window. Nothing but :data:`AFTER_END_TYPES` may follow the
+    run's terminal event. With ``key`` (the writer's chain key) every head must be the
+    HMAC under it; a run recorded with a key cannot be verified without it.
     """
-    return _verify(store, run_id, progress, window)[0]
+    return _verify(store, run_id, progress, window, key)[0]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -121,26 +129,32 @@ class ChainTail:
     ended: bool
 
 
-def chain_tail(store: Store, run_id: str) -> ChainTail | VerifyResult:
-    """The run's :class:`ChainTail` after a full :func:`verify_run` walk, or the verdict
-    that stops anything from extending it (broken, or no such run)."""
-    result, walk = _verify(store, run_id, None, None)
+def chain_tail(store: Store, run_id: str, *,
+               key: bytes | str | None = None) -> ChainTail | VerifyResult:
+    """The run's :class:`ChainTail` after a full :func:`verify_run` walk (``key``: the
+    chain key of a keyed store), or the verdict that stops anything from extending it
+    (broken, or no such run)."""
+    result, walk = _verify(store, run_id, None, None, key)
     if not result.valid or walk is None or walk.rows == 0:
         return result
     return ChainTail(run_id=run_id, records=walk.rows, next_seq=walk.expected,
                      check=walk.check, stream=walk.stream.copy(), ended=walk.end is not None)
 
 
-def _verify(store: Store, run_id: str, progress: Progress | None,
-            window: int | None) -> tuple[VerifyResult, _Walk | None]:
+def _verify(store: Store, run_id: str, progress: Progress | None, window: int | None,
+            key: bytes | str | None) -> tuple[VerifyResult, _Walk | None]:
     window = WINDOW if window is None else window
     if type(window) is not int or window < 1:
         raise ConfigError(f"verify_run(window={window!r}): pass a positive int (seqs per read)")
-    heads = _heads(store, run_id)
+    try:
+        secret = chain_key(key, origin="verify_run(key=…)")
+    except ValueError as exc:
+        raise ConfigError(str(exc)) from None
+    heads = _heads(store, run_id, secret)
     if isinstance(heads, VerifyResult):
         return heads, None
     total, lo, hi = _bounds(store, run_id)
-    walk = _Walk(run_id, total, heads)
+    walk = _Walk(run_id, total, heads, secret)
     for rows in _windows(store, run_id, lo, hi, window):
         broken = walk.feed(rows)
         if broken is not None:
@@ -197,14 +211,18 @@ def _unheaded_end(store: Store, walk: _Walk) -> VerifyResult | None:
     """Records of an ended run that no head covers: the writer heads every batch it
     writes, so these were added, or their head removed, after it wrote them.
 
-    Not while they are all still in a live segment: a writer writes a batch's rows,
-    then its heads, so a reader between the two sees the rows alone."""
+    Not while they are all still in live segments whose writers hold their locks: a
+    writer writes a batch's rows, then its heads, so a reader between the two sees the
+    rows alone. A segment whose writer is gone (killed, or a name made up) is no excuse."""
     block, end = walk.block, walk.end
     if block is None or end is None:
         return None  # all headed, or a run in flight: its newest records wait for a head
     (live,) = store.rows("SELECT count(*) FROM _live_events WHERE run_id = ? AND seq >= ?",
                          [walk.run_id, block])[0]
-    if live == walk.in_block:
+    holders = [segment for segment, lasts in store.files.live_segments.items()
+               if lasts.get(walk.run_id, -1) >= block]
+    if live == walk.in_block and all(
+            writer_alive(store.root, writer_of(segment)) for segment in holders):
         return None
     last = walk.expected - 1
     if block > end:
@@ -222,15 +240,28 @@ def _drops(store: Store, run_id: str) -> tuple[int, int]:
     return (int(found[0][0]), int(found[0][1])) if found else (0, 0)
 
 
-def _heads(store: Store, run_id: str) -> dict[int, tuple[bytes, str]] | VerifyResult:
+def _heads(store: Store, run_id: str,
+           key: bytes | None) -> dict[int, tuple[bytes, str]] | VerifyResult:
     found = store.rows("SELECT last_seq, head, segment, format FROM _chain_all WHERE run_id = ?",
                        [run_id])
-    for seq, _, segment, kind in found:
-        if kind != CHAIN_FORMAT:
-            return _broken(run_id, 0, int(seq), "unknown chain format",
-                           f"segment {segment} was written in chain format {kind or '1'!r}; "
-                           f"this footprint checks {CHAIN_FORMAT!r} — verify it with the "
-                           "footprint version that recorded it")
+    want = KEYED_FORMAT if key is not None else CHAIN_FORMAT
+    for seq, _, segment, kind in sorted(found):
+        if kind == want:
+            continue
+        if kind == KEYED_FORMAT:
+            raise ConfigError(
+                f"run {run_id!r} was recorded with a chain key (its heads are HMACs); pass "
+                f"the key: `footprint verify {run_id} --key-file FILE`, ${KEY_ENV}, or "
+                "verify_run(..., key=...)")
+        if kind == CHAIN_FORMAT:
+            return _broken(run_id, 0, int(seq), "hash mismatch",
+                           f"segment {segment} stored a head without the key at seq {seq}; "
+                           "with a key every head must be keyed: it was forged, or the run "
+                           "was recorded without a key (verify it without one)")
+        return _broken(run_id, 0, int(seq), "unknown chain format",
+                       f"segment {segment} was written in chain format {kind or '1'!r}; "
+                       f"this footprint checks {CHAIN_FORMAT!r} — verify it with the "
+                       "footprint version that recorded it")
     return {int(seq): (bytes(head), str(segment)) for seq, head, segment, _ in found}
 
 
@@ -238,10 +269,11 @@ class _Walk:
     """One run's chain walk, fed a window of rows at a time (see :func:`verify_run`)."""
 
     __slots__ = ("bad_column", "block", "check", "derived", "end", "expected", "heads",
-                 "in_block", "refs", "rows", "run_id", "skipped", "stream", "total")
+                 "in_block", "key", "refs", "rows", "run_id", "skipped", "stream", "total")
 
-    def __init__(self, run_id: str, total: int, heads: dict[int, tuple[bytes, str]]) -> None:
-        self.run_id, self.total, self.heads = run_id, total, heads
+    def __init__(self, run_id: str, total: int, heads: dict[int, tuple[bytes, str]],
+                 key: bytes | None = None) -> None:
+        self.run_id, self.total, self.heads, self.key = run_id, total, heads, key
         self.check, self.expected, self.skipped, self.rows, self.in_block = 0, 0, 0, 0, 0
         self.block: int | None = None
         """The first seq after the last head reached (``None`` right on a head)."""
@@ -263,6 +295,10 @@ class _Walk:
                 return VerifyResult(run_id=self.run_id, valid=False, records=self.total,
                                     **broken)
             self.skipped += seq - self.expected
+            if self.end is not None and row[_TYPE] not in AFTER_END_TYPES:
+                return _broken(self.run_id, self.total, seq, "chain broken",
+                               f"seq {seq} ({row[_TYPE]}) follows the run's end (seq "
+                               f"{self.end}): appended after the run ended")
             check = row_check(payload)
             if check != stored:
                 return _broken(self.run_id, self.total, seq, "hash mismatch",
@@ -286,11 +322,12 @@ class _Walk:
         if sealed is None:
             return None
         block = seq if self.block is None else self.block
-        if self.stream.copy().digest() != sealed[0]:
+        if keyed_head(self.key, self.stream.copy().digest()) != sealed[0]:
+            keyed = " (or the key is not the one it was recorded with)" if self.key else ""
             return _broken(self.run_id, self.total, block, "hash mismatch",
                            f"seq {block}..{seq} no longer hash to the head stored in "
                            f"segment {sealed[1]}; their payloads check out, so an envelope "
-                           "value or the head itself changed")
+                           f"value or the head itself changed{keyed}")
         self.block = None
         return None
 

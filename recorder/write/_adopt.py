@@ -34,7 +34,7 @@ try:
 except ImportError:  # pragma: no cover - not POSIX: liveness by pid only
     fcntl = None  # type: ignore[assignment]
 
-__all__ = ["WriterLock", "adopt_orphans", "lock_path", "writer_of"]
+__all__ = ["WriterLock", "adopt_orphans", "lock_path", "writer_alive", "writer_of"]
 
 _log = logging.getLogger("recorder")
 _STREAMS = ("events", "blobs", "chain")
@@ -58,6 +58,13 @@ class WriterLock:
         self._file: IO[bytes] | None = open(self.path, "ab")  # noqa: SIM115 - held for life
         if fcntl is not None:
             fcntl.flock(self._file.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+
+    def forget(self) -> None:
+        """Close this process's copy of the lock without letting go (a forked child: the
+        parent still holds it through its own copy)."""
+        file, self._file = self._file, None
+        if file is not None:
+            file.close()
 
     def release(self) -> None:
         """Remove the lock file and let go (at a clean shutdown). Idempotent."""
@@ -85,6 +92,28 @@ def _if_gone(root: Path, writer: str) -> Iterator[bool]:
             yield False
             return
         yield True
+
+
+def writer_alive(root: Path, writer: str) -> bool:
+    """Whether ``writer`` holds its lock now: the one proof a live segment's writer runs.
+
+    A pid in a name proves nothing (reused, or made up); no lock file, or a
+    lock nobody holds, is a writer that is gone."""
+    try:
+        fd = os.open(lock_path(root, writer), os.O_RDONLY)
+    except OSError:
+        return False
+    try:
+        if fcntl is None:  # pragma: no cover - not POSIX: the pid is all there is
+            return _pid_alive(writer)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except OSError:
+            return True  # held by the writer
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        return False
+    finally:
+        os.close(fd)
 
 
 def _pid_alive(writer: str) -> bool:

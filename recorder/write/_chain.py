@@ -36,6 +36,21 @@ Each run's records, in seq order, are bound two ways:
   next head, and ``verify`` then names the first seq after the last good
   head (in an interactive run, at most 64 records before the change).
 
+**The end.** A run's terminal event (``run.end``, ``run.error``) always
+ends a head: the writer cuts one right at its seq, so the head stored
+there commits every record up to the end. Nothing may follow the end but
+the record types in :data:`AFTER_END_TYPES` (appended after the end by a
+documented API, chained and headed like any record); ``verify`` names
+any other record after the end, headed or not.
+
+**Keys.** Without a secret, anyone who can write the store can recompute
+heads: the chain then proves the store is as its writer left it only
+against accidents and against edits that leave the heads alone. With a
+key (``ParquetSink(chain_key=…)`` or ``$FOOTPRINT_CHAIN_KEY``, kept outside
+the store), each stored head is ``HMAC-SHA256(key, digest)`` instead of
+the digest, in format :data:`KEYED_FORMAT`; verifying with the key then
+refuses any head a forger computed, and any plain head among keyed ones.
+
 Seqs the writer never received (recorder overflow, a processor's DROP) are
 bridged: the next received record follows the last one written.
 
@@ -46,6 +61,8 @@ the writer computes the same bytes columnwise (``recorder.write._link``).
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import itertools
 import json
 import zlib
@@ -53,14 +70,21 @@ from collections.abc import Mapping, Sequence
 from json.encoder import encode_basestring
 from typing import Any
 
+from footprint.events import AFTER_END_TYPES as FEEDBACK_AFTER_END
+
 __all__ = [
+    "AFTER_END_TYPES",
     "CHAIN_FORMAT",
     "ENVELOPE_ORDER",
+    "KEYED_FORMAT",
+    "KEY_ENV",
     "canonical_json",
+    "chain_key",
     "envelope_canonical",
     "envelope_values_canonical",
     "extend_checks",
     "frame",
+    "keyed_head",
     "record_canonical",
     "row_check",
     "stretches",
@@ -68,6 +92,39 @@ __all__ = [
 
 CHAIN_FORMAT = "footprint-chain/2"
 """The name of the rules above; a reader that meets another format refuses to judge it."""
+
+KEYED_FORMAT = "footprint-chain/2+hmac-sha256"
+"""The rules above with each stored head ``HMAC-SHA256(key, digest)`` (see **Keys**)."""
+
+AFTER_END_TYPES: frozenset[str] = FEEDBACK_AFTER_END
+"""Record types a documented API appends to a run after its terminal event (the hook: a
+type added here, e.g. a person's feedback on an answer, may follow the end; it is chained
+and headed like any record, so with a key only the key holder can add one). Any other
+record after the end is named by ``verify``."""
+
+KEY_ENV = "FOOTPRINT_CHAIN_KEY"
+"""The environment variable a writer and ``footprint verify`` take the chain key from."""
+
+_MIN_KEY = 16
+
+
+def chain_key(key: bytes | str | None, *, origin: str = "chain_key") -> bytes | None:
+    """``key`` as bytes (text as UTF-8), ``None`` for none; at least 16 bytes, else
+    :class:`ValueError` naming ``origin``."""
+    if key is None:
+        return None
+    raw = key.encode("utf-8") if isinstance(key, str) else key
+    if not isinstance(raw, bytes) or len(raw) < _MIN_KEY:
+        shown = f"{len(raw)} bytes" if isinstance(raw, bytes) else repr(type(key).__name__)
+        raise ValueError(f"{origin}: a chain key must be at least {_MIN_KEY} bytes, got "
+                         f"{shown}; e.g. `python -c 'import secrets; print(secrets."
+                         "token_hex(32))'`, kept outside the store")
+    return raw
+
+
+def keyed_head(key: bytes | None, digest: bytes) -> bytes:
+    """The head stored for ``digest``: the digest itself, or its HMAC-SHA256 under ``key``."""
+    return digest if key is None else hmac.new(key, digest, hashlib.sha256).digest()
 
 ENVELOPE_ORDER: tuple[str, ...] = (
     "schema_version", "run_id", "seq", "ts", "type", "turn", "iteration",

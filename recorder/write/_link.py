@@ -19,13 +19,15 @@ import pyarrow as pa
 import pyarrow.acero as acero
 import pyarrow.compute as pc
 
-from recorder.write._chain import ENVELOPE_ORDER, stretches
+from footprint.events import TERMINAL_TYPES
+from recorder.write._chain import ENVELOPE_ORDER, keyed_head, stretches
 
 __all__ = ["RunHeads", "envelope_column", "framed_records"]
 
 _ESCAPED = r'["\\\x00-\x1f]'
 """What a JSON string must escape: a quote, a backslash, a control character."""
 _WRAP = len(b'{"envelope":') + len(b',"payload":') + len(b"}")
+_TERMINAL = pa.array(sorted(TERMINAL_TYPES), pa.string())
 _DENSE_UP_TO = 1024
 """A run's part of one batch up to this many rows gets a head every ``every`` records."""
 
@@ -132,7 +134,10 @@ class RunHeads:
     long-lived writer's memory does not grow with every run it ever saw.
     """
 
-    def __init__(self, *, every: int = 64, keep_ended: int = 1024) -> None:
+    def __init__(self, *, every: int = 64, keep_ended: int = 1024,
+                 key: bytes | None = None) -> None:
+        self._key = key
+        """The chain key: heads are stored as ``HMAC-SHA256(key, digest)`` (``_chain``)."""
         self._streams: dict[str, Any] = {}
         self._counts: dict[str, int] = {}
         self._every = every
@@ -148,7 +153,8 @@ class RunHeads:
         the digest of the run's records up to that seq.
         ``ended`` names the runs whose terminal event is in this table.
         """
-        heads = self._link(table, runs, last_seqs)
+        ended = list(ended)
+        heads = self._link(table, runs, last_seqs, set(ended))
         for run in ended:
             self._ended.pop(run, None)
             self._ended[run] = None
@@ -166,17 +172,30 @@ class RunHeads:
         self._counts[run_id] = records
         self._ended.pop(run_id, None)
 
-    def _cuts(self, start: int, end: int, done: int) -> list[int]:
+    def _cuts(self, start: int, end: int, done: int, ends: list[int]) -> list[int]:
         """Where heads fall in rows ``start..end`` of a run that has ``done`` records before:
-        always after the batch's last row, and after every ``every``-th record when the
-        run's part of the batch is small (each head retakes the GIL, which a batch at
-        full throughput cannot spare; a big batch is recorded too fast to need them)."""
+        always after the batch's last row and right after a terminal event (``ends``: their
+        rows), and after every ``every``-th record when the run's part of the batch is
+        small (each head retakes the GIL, which a batch at full throughput cannot spare; a
+        big batch is recorded too fast to need them)."""
         if end - start > _DENSE_UP_TO:
-            return [end]
-        return [*range(start + self._every - done % self._every, end, self._every), end]
+            cuts = {end}
+        else:
+            cuts = {*range(start + self._every - done % self._every, end, self._every), end}
+        return sorted(cuts.union(e + 1 for e in ends))
 
-    def _link(self, table: pa.Table, runs: list[str],
-              last_seqs: dict[str, int]) -> list[tuple[str, int, bytes]]:
+    @staticmethod
+    def _terminal_rows(table: pa.Table, order: list[int] | None, start: int,
+                       end: int) -> list[int]:
+        """The positions in ``start..end`` (of the run-grouped rows) of terminal events."""
+        types = table.column("type")
+        part = (types.slice(start, end - start) if order is None
+                else types.take(pa.array(order[start:end], pa.int64())))
+        mask = pc.is_in(part, value_set=_TERMINAL)
+        return [start + i for i in pc.indices_nonzero(mask).to_pylist()]
+
+    def _link(self, table: pa.Table, runs: list[str], last_seqs: dict[str, int],
+              ended: set[str]) -> list[tuple[str, int, bytes]]:
         if not runs:
             return []
         frames = framed_records(table)
@@ -194,11 +213,12 @@ class RunHeads:
             self._ended.pop(run, None)  # events after its end: it is open again
             done = self._counts.get(run, 0)
             self._counts[run] = done + end - start
+            terminal = self._terminal_rows(table, order, start, end) if run in ended else []
             at = start
-            for cut in self._cuts(start, end, done):
+            for cut in self._cuts(start, end, done, terminal):
                 stream.update(data.slice(ends[at], ends[cut] - ends[at]))
                 row = cut - 1 if order is None else order[cut - 1]
                 seq = last_seqs[run] if cut == end else int(seqs[row].as_py())
-                heads.append((run, seq, stream.copy().digest()))
+                heads.append((run, seq, keyed_head(self._key, stream.copy().digest())))
                 at = cut
         return heads

@@ -13,7 +13,18 @@ import pyarrow as pa
 from footprint._errors import ConfigError
 from footprint.events import TERMINAL_TYPES, EventBase
 from recorder.write._adopt import WriterLock, adopt_orphans
-from recorder.write._layout import STATS, new_writer_id, resolve_store
+from recorder.write._chain import CHAIN_FORMAT, KEY_ENV, KEYED_FORMAT
+from recorder.write._chain import chain_key as _chain_key
+from recorder.write._compact import AUTO_COMPACT_AT, compact, small_files
+from recorder.write._layout import (
+    CHAIN,
+    EVENTS,
+    LIVE,
+    STATS,
+    new_writer_id,
+    resolve_store,
+    segment_of,
+)
 from recorder.write._link import RunHeads
 from recorder.write._rows import EVENT_SCHEMA, STATS_SCHEMA, RowBuilder, RunTail
 from recorder.write._segment import Segment, write_atomically
@@ -35,7 +46,12 @@ class ParquetSink:
     thread, and ``force_flush`` waits for it. The segment is sealed into
     Hive-partitioned Parquet — temp name, then rename — when it
     reaches ``seal_rows``, when every run in it has ended, and at shutdown.
-    ``durable=True`` adds fsyncs for power loss. File names carry the UTC
+    ``durable=True`` adds fsyncs for power loss. ``chain_key`` (default
+    ``$FOOTPRINT_CHAIN_KEY``; 16 bytes or more, kept outside the store) stores
+    every chain head as an HMAC under it, so only the key holder can forge
+    one (``recorder.write._chain``). After a seal, once a folder of the store holds
+    ``compact_at`` small sealed files, the writer merges them
+    (``recorder.write._compact``; ``None``: never). File names carry the UTC
     time, the pid and a random suffix: writers never touch each other's files,
     except that a new writer first seals the segments of writers that were
     killed (``adopt=True``, on its file thread; :func:`recorder.adopt_orphans`).
@@ -52,30 +68,47 @@ class ParquetSink:
         blob_min_chars: int = 256,
         durable: bool = False,
         adopt: bool = True,
+        chain_key: bytes | str | None = None,
+        compact_at: int | None = AUTO_COMPACT_AT,
     ) -> None:
+        if compact_at is not None and (type(compact_at) is not int or compact_at < 2):
+            raise ConfigError(f"ParquetSink(compact_at={compact_at!r}): pass a file count >= 2 "
+                              f"(default {AUTO_COMPACT_AT}), or None to never compact")
+        self.compact_at = compact_at
         if seal_rows < 1 or blob_min_chars < 1:
             raise ConfigError(
                 f"ParquetSink(seal_rows={seal_rows!r}, blob_min_chars={blob_min_chars!r}): "
                 "both must be positive integers; use the defaults (250000, 256)"
             )
-        self.writer_id = new_writer_id()
-        location = os.fspath(path) if path is not None else os.environ.get("FOOTPRINT_STORE")
-        self._upload: Uploader | None = None
-        if is_remote(location):
-            assert location is not None
-            self.root = staging_root(location)
-            self._upload = Uploader(location, self.root, self.writer_id)
-        else:
-            self.root = resolve_store(path)
+        try:
+            key = chain_key if chain_key is not None else os.environ.get(KEY_ENV) or None
+            self._chain_key = _chain_key(key, origin="ParquetSink(chain_key=…)"
+                                         if chain_key is not None else f"${KEY_ENV}")
+        except ValueError as exc:
+            raise ConfigError(str(exc)) from None
+        self._location = location = (os.fspath(path) if path is not None
+                                     else os.environ.get("FOOTPRINT_STORE"))
+        self.root = (staging_root(location) if location is not None and is_remote(location)
+                     else resolve_store(path))
         self.root.mkdir(parents=True, exist_ok=True)
         self.seal_rows = seal_rows
         self.durable = durable
-        self._builder = RowBuilder(blob_min_chars=blob_min_chars)
+        self._blob_min_chars = blob_min_chars
+        self._start(adopt=adopt)
+
+    def _start(self, *, adopt: bool) -> None:
+        """This process's writer: its id, lock, file thread and an empty segment state."""
+        self.writer_id = new_writer_id()
+        self._upload: Uploader | None = None
+        if is_remote(self._location):
+            assert self._location is not None
+            self._upload = Uploader(self._location, self.root, self.writer_id)
+        self._builder = RowBuilder(blob_min_chars=self._blob_min_chars)
         self._count = 0
         self._segment: Segment | None = None
         self._segment_rows = 0
         self._files = FileWorker(f"footprint-store-{self.writer_id}")
-        self._heads = RunHeads()  # used on the file thread only
+        self._heads = RunHeads(key=self._chain_key)  # used on the file thread only
         self._open_runs: set[str] = set()
         self._drops: dict[str, tuple[int, int, int, int]] = {}
         self._noted: tuple[dict[str, int], dict[str, int], dict[str, int]] = ({}, {}, {})
@@ -85,6 +118,14 @@ class ParquetSink:
         self._lock = WriterLock(self.root, self.writer_id)  # tells adopters this writer lives
         if adopt:
             self._files.submit(self._adopt)
+
+    def after_fork(self) -> None:
+        """In a child process after ``fork()``: a writer of its own (new id, lock, file
+        thread, segment); the parent's segment, lock and buffered rows stay the parent's."""
+        self._lock.forget()  # our copy of the parent's lock: closed, never unlocked
+        closed = self._closed
+        self._start(adopt=False)
+        self._closed = closed
 
     # -- Sink ----------------------------------------------------------------
     def export(self, batch: Sequence[EventBase]) -> ExportResult:
@@ -192,7 +233,9 @@ class ParquetSink:
     def _current(self) -> Segment:
         if self._segment is None:
             self._count += 1
-            self._segment = Segment(self.root, f"{self.writer_id}-{self._count:05d}")
+            self._segment = Segment(
+                self.root, f"{self.writer_id}-{self._count:05d}",
+                chain_format=KEYED_FORMAT if self._chain_key else CHAIN_FORMAT)
         return self._segment
 
     def _seal(self) -> None:
@@ -201,6 +244,20 @@ class ParquetSink:
             self._segment, self._segment_rows = None, 0
             if self._upload is not None:
                 self._files.submit(self._upload.sync)
+            elif self.compact_at is not None:
+                self._files.submit(self._compact_if_many)
+
+    def _compact_if_many(self) -> None:
+        """On the file thread, after a seal: merge the store's small sealed files once a
+        folder holds ``compact_at`` of them (``recorder.write._compact``)."""
+        assert self.compact_at is not None
+        live = {segment_of(p) for p in (self.root / LIVE).glob("*.arrows")}
+        folders = [self.root / CHAIN, *(self.root / EVENTS).glob("date=*")]
+        if any(len(small_files(f, live)) >= self.compact_at for f in folders):
+            try:
+                compact(self.root, durable=self.durable)
+            except Exception:  # compaction is housekeeping: never costs the run its rows
+                _log.exception("recorder: compacting %s failed", self.root)
 
     def _write_stats(self) -> None:
         if self._builder.rejected:

@@ -10,6 +10,8 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any, Literal, TypeAlias
 
+import regex
+
 from footprint._errors import ConfigError, did_you_mean
 from footprint.events import (
     ENVELOPE_FIELDS,
@@ -43,6 +45,8 @@ CONTENT_FIELDS: tuple[str, ...] = (
 
 CaptureLevel: TypeAlias = Literal["full", "hashes", "none"]
 _ENVELOPE = frozenset(ENVELOPE_FIELDS)
+_SCRUBBED_IDS = frozenset({"step_id", "parent_step"})
+"""Envelope ids the engine builds from payload text (a tool-call id): patterns apply."""
 
 
 def marker(text: str) -> str:
@@ -71,7 +75,7 @@ class Redactor:
     marker of the match.
     """
 
-    __slots__ = ("_paths", "_patterns", "_results")
+    __slots__ = ("_partials", "_paths", "_patterns", "_results")
 
     def __init__(
         self,
@@ -82,6 +86,7 @@ class Redactor:
         self._patterns = tuple(re.compile(p) if isinstance(p, str) else p for p in patterns)
         self._results: dict[str, dict[str, tuple[str, str]]] = {}
         """Per run in flight: tool call id -> (result as recorded, as redacted)."""
+        self._partials = tuple(_partial(p) for p in self._patterns)
 
     def __call__(self, event: EventBase) -> EventBase | Drop:
         try:
@@ -97,7 +102,7 @@ class Redactor:
         if self._patterns:
             before = dict(record)
             for key, value in record.items():
-                if key not in _ENVELOPE:
+                if key not in _ENVELOPE or key in _SCRUBBED_IDS:
                     new = self._scrub(value)
                     if new is not value:
                         record[key] = new
@@ -133,7 +138,9 @@ class Redactor:
         (``recorder.write._safe``), which is what the store would keep of it anyway."""
         clean = copy.copy(event)
         for f in dataclasses.fields(event):
-            if f.name not in _ENVELOPE:
+            if f.name in _SCRUBBED_IDS:
+                object.__setattr__(clean, f.name, self._scrub(getattr(event, f.name)))
+            elif f.name not in _ENVELOPE:
                 value = safe_value(getattr(event, f.name))
                 for only, keys in self._paths:
                     if only is None or only == getattr(event, "type", None):
@@ -163,23 +170,33 @@ class Redactor:
         return value
 
     def _scrub_cut(self, text: str) -> str:
-        """A text cut short (ending in ``…``, as summaries are) is searched as if it went
-        on: a match running into the cut is a secret cut in two, and its part is redacted."""
+        """A text cut short (ending in ``…``: summaries, evidence, OpenTelemetry clips) is
+        searched as if it went on: where a pattern could still match past the cut (a
+        partial match running into it), the part before the cut is a secret cut in two
+        and is redacted. The same as redacting before the cut, whoever made it."""
         body = text[: -len(CUT)]
-        for pad in _PADS:
-            for pattern in self._patterns:
-                for m in pattern.finditer(body[-_CUT_WINDOW:] + pad):
-                    start = len(body) - min(len(body), _CUT_WINDOW) + m.start()
-                    if m.end() > len(body[-_CUT_WINDOW:]) and len(body) - start >= _MIN_PART:
-                        body = body[:start] + marker(body[start:])
-                        break
-        return body + CUT
+        offset = max(0, len(body) - _CUT_WINDOW)
+        window = body[offset:]
+        starts = [m.start() for pattern in self._partials
+                  for m in pattern.finditer(window, partial=True)
+                  if m.partial and len(window) - m.start() >= _MIN_PART]
+        if not starts:
+            return text
+        start = offset + min(starts)
+        return body[:start] + marker(body[start:]) + CUT
+
+
+def _partial(pattern: re.Pattern[str]) -> regex.Pattern[str]:
+    """``pattern`` for the ``regex`` module, which can tell a match cut short at the end."""
+    flags = 0
+    for name in ("IGNORECASE", "MULTILINE", "DOTALL", "VERBOSE", "ASCII"):
+        if pattern.flags & getattr(re, name):
+            flags |= getattr(regex, name)
+    return regex.compile(pattern.pattern, flags)
 
 
 CUT = "…"
 """What ends a text cut short (``footprint.events.summarize_content``, OpenTelemetry clips)."""
-_PADS = ("A" * 64, "a" * 64, "0" * 64)
-"""Continuations tried past a cut: each default pattern completes with one of them."""
 _CUT_WINDOW = 256
 _MIN_PART = 4
 """A part of a secret shorter than this, at a cut, gives nothing away."""

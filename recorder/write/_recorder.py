@@ -6,7 +6,9 @@ import atexit
 import functools
 import itertools
 import logging
+import os
 import threading
+import weakref
 from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -17,6 +19,7 @@ from footprint.events import TERMINAL_TYPES, EventBase
 from recorder.write._sink import (
     DROP,
     DropCounting,
+    EmitSink,
     ExportResult,
     Processor,
     Sink,
@@ -34,6 +37,19 @@ DEFAULT_CAPACITY = 1 << 20
 is recorded whole, whatever its rate."""
 
 OnFull: TypeAlias = Literal["drop", "block"]
+
+
+_RECORDERS: weakref.WeakSet[Recorder] = weakref.WeakSet()
+"""Every recorder of this process, restarted in a forked child."""
+
+
+def _restart_in_child() -> None:
+    for recorder in list(_RECORDERS):
+        recorder._after_fork()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_restart_in_child)
 
 
 class _FlushRequest:
@@ -67,7 +83,8 @@ class Recorder:
     bound. A daemon thread drains the buffer in batches, runs the processors
     and exports to every sink; a failing sink is logged and counted.
     ``flush()`` and ``close()`` are explicit, and ``close()`` also runs at
-    interpreter exit.
+    interpreter exit. After ``fork()`` the child's recorder starts afresh with
+    writers of its own (``os.register_at_fork``; see ``_after_fork``).
     """
 
     def __init__(
@@ -99,6 +116,8 @@ class Recorder:
         self._batch = batch_size
         self._interval = interval_s
         self._overflow: dict[str, int] = {}
+        self._overflow_seen = 0
+        """The overflow count at the last :meth:`flush` (drops since make it ``False``)."""
         self._processed: dict[str, int] = {}
         self._counts = {"exported": 0, "processor_errors": 0}
         self._failures: dict[str, int] = {}
@@ -110,6 +129,33 @@ class Recorder:
         self._thread = threading.Thread(target=self._loop, name="footprint-recorder", daemon=True)
         self._thread.start()
         atexit.register(self.close)
+        _RECORDERS.add(self)
+
+    def _after_fork(self) -> None:
+        """In a child after ``fork()`` (gunicorn ``--preload``, fork pools): the parent's
+        thread is gone and its buffer is the parent's to write. Start afresh: an empty
+        buffer, counters and a thread of our own, and each sink's ``after_fork()`` (a
+        ParquetSink takes a new writer id, lock and segment). A sink without one is
+        named in the log, never silently kept."""
+        if self._closed:
+            return
+        self._buf = deque()
+        self._requests = deque()
+        self._wake, self._room = threading.Event(), threading.Event()
+        self._overflow, self._processed, self._failures = {}, {}, {}
+        self._overflow_seen = 0
+        self._counts = {"exported": 0, "processor_errors": 0}
+        self._failed = False
+        for sink in self._sinks:
+            restart = getattr(sink, "after_fork", None)
+            if restart is None:
+                if not isinstance(sink, EmitSink):  # in-memory sinks need nothing
+                    _log.error("recorder: sink %r has no after_fork(); after fork() in pid "
+                               "%d it may lose what this process records", sink, os.getpid())
+                continue
+            self._guard(sink, "after_fork", restart)
+        self._thread = threading.Thread(target=self._loop, name="footprint-recorder", daemon=True)
+        self._thread.start()
 
     # -- the engine-thread side ------------------------------------------------
     def emit(self, event: EventBase) -> None:
@@ -144,16 +190,19 @@ class Recorder:
         """Export everything emitted so far and flush every sink.
 
         ``True`` only when every sink took and flushed all of it; ``False`` on
-        timeout, after close, or when a sink failed since the last flush
-        (what was lost is in :meth:`stats`). Events dropped on a full buffer
-        are counted per run, not reported here.
+        timeout, after close, when a sink failed since the last flush, or when
+        events were dropped on a full buffer since the last flush (what was
+        lost is in :meth:`stats`, and per run in the store).
         """
         if self._closed or not self._thread.is_alive():
             return False
         request = _FlushRequest()
         self._requests.append(request)
         self._wake.set()
-        return request.done.wait(timeout_s) and request.ok
+        done = request.done.wait(timeout_s) and request.ok
+        overflow = sum(self._overflow.values())
+        dropped, self._overflow_seen = overflow > self._overflow_seen, overflow
+        return done and not dropped
 
     def close(self, timeout_s: float = 30.0) -> None:
         """Drain, flush and shut every sink down. Idempotent; registered with ``atexit``."""

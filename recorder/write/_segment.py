@@ -13,6 +13,7 @@ import pyarrow.parquet as pq
 
 from recorder.write._chain import CHAIN_FORMAT
 from recorder.write._layout import BLOBS, CHAIN, EVENTS, LIVE
+from recorder.write._marker import kind_of, marked, marked_schema
 from recorder.write._rows import BLOB_SCHEMA, CHAIN_SCHEMA, EVENT_SCHEMA
 
 __all__ = ["Segment", "by_date", "parquet_options", "write_atomically"]
@@ -43,11 +44,17 @@ def parquet_options(schema: pa.Schema) -> dict[str, Any]:
     return options
 
 
-def write_atomically(table: pa.Table, final: Path, *, durable: bool) -> None:
-    """Write ``table`` as zstd Parquet to a dot-prefixed temp name, then rename it into place."""
+def write_atomically(table: pa.Table, final: Path, *, durable: bool,
+                     row_group_size: int | None = None) -> None:
+    """Write ``table`` as zstd Parquet to a dot-prefixed temp name, then rename it into place
+    (marked as the store's file of its folder's kind: ``recorder.write._marker``)."""
     final.parent.mkdir(parents=True, exist_ok=True)
     tmp = final.with_name(f".{final.name}.tmp")
-    pq.write_table(table, tmp, **parquet_options(table.schema))
+    options = parquet_options(table.schema)
+    if row_group_size is not None:  # the caller's, within a blob table's own bound
+        options["row_group_size"] = min(row_group_size, options.get("row_group_size",
+                                                                     row_group_size))
+    pq.write_table(marked(table, kind_of(final)), tmp, **options)
     if durable:
         _fsync(tmp)
     os.replace(tmp, final)
@@ -145,7 +152,8 @@ class _DayFiles:
         if writer is None:
             tmp = self._tmp(day)
             tmp.parent.mkdir(parents=True, exist_ok=True)
-            writer = pq.ParquetWriter(tmp, EVENT_SCHEMA, **parquet_options(EVENT_SCHEMA))
+            writer = pq.ParquetWriter(tmp, marked_schema(EVENT_SCHEMA, EVENTS),
+                                      **parquet_options(EVENT_SCHEMA))
             self._writers[day] = writer
         writer.write_table(pa.concat_tables(parts))
 
@@ -170,9 +178,10 @@ class Segment:
     crash between the renames and the unlink never shows a row twice.
     """
 
-    def __init__(self, root: Path, segment_id: str) -> None:
+    def __init__(self, root: Path, segment_id: str, *, chain_format: str = CHAIN_FORMAT) -> None:
         self.root = root
         self.id = segment_id
+        self.chain_format = chain_format
         self.events = _Stream(root / LIVE / f"{segment_id}.events.arrows", EVENT_SCHEMA)
         self.blobs = _Stream(root / LIVE / f"{segment_id}.blobs.arrows", BLOB_SCHEMA)
         self.chain = _Stream(root / LIVE / f"{segment_id}.chain.arrows", CHAIN_SCHEMA)
@@ -223,7 +232,7 @@ class Segment:
         return pa.RecordBatch.from_arrays(
             [pa.array(runs, pa.string()), pa.array([self.id] * len(runs), pa.string()),
              pa.array(seqs, pa.int64()), pa.array(digests, pa.binary(32)),
-             pa.array([CHAIN_FORMAT] * len(runs), pa.string())],
+             pa.array([self.chain_format] * len(runs), pa.string())],
             schema=CHAIN_SCHEMA,
         )
 

@@ -68,3 +68,33 @@ def test_given_a_live_writer_and_a_killed_one_when_adopting_then_only_the_dead_o
     rec.close()
     reader = open_store(store)
     assert dict(reader.rows("SELECT run_id, events FROM runs")) == {"orphan-run": 300, "alive": 1}
+
+
+def test_given_a_killed_writers_segment_when_doctor_repairs_then_it_is_sealed_and_a_live_one_kept(
+    tmp_path: Path,
+) -> None:
+    store = tmp_path / "store"
+    _killed_writer(store, 200)
+    dead = set(_live(store))
+    rec = Recorder([ParquetSink(store, adopt=False)])  # a live writer beside it
+    rec.emit(RunStart(run_id="alive", seq=0, ts=1_700_000_000_000_000_000, user_message="q"))
+    assert rec.flush()
+    alive = set(_live(store)) - dead
+    try:
+        def doctor(*args: str) -> subprocess.CompletedProcess[str]:
+            return subprocess.run([sys.executable, "-m", "lens.cli", "doctor", *args,
+                                   "--store", str(store)], capture_output=True, text=True,
+                                  timeout=120, check=False, cwd=ROOT)
+
+        listed = doctor()
+        assert listed.returncode == 1 and listed.stdout.count("orphaned segment") == 1
+        repaired = doctor("--quarantine")
+        assert repaired.returncode == 0, repaired.stdout + repaired.stderr
+        assert "sealed   segment" in repaired.stdout
+        assert set(_live(store)) == alive  # the live writer's streams, untouched
+        assert doctor().returncode == 0
+        reader = open_store(store)
+        assert verify_run(reader, "orphan-run").valid
+        assert len(reader.files.events) == 1
+    finally:
+        rec.close()

@@ -48,6 +48,7 @@ def test_given_a_good_run_when_lens_runs_then_the_app_opens_on_it_with_follow(
         opened.append((self.state.run_id, self.follow))
 
     monkeypatch.setattr(LensApp, "run", fake_run)
+    monkeypatch.setattr(_cmd_lens, "has_terminal", lambda: True)
     code = _cmd_lens.run(_parse(desk_store[1][:8], "--follow", "--store", str(desk_store[0])))
     assert code == 0 and opened == [(desk_store[1], True)]
 
