@@ -1,0 +1,171 @@
+"""``why --resend``: the re-send tier run end to end, and ``lens.why`` with both tiers.
+
+Reads the explained call's recorded request (:mod:`lens.explain._request`),
+plans and announces the calls, re-sends it through a provider
+(:class:`lens.explain._resend.Resender`) under the re-run tier's own baseline,
+search and verdicts (:func:`lens.explain._why._causal`), and scopes the
+claims to the request (spec/explain.md: the re-send tier).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+from footprint._errors import ConfigError, RunError
+from footprint.events import ContextInjected
+from footprint.providers import Provider
+from lens.explain._candidates import Candidate, CandidateKind, Removal
+from lens.explain._custody import overlap
+from lens.explain._outcome import make_comparator
+from lens.explain._past import Landing, Past, causal_past, landings_of
+from lens.explain._report import ResendInfo, WhyReport
+from lens.explain._request import Part, Piece, excerpt, pieces_of, request_of
+from lens.explain._rerun import Progress
+from lens.explain._resend import Plan, Resender, plan_of, provider_of
+from lens.explain._why import DEFAULT_SEEDS, Judge, _causal, _judge, _load, _Loaded
+from lens.explain._why import why as rerun_why
+
+__all__ = ["SCOPE", "why"]
+
+SCOPE = "request-level; later steps of the agent were not re-run"
+
+
+def _parts(loaded: _Loaded, past: Past) -> list[Part]:
+    """The explained call's landed system parts, in the order they landed."""
+    got: Sequence[Landing] = loaded.landings if loaded.landings is not None else \
+        landings_of(loaded.events, past)
+    step = past.explained.step_id
+    mine: list[ContextInjected] = sorted(
+        (g.piece for g in got if g.step == step and g.piece.slot == "system-prompt"),
+        key=lambda e: e.seq)
+    return [Part(id=e.injection_id or ("base prompt" if e.source == "base" else e.source),
+                 text=e.raw_content or "", flavor=e.source) for e in mine]
+
+
+_KIND: dict[str, CandidateKind] = {
+    "system": "injection", "document": "injection", "message": "message",
+    "exchange": "tool_result", "tool": "tool_definition"}
+
+
+def _candidate(p: Piece, past: Past) -> Candidate:
+    step = past.explained.step_id
+    where = f" ({len(p.at)} copies)" if len(p.at) > 1 else ""
+    return Candidate(kind=_KIND[p.kind], id=p.id, label=p.label, flavor=p.flavor,
+                     step_id=step, seq=past.explained.start.seq,
+                     chain=(f"in the recorded request of {step}{where}",), excerpt=excerpt(p),
+                     score=round(overlap(p.text, past.answer), 4),
+                     removal=Removal("piece", p.id), reach=(step,))
+
+
+def why(store_or_events: Any, run: str | None = None, *, agent: Any | None = None,
+        step: str | None = None, expect: str | None = None, judge: Judge | str | None = None,
+        budget: int | None = None, label: bool = False, seeds: int | None = None,
+        alpha: float = 0.05, progress: Progress | None = None, resend: Any | None = None,
+        model: str | None = None, plan: Plan | None = None) -> Any:
+    """:func:`lens.explain._why.why`, plus the re-send tier: with ``resend`` (a
+    ``Provider``, a factory of one or ``FILE.py:FACTORY``) the recorded request of the
+    explained call is re-sent without pieces (``model`` overrides its model name);
+    ``plan(line)`` hears the planned number of calls before any is spent."""
+    if resend is None:
+        return rerun_why(store_or_events, run, agent=agent, step=step, expect=expect,
+                         judge=judge, budget=budget, label=label, seeds=seeds, alpha=alpha,
+                         progress=progress)
+    if agent is not None:
+        raise ConfigError("agent= and resend= are two tiers (re-run the agent, or re-send one "
+                          "request); pick one")
+    _check(budget, seeds, alpha)
+    from lens.playback._source import opened
+
+    ask = _Ask(step=step, expect=expect, judge=judge, budget=budget, label=label,
+               seeds=seeds or DEFAULT_SEEDS, alpha=alpha, progress=progress, model=model,
+               plan=plan)
+    chosen = provider_of(resend, model=model)
+    with opened(store_or_events) as source:
+        return _tiered(_load(source, run, step, reruns=False), chosen, ask)
+
+
+def _check(budget: int | None, seeds: int | None, alpha: float) -> None:
+    if budget is not None and budget < 1:
+        raise ConfigError(f"budget={budget} allows no re-send; pass 1 or more (or none)")
+    if seeds is not None and seeds < 1:
+        raise ConfigError(f"seeds={seeds}; pass 1 or more")
+    if not 0 < alpha < 1:
+        raise ConfigError(f"alpha={alpha}; pass a level between 0 and 1, e.g. 0.05")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _Ask:
+    step: str | None
+    expect: str | None
+    judge: Judge | str | None
+    budget: int | None
+    label: bool
+    seeds: int
+    alpha: float
+    progress: Progress | None
+    model: str | None
+    plan: Plan | None
+
+
+def _tiered(loaded: _Loaded, provider: Provider, a: _Ask) -> WhyReport:
+    """Plan, announce, baseline, search and scope (module doc)."""
+    past = causal_past(loaded.events, a.step)
+    fn, name = _judge(a.judge)
+    comparator = make_comparator(expect=a.expect, judge=fn, judge_name=name, label=a.label)
+    if comparator.mode == "expect" and comparator.recorded_key(past.answer) == "expected":
+        raise ConfigError(f"the recorded answer already matches --expect {a.expect!r}; "
+                          "nothing to explain — give the answer you wanted instead")
+    step = past.explained.step_id
+    rec, flags = pieces_of(request_of(past.explained.start.request_ref, step),
+                           _parts(loaded, past), past.user_message, step)
+    cands = [_candidate(p, past) for p in rec.pieces]
+    planned, line = plan_of(len(cands), a.seeds, a.budget)
+    if a.plan is not None:
+        a.plan(line)
+    info = ResendInfo(provider=provider.name, request=step, pieces=len(cands),
+                      planned_calls=planned, scope=SCOPE)
+    report = WhyReport(
+        run_id=past.run_id, step=step, answer=past.answer,
+        outcome=comparator.recorded_key(past.answer), comparator=comparator.describe,
+        comparator_mode=comparator.mode, mode="CAUSAL", conclusion="correlational",
+        conclusion_text="", suspects=(), run_status=past.status, alpha=a.alpha,
+        flags=(f"request-level: the recorded request of {step} was re-sent through "
+               f"{provider.name!r} with pieces removed; claims hold for that request ("
+               f"{SCOPE})", *past.flags, *flags),
+        events_read=loaded.read, events_total=loaded.total, resend=info)
+    rr = Resender(rec, provider, past, comparator, model=a.model, budget=a.budget,
+                  progress=a.progress)
+    try:
+        out = _causal(report, rr, cands, a.seeds, a.alpha)
+    finally:
+        rr.close()
+    base = out.baseline
+    if rr.errors and base is not None and base.runs and base.broke == base.runs:
+        raise RunError(f"the provider {provider.name!r} failed every baseline re-send of "
+                       f"{step} ({rr.errors[0]}); check --provider or --base-url/--model")
+    return _scoped(out, step)
+
+
+def _words(text: str) -> str:
+    return (text.replace("re-runs", "re-sends").replace("re-run", "re-send")
+            .replace("the unchanged agent", "the unchanged request"))
+
+
+def _scoped(r: WhyReport, step: str) -> WhyReport:
+    """The report in the re-send tier's words, every claim scoped to the request."""
+    roots = [s for s in r.suspects if s.role == "root"]
+    if r.conclusion == "confirmed" and len(roots) == 1:
+        s = roots[0]
+        to = f" ({', '.join(s.changes[:3])})" if s.changes else ""
+        base = r.baseline
+        text = (f"removing {s.label} changed the answer of request {step}{to} in "
+                f"{s.flips}/{s.runs - s.broke} re-sends, confidence "
+                f"{100 * (s.confidence or 0):.2f}% against {base.same if base else 0}/"
+                f"{base.runs if base else 0} unchanged re-sends ({SCOPE})")
+    else:
+        text = f"{_words(r.conclusion_text)} ({SCOPE})"
+    return replace(r, conclusion_text=text, flags=tuple(
+        f if f.startswith("request-level") else _words(f) for f in r.flags),
+                   suspects=tuple(replace(s, note=_words(s.note)) for s in r.suspects))
