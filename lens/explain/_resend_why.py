@@ -20,14 +20,14 @@ from lens.explain._candidates import Candidate, CandidateKind, Removal
 from lens.explain._custody import overlap
 from lens.explain._outcome import make_comparator
 from lens.explain._past import Landing, Past, causal_past, landings_of
-from lens.explain._report import ResendInfo, WhyReport
+from lens.explain._report import ResendInfo, WhyReport, render_why
 from lens.explain._request import Part, Piece, excerpt, pieces_of, request_of
 from lens.explain._rerun import Progress
 from lens.explain._resend import Plan, Resender, plan_of, provider_of
 from lens.explain._why import DEFAULT_SEEDS, Judge, _causal, _judge, _load, _Loaded
 from lens.explain._why import why as rerun_why
 
-__all__ = ["SCOPE", "why"]
+__all__ = ["SCOPE", "render_resend", "why"]
 
 SCOPE = "request-level; later steps of the agent were not re-run"
 
@@ -63,12 +63,16 @@ def why(store_or_events: Any, run: str | None = None, *, agent: Any | None = Non
         step: str | None = None, expect: str | None = None, judge: Judge | str | None = None,
         budget: int | None = None, label: bool = False, seeds: int | None = None,
         alpha: float = 0.05, progress: Progress | None = None, resend: Any | None = None,
-        model: str | None = None, plan: Plan | None = None) -> Any:
+        base_url: str | None = None, model: str | None = None,
+        plan: Plan | None = None) -> WhyReport:
     """:func:`lens.explain._why.why`, plus the re-send tier: with ``resend`` (a
     ``Provider``, a factory of one or ``FILE.py:FACTORY``) the recorded request of the
-    explained call is re-sent without pieces (``model`` overrides its model name);
+    explained call is re-sent without pieces (or, with ``base_url``, through an
+    OpenAI-compatible server; ``model`` overrides the recorded model name);
     ``plan(line)`` hears the planned number of calls before any is spent."""
-    if resend is None:
+    if resend is None and base_url is None:
+        if model is not None or plan is not None:
+            raise ConfigError("model= and plan= belong to the re-send tier; pass resend= too")
         return rerun_why(store_or_events, run, agent=agent, step=step, expect=expect,
                          judge=judge, budget=budget, label=label, seeds=seeds, alpha=alpha,
                          progress=progress)
@@ -81,7 +85,7 @@ def why(store_or_events: Any, run: str | None = None, *, agent: Any | None = Non
     ask = _Ask(step=step, expect=expect, judge=judge, budget=budget, label=label,
                seeds=seeds or DEFAULT_SEEDS, alpha=alpha, progress=progress, model=model,
                plan=plan)
-    chosen = provider_of(resend, model=model)
+    chosen = provider_of(resend, base_url=base_url, model=model)
     with opened(store_or_events) as source:
         return _tiered(_load(source, run, step, reruns=False), chosen, ask)
 
@@ -169,3 +173,14 @@ def _scoped(r: WhyReport, step: str) -> WhyReport:
     return replace(r, conclusion_text=text, flags=tuple(
         f if f.startswith("request-level") else _words(f) for f in r.flags),
                    suspects=tuple(replace(s, note=_words(s.note)) for s in r.suspects))
+
+
+def render_resend(r: WhyReport) -> list[str]:
+    """The report as text (:func:`lens.explain._report.render_why`) in the re-send tier's
+    words, with the request re-sent and the provider named first."""
+    lines = [line if SCOPE in line else _words(line) for line in render_why(r)]
+    if r.resend is not None:
+        lines.insert(1, f"re-sent: the recorded request of {r.resend.request} "
+                        f"({r.resend.pieces} pieces) through {r.resend.provider!r}, "
+                        f"{r.reruns} calls")
+    return lines
