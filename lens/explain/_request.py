@@ -90,6 +90,10 @@ class RecordedRequest:
 
 def _messages(messages: Sequence[Message], drop: set[str],
               calls: set[str]) -> tuple[Message, ...]:
+    """The messages kept: a dropped message takes its tool calls' results with it, and a
+    dropped call its result (the request stays valid)."""
+    calls = calls | {c.id for i, m in enumerate(messages) if str(i) in drop
+                     for c in m.tool_calls}
     out: list[Message] = []
     for i, m in enumerate(messages):
         if str(i) in drop or (m.role == "tool" and m.tool_call_id in calls):
@@ -200,7 +204,9 @@ def _message_pieces(messages: Sequence[Message], question: int | None) -> list[P
     for i, m in enumerate(messages):
         if i == question or m.role == "tool" or (m.tool_calls and not m.content):
             continue
-        out.append(Piece(id=f"message #{i}", kind="message", label=f"message #{i} ({m.role})",
+        also = " + its tool calls and their results" if m.tool_calls else ""
+        out.append(Piece(id=f"message #{i}", kind="message",
+                         label=f"message #{i} ({m.role}){also}",
                          text=f"{m.role}: {m.content}", at=(str(i),)))
     for m in messages:
         for c in m.tool_calls:
