@@ -8,6 +8,10 @@ can see the plan printed before the first call), or one that always fails.
 from __future__ import annotations
 
 import sys
+from pathlib import Path
+
+if str(Path(__file__).parent) not in sys.path:  # loaded by path from the CLI, as a user does
+    sys.path.append(str(Path(__file__).parent))
 
 from planted_support import load
 

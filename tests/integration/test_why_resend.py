@@ -139,3 +139,15 @@ def test_given_provider_without_resend_when_the_cli_runs_then_it_names_the_missi
     assert done.returncode == 2
     assert done.stderr.strip() == ("footprint why: --provider is an option of the re-send "
                                    "tier; add --resend")
+
+
+def test_given_the_readme_resend_example_when_run_then_its_printed_lines_are_true(
+        stores: dict[str, Path]) -> None:
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = text[text.index("### The re-send tier"):]
+    shown = section[section.index("```text\n") + 8:].split("```", 1)[0].splitlines()
+    command = shown[0].removeprefix("$ footprint ").split()
+    done = _footprint(*command, "--store", str(stores["wrong_fact"]))
+    assert done.returncode == 0, done.stderr[-400:]
+    assert done.stderr.strip().splitlines()[0] == shown[1]
+    assert done.stdout.splitlines()[:2] == shown[2:4]
