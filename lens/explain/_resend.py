@@ -49,6 +49,8 @@ class Resender:
         self.blind: list[tuple[str, str]] = []
         self.wording: dict[frozenset[Removal], list[str]] = defaultdict(list)
         self.errors: list[str] = []
+        self.called: dict[frozenset[Removal], set[str]] = defaultdict(set)
+        """Per removal set: the tools a re-send asked for instead of answering in text."""
         self._loop = asyncio.new_event_loop()
 
     def close(self) -> None:
@@ -88,6 +90,8 @@ class Resender:
             return Rerun(run="broke", answer="", note=note)
         finally:
             self.made += 1
+        if got.tool_calls and not got.content:
+            self.called[frozenset(removals)] |= {c.name for c in got.tool_calls}
         return self._outcome(_said(got), frozenset(removals))
 
     def _outcome(self, text: str, removed: frozenset[Removal]) -> Rerun:

@@ -14,14 +14,21 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from footprint._errors import ConfigError, RunError
-from footprint.events import ContextInjected
-from footprint.providers import Provider
+from footprint.events import ContextInjected, LLMEnd, ToolEnd
+from footprint.providers import Message, Provider
 from lens.explain._candidates import Candidate, CandidateKind, Removal
 from lens.explain._custody import overlap
 from lens.explain._outcome import make_comparator
 from lens.explain._past import Landing, Past, causal_past, landings_of
-from lens.explain._report import ResendInfo, WhyReport, render_why
-from lens.explain._request import Part, Piece, excerpt, pieces_of, request_of
+from lens.explain._report import ResendInfo, Suspect, WhyReport, render_why
+from lens.explain._request import (
+    Part,
+    Piece,
+    RecordedRequest,
+    excerpt,
+    pieces_of,
+    request_of,
+)
 from lens.explain._rerun import Progress
 from lens.explain._resend import Plan, Resender, plan_of, provider_of
 from lens.explain._why import DEFAULT_SEEDS, Judge, _causal, _judge, _load, _Loaded
@@ -49,14 +56,42 @@ _KIND: dict[str, CandidateKind] = {
     "exchange": "tool_result", "tool": "tool_definition"}
 
 
-def _candidate(p: Piece, past: Past) -> Candidate:
+def _candidate(p: Piece, past: Past, origin: str | None) -> Candidate:
     step = past.explained.step_id
     where = f" ({len(p.at)} copies)" if len(p.at) > 1 else ""
+    chain = (f"in the recorded request of {step}{where}",) + ((origin,) if origin else ())
     return Candidate(kind=_KIND[p.kind], id=p.id, label=p.label, flavor=p.flavor,
-                     step_id=step, seq=past.explained.start.seq,
-                     chain=(f"in the recorded request of {step}{where}",), excerpt=excerpt(p),
-                     score=round(overlap(p.text, past.answer), 4),
+                     step_id=step, seq=past.explained.start.seq, chain=chain,
+                     excerpt=excerpt(p), score=round(overlap(p.text, past.answer), 4),
                      removal=Removal("piece", p.id), reach=(step,))
+
+
+def _origins(loaded: _Loaded, past: Past, rec: RecordedRequest) -> dict[str, str]:
+    """Where each message and tool call came from, as far as the recording tells."""
+    mine = [e for e in loaded.events if isinstance(e, LLMEnd)]
+    chooser = {e.tool_call_id: e.parent_step for e in loaded.events
+               if isinstance(e, ToolEnd) and e.parent_step}
+    chooser |= {c.id: e.step_id for e in mine for c in e.tool_calls}
+    said = {e.content: e.step_id for e in mine if e.content}
+    earlier = {e.tool_call_id for e in loaded.earlier if isinstance(e, ToolEnd)}
+    out: dict[str, str] = {}
+    for p in rec.pieces:
+        if p.kind == "exchange":
+            call = p.at[0]
+            out[p.id] = (f"origin: chosen by {chooser[call]}" if call in chooser else
+                         "origin: a call of an earlier turn" if call in earlier else "")
+        elif p.kind == "message":
+            m = rec.request.messages[int(p.at[0])]
+            out[p.id] = _said_by(m, said, past.turn)
+    return {k: v for k, v in out.items() if v}
+
+
+def _said_by(m: Message, said: dict[str, str], turn: int) -> str:
+    if m.role == "assistant" and m.content in said:
+        return f"origin: said by {said[m.content]} of this run"
+    if turn > 0 and m.role in ("user", "assistant"):
+        return f"origin: the {'person' if m.role == 'user' else 'agent'} in an earlier turn"
+    return f"origin: a {m.role} message the recording does not trace further"
 
 
 def why(store_or_events: Any, run: str | None = None, *, agent: Any | None = None,
@@ -124,7 +159,8 @@ def _tiered(loaded: _Loaded, provider: Provider, a: _Ask) -> WhyReport:
     step = past.explained.step_id
     rec, flags = pieces_of(request_of(past.explained.start.request_ref, step),
                            _parts(loaded, past), past.user_message, step)
-    cands = [_candidate(p, past) for p in rec.pieces]
+    origins = _origins(loaded, past, rec)
+    cands = [_candidate(p, past, origins.get(p.id)) for p in rec.pieces]
     planned, line = plan_of(len(cands), a.seeds, a.budget)
     if a.plan is not None:
         a.plan(line)
@@ -149,7 +185,7 @@ def _tiered(loaded: _Loaded, provider: Provider, a: _Ask) -> WhyReport:
     if rr.errors and base is not None and base.runs and base.broke == base.runs:
         raise RunError(f"the provider {provider.name!r} failed every baseline re-send of "
                        f"{step} ({rr.errors[0]}); check --provider or --base-url/--model")
-    return _scoped(out, step)
+    return _scoped(out, step, rr)
 
 
 def _words(text: str) -> str:
@@ -157,7 +193,18 @@ def _words(text: str) -> str:
             .replace("the unchanged agent", "the unchanged request"))
 
 
-def _scoped(r: WhyReport, step: str) -> WhyReport:
+def _went_on(s: Suspect, rr: Resender) -> str:
+    """For a confirmed removal whose re-sends asked for a tool instead of answering: say so."""
+    keys = s.ids or ((s.id,) if s.id else ())
+    tools = rr.called.get(frozenset(Removal("piece", k) for k in keys))
+    if not tools or s.verdict != "confirmed":
+        return ""
+    return (f"without it the request was answered by a tool call ({', '.join(sorted(tools))}) "
+            "instead: the agent would have gone on, which a re-send cannot follow; explain it "
+            "with --agent to see where the agent ends")
+
+
+def _scoped(r: WhyReport, step: str, rr: Resender) -> WhyReport:
     """The report in the re-send tier's words, every claim scoped to the request."""
     roots = [s for s in r.suspects if s.role == "root"]
     if r.conclusion == "confirmed" and len(roots) == 1:
@@ -170,9 +217,12 @@ def _scoped(r: WhyReport, step: str) -> WhyReport:
                 f"{base.runs if base else 0} unchanged re-sends ({SCOPE})")
     else:
         text = f"{_words(r.conclusion_text)} ({SCOPE})"
-    return replace(r, conclusion_text=text, flags=tuple(
-        f if f.startswith("request-level") else _words(f) for f in r.flags),
-                   suspects=tuple(replace(s, note=_words(s.note)) for s in r.suspects))
+    went = {id(s): _went_on(s, rr) for s in r.suspects}
+    flags = [f if f.startswith("request-level") else _words(f) for f in r.flags]
+    flags += [f"went-on: {s.label}: {went[id(s)]}" for s in r.suspects if went[id(s)]]
+    return replace(r, conclusion_text=text, flags=tuple(flags), suspects=tuple(
+        replace(s, note="; ".join(x for x in (_words(s.note), went[id(s)]) if x))
+        for s in r.suspects))
 
 
 def render_resend(r: WhyReport) -> list[str]:

@@ -151,3 +151,27 @@ def test_given_the_readme_resend_example_when_run_then_its_printed_lines_are_tru
     assert done.returncode == 0, done.stderr[-400:]
     assert done.stderr.strip().splitlines()[0] == shown[1]
     assert done.stdout.splitlines()[:2] == shown[2:4]
+
+
+def test_given_a_follow_up_turn_when_resent_then_the_stale_reply_is_traced_and_went_on_flagged(
+        tmp_path: Path) -> None:
+    record("stale_history", tmp_path / "store")
+    report = why(str(tmp_path / "store"), "last", resend=lambda: planted("stale_history"))
+    stale = next(s for s in report.suspects if s.verdict == "confirmed")
+    assert stale.kind == "message" and "origin: the agent in an earlier turn" in stale.chain
+    assert "answered by a tool call (profile_address) instead" in stale.note
+    assert any(f.startswith("went-on: message #3 (assistant)") for f in report.flags)
+    exchange = next(s for s in report.suspects if s.kind == "tool_result")
+    assert "origin: a call of an earlier turn" in exchange.chain
+    jsonschema.validate(why_dict(report), schema())
+
+
+def test_given_a_tool_result_when_resent_then_its_call_and_result_are_one_piece_by_origin(
+        tmp_path: Path) -> None:
+    record("tool_result", tmp_path / "store")
+    report = why(str(tmp_path / "store"), "last", resend=lambda: planted("tool_result"))
+    feed = next(s for s in report.suspects if s.kind == "tool_result")
+    assert feed.label == "tool call #call_1 (price_feed) + its result"
+    assert "origin: chosen by llm#1" in feed.chain
+    assert feed.verdict == "confirmed" and feed.effect == "necessary"
+    assert report.necessary == (feed.label,)
