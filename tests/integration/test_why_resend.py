@@ -175,3 +175,37 @@ def test_given_a_tool_result_when_resent_then_its_call_and_result_are_one_piece_
     assert "origin: chosen by llm#1" in feed.chain
     assert feed.verdict == "confirmed" and feed.effect == "necessary"
     assert report.necessary == (feed.label,)
+
+
+def test_given_an_openai_compatible_server_when_resent_by_base_url_then_every_call_goes_there(
+        tmp_path: Path) -> None:
+    from llamacpp_like import llamacpp_like
+
+    from footprint import Agent
+    from footprint.agent import tool
+    from footprint.providers import OpenAIChat
+    from recorder import ParquetSink, Recorder
+
+    def weather(city: str) -> str:
+        """Current weather for a city."""
+        return f"{city}: sunny, 21C"
+
+    with llamacpp_like() as server:
+        recorder = Recorder(sinks=[ParquetSink(tmp_path / "store")])
+        try:
+            Agent(provider=OpenAIChat("tiny", base_url=server.base_url), model="tiny",
+                  tools=[tool(weather)], sink=recorder).run_sync("Weather in Oslo?")
+        finally:
+            recorder.close()
+        recorded = len(server.bodies)
+        done = _footprint("why", "last", "--store", str(tmp_path / "store"), "--resend",
+                          "--base-url", server.base_url, "--model", "tiny", "--json")
+        sent = server.bodies[recorded:]
+    assert done.returncode == 0, done.stderr[-400:]
+    report = json.loads(done.stdout)
+    jsonschema.validate(report, schema())
+    assert report["resend"]["provider"] == "openai" and len(sent) == report["reruns"]
+    assert report["baseline"]["same"] == report["baseline"]["runs"] == 12
+    assert all(b["model"] == "tiny" for b in sent)
+    feed = next(s for s in report["suspects"] if s["kind"] == "tool_result")
+    assert feed["verdict"] == "confirmed" and "origin: chosen by llm#1" in feed["chain"]
