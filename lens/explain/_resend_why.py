@@ -39,16 +39,20 @@ __all__ = ["SCOPE", "render_resend", "why"]
 SCOPE = "request-level; later steps of the agent were not re-run"
 
 
-def _parts(loaded: _Loaded, past: Past) -> list[Part]:
-    """The explained call's landed system parts, in the order they landed."""
+def _landed(loaded: _Loaded, past: Past, slot: str) -> list[ContextInjected]:
+    """The pieces that landed in ``slot`` of the explained call, in the order they landed."""
     got: Sequence[Landing] = loaded.landings if loaded.landings is not None else \
         landings_of(loaded.events, past)
     step = past.explained.step_id
-    mine: list[ContextInjected] = sorted(
-        (g.piece for g in got if g.step == step and g.piece.slot == "system-prompt"),
-        key=lambda e: e.seq)
+    return sorted((g.piece for g in got if g.step == step and g.piece.slot == slot),
+                  key=lambda e: e.seq)
+
+
+def _parts(loaded: _Loaded, past: Past) -> list[Part]:
+    """The explained call's landed system parts, in the order they landed."""
     return [Part(id=e.injection_id or ("base prompt" if e.source == "base" else e.source),
-                 text=e.raw_content or "", flavor=e.source) for e in mine]
+                 text=e.raw_content or "", flavor=e.source)
+            for e in _landed(loaded, past, "system-prompt")]
 
 
 _KIND: dict[str, CandidateKind] = {
@@ -74,6 +78,8 @@ def _origins(loaded: _Loaded, past: Past, rec: RecordedRequest) -> dict[str, str
     chooser |= {c.id: e.step_id for e in mine for c in e.tool_calls}
     said = {e.content: e.step_id for e in mine if e.content}
     earlier = {e.tool_call_id for e in loaded.earlier if isinstance(e, ToolEnd)}
+    injected = {e.raw_content: e.injection_id or e.source
+                for e in _landed(loaded, past, "messages") if e.raw_content}
     out: dict[str, str] = {}
     for p in rec.pieces:
         if p.kind == "exchange":
@@ -82,7 +88,8 @@ def _origins(loaded: _Loaded, past: Past, rec: RecordedRequest) -> dict[str, str
                          "origin: a call of an earlier turn" if call in earlier else "")
         elif p.kind == "message":
             m = rec.request.messages[int(p.at[0])]
-            out[p.id] = _said_by(m, said, past.turn)
+            out[p.id] = f"origin: injection {injected[m.content]!r} (messages slot)" \
+                if m.content in injected else _said_by(m, said, past.turn)
     return {k: v for k, v in out.items() if v}
 
 

@@ -209,3 +209,37 @@ def test_given_an_openai_compatible_server_when_resent_by_base_url_then_every_ca
     assert all(b["model"] == "tiny" for b in sent)
     feed = next(s for s in report["suspects"] if s["kind"] == "tool_result")
     assert feed["verdict"] == "confirmed" and "origin: chosen by llm#1" in feed["chain"]
+
+
+def _memo_model(request: Any) -> str:
+    """Quote the newest price: a message saying "now N" beats the system's price list."""
+    import re
+
+    for m in reversed(request.messages):
+        found = re.search(r"C40 now (\d+)", m.content)
+        if found:
+            return f"The C40 costs {found.group(1)} EUR."
+    listed = re.search(r"C40 grinder (\d+) EUR", request.system)
+    return f"The C40 costs {listed.group(1) if listed else 'an unknown amount of'} EUR."
+
+
+def test_given_a_messages_slot_injection_when_resent_then_its_message_is_named_and_confirmed(
+        tmp_path: Path) -> None:
+    from footprint import Agent, FunctionModel, define_fact
+    from recorder import ParquetSink, Recorder
+
+    recorder = Recorder(sinks=[ParquetSink(tmp_path / "store")])
+    try:
+        Agent(provider=FunctionModel(_memo_model), model="m",
+              system_prompt="Price list: C40 grinder 149 EUR.",
+              injections=[define_fact("old-memo", "Memo (2022): C40 now 189.",
+                                      slot="messages", role="assistant")],
+              sink=recorder).run_sync("What does the C40 cost?")
+    finally:
+        recorder.close()
+    report = why(str(tmp_path / "store"), "last",
+                 resend=lambda: FunctionModel(_memo_model, name="memo"))
+    root = next(s for s in report.suspects if s.role == "root")
+    assert root.kind == "message" and "origin: injection 'old-memo' (messages slot)" in root.chain
+    assert root.changes == ("189 EUR → 149 EUR",)
+    assert [s.id for s in report.suspects if s.verdict == "confirmed"] == [root.id]
