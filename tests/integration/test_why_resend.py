@@ -243,3 +243,33 @@ def test_given_a_messages_slot_injection_when_resent_then_its_message_is_named_a
     assert root.kind == "message" and "origin: injection 'old-memo' (messages slot)" in root.chain
     assert root.changes == ("189 EUR → 149 EUR",)
     assert [s.id for s in report.suspects if s.verdict == "confirmed"] == [root.id]
+
+
+def _wrong_fact_events() -> list[Any]:
+    from footprint import ListSink
+
+    sink = ListSink()
+    module = load("wrong_fact")
+    module.converse(module.make_agent(sink=sink))
+    return list(sink.events)
+
+
+def test_given_events_and_an_expectation_when_resent_then_the_memo_is_what_stands_in_the_way(
+        ) -> None:
+    report = why(_wrong_fact_events(), "last", resend=lambda: planted("wrong_fact"),
+                 expect="149 EUR", step="llm#1")
+    assert report.comparator_mode == "expect" and report.conclusion == "confirmed"
+    assert [s.id for s in report.suspects if s.verdict == "confirmed"] == ["supplier-memo"]
+    jsonschema.validate(why_dict(report), schema())
+
+
+def test_given_a_request_kept_only_as_a_hash_when_resent_then_the_error_says_why_and_the_fix(
+        ) -> None:
+    import dataclasses
+
+    from footprint.events import LLMStart
+
+    events = [dataclasses.replace(e, request_ref=None) if isinstance(e, LLMStart) else e
+              for e in _wrong_fact_events()]
+    with pytest.raises(ConfigError, match=r"llm#1 kept no request text .* drop --resend"):
+        why(events, "last", resend=lambda: planted("wrong_fact"))
