@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from recorder.store._runlist import RUN_COLUMNS, STATUSES, RunQuery, count_runs, list_runs
     from recorder.store._sandbox import SqlRefused
     from recorder.store._summary import IterationSpan, RunSummary
+    from recorder.store._trends import TrendQuery, trends
     from recorder.store._upcast import UPCASTERS, upcast
     from recorder.store._verify import VerifyResult, verify_run
     from recorder.store._views import VIEWS
@@ -96,6 +97,8 @@ _HOME = {
     "VerifyResult": "recorder.store._verify",
     "verify_run": "recorder.store._verify",
     "VIEWS": "recorder.store._views",
+    "TrendQuery": "recorder.store._trends",
+    "trends": "recorder.store._trends",
 }
 """Where each public name lives: imported on first use, so a command that reads the
 store does not pay for the writer, the processors and the verifier (and the other way round)."""
@@ -132,6 +135,7 @@ __all__ = [
     "Store",
     "StoreReader",
     "StoreWarning",
+    "TrendQuery",
     "VerifyResult",
     "adopt_orphans",
     "canonical_json",
@@ -145,6 +149,7 @@ __all__ = [
     "open_store",
     "record_canonical",
     "row_check",
+    "trends",
     "upcast",
     "verify_run",
 ]

@@ -24,8 +24,10 @@ from __future__ import annotations
 
 import os
 import re
+from pathlib import Path
 from typing import Any
 
+from recorder.store._prices import PRICES_DDL, Prices, load_prices
 from recorder.store._views import VIEWS
 from recorder.write._layout import BLOBS, EVENTS, STATS
 
@@ -84,10 +86,13 @@ def _read(spark: Any, path: str, *, hive: bool) -> Any:
         raise
 
 
-def register_views(spark: Any, path: str | os.PathLike[str]) -> list[str]:
+def register_views(spark: Any, path: str | os.PathLike[str], *,
+                   prices: Prices | None = None) -> list[str]:
     """Register the store at ``path`` (a directory or an ``s3a://``-style URI) as
     temporary views on ``spark``: the raw ``_events_all``, ``_blobs_all`` and
-    ``_stats_all``, then every catalog view. Returns the catalog views' names."""
+    ``_stats_all``, the ``_prices`` of its models, then every catalog view. Returns
+    the catalog views' names. ``prices`` defaults to the store's own (its
+    ``prices.json`` over ``genai-prices``; a URI's ``prices.json`` is not read)."""
     root = os.fspath(path)
     raw = {"_events_all": (EVENTS, True), "_blobs_all": (BLOBS, False),
            "_stats_all": (STATS, False)}
@@ -101,9 +106,21 @@ def register_views(spark: Any, path: str | os.PathLike[str]) -> list[str]:
     if missing:  # stats written before those counts were kept
         zeros = ", ".join(f"CAST(0 AS BIGINT) AS {c}" for c in missing)
         spark.sql(f"SELECT *, {zeros} FROM _stats_all").createOrReplaceTempView("_stats_all")
+    _register_prices(spark, root, prices)
     for name, select in SPARK_VIEWS:
         spark.sql(f"CREATE OR REPLACE TEMPORARY VIEW {name} AS {select}")
     return [name for name, _ in SPARK_VIEWS]
+
+
+def _register_prices(spark: Any, root: str, prices: Prices | None) -> None:
+    if prices is None:
+        prices = Prices() if "://" in root else load_prices(Path(root))
+    models = [r[0] for r in spark.sql(
+        "SELECT DISTINCT model FROM _events_all WHERE type IN ('llm.start', 'llm.end') "
+        "AND model IS NOT NULL").collect()]
+    rows = [tuple(row.values()) for row in prices.rows(models)]  # in PRICES_DDL's order
+    frame = spark.createDataFrame(rows, PRICES_DDL)
+    frame.createOrReplaceTempView("_prices")
 
 
 _EMPTY = {

@@ -4,6 +4,7 @@ and tools, and emits every event of the catalog from exactly one place each."""
 from __future__ import annotations
 
 import asyncio
+import weakref
 from collections.abc import Awaitable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -19,7 +20,9 @@ from footprint.agent._runmeta import RunMeta, run_meta
 from footprint.agent._setup import AgentSetup, Posture, ToolLike, build_setup
 from footprint.agent._sources import ToolSource
 from footprint.agent._state import PERSON, Evidence, RunState
+from footprint.agent._sync import run_to_end
 from footprint.agent._turn import declare_run, route_turn_stage
+from footprint.agent._workers import ToolWorkers
 from footprint.events import EventSink, NullSink, RunEnd, RunFailed, RunStart, SkillDeactivated
 from footprint.graph import EscalationPolicy, ProviderChoice, SkillGraph
 from footprint.injection import Injection
@@ -103,10 +106,17 @@ class Agent:
     ``tool_timeout_s`` bounds one tool call (a tool's own ``tool(timeout_s=)``
     wins; ``None`` waits forever): a call still running then ends with a
     ``tool.end`` whose status ``failure`` the host assigned (``status_by``)
-    and whose ``timeout_s`` says why, and the run goes on. The run's ``seed``
-    reaches every model request (``LLMRequest.seed``). ``await agent.aclose()``
-    (``close()`` outside a loop) closes the pooled HTTP clients of the
-    providers the agent holds; ``run_sync`` does so when its loop ends.
+    and whose ``timeout_s`` says why, and the run goes on. Plain tools run on
+    worker threads the agent keeps across runs (started on first use). The
+    run's ``seed`` reaches every model request (``LLMRequest.seed``).
+    ``await agent.aclose()`` (``close()`` outside a loop, or leaving ``with
+    agent:``) closes the pooled HTTP clients of the providers the agent holds
+    and ends the idle tool workers (as the agent's garbage collection and the
+    interpreter's exit do); ``run_sync`` closes the clients when its loop ends.
+    ``factory`` (``"MODULE:ATTR"``, MODULE a dotted module or a ``.py`` path)
+    names the function that builds this agent; it is recorded on
+    ``run.configured`` so ``footprint lens`` can rebuild the agent for a causal
+    search without ``--agent``.
     """
 
     def __init__(
@@ -139,6 +149,7 @@ class Agent:
         tool_timeout_s: float | None = DEFAULT_TOOL_TIMEOUT_S,
         release: str | None = None,
         environment: str | None = None,
+        factory: str | None = None,
     ) -> None:
         # every option as given (lists frozen), so variant() can rebuild this agent
         self._options: dict[str, Any] = {
@@ -155,6 +166,8 @@ class Agent:
         self.ids: IdSource = _checked_ids(ids)
         self._conversation: Conversation | None = None
         self._meta = RunMeta()
+        self._workers: ToolWorkers | None = None
+        self._release: weakref.finalize[[], Agent] | None = None
 
     # ── variants (counterfactual re-runs, replay) ────────────────────────
 
@@ -212,7 +225,7 @@ class Agent:
                  metadata: Mapping[str, Any] | None = None) -> RunResult:
         """``run`` for code without an event loop."""
         _no_running_loop("run_sync()", "await agent.run(message)")
-        return asyncio.run(self._released(self.run(
+        return run_to_end(self._released(self.run(
             message, continue_from=continue_from, user=user, session=session, tags=tags,
             metadata=metadata)))
 
@@ -237,21 +250,18 @@ class Agent:
                        metadata: Mapping[str, Any] | None = None) -> RunResult:
         """``follow_up`` for code without an event loop."""
         _no_running_loop("follow_up_sync()", "await agent.follow_up(message)")
-        return asyncio.run(self._released(self.follow_up(
+        return run_to_end(self._released(self.follow_up(
             message, user=user, session=session, tags=tags, metadata=metadata)))
 
     async def aclose(self) -> None:
-        """Release the pooled connections of every provider this agent holds.
-
-        Wire providers keep one HTTP client per event loop; a provider without
-        ``aclose`` is left alone. Providers stay usable (the next call opens a
-        new client), so closing a variant that shares them is harmless.
-        ``run_sync``/``follow_up_sync`` do this at the end of their own loop.
+        """Release what the agent holds: the pooled connections of every provider (a
+        provider without ``aclose`` is left alone) and the worker threads kept for plain
+        tools. Both come back on the next run, so closing a variant that shares
+        providers is harmless. ``run_sync``/``follow_up_sync`` close the connections at
+        the end of their own loop.
         """
-        for provider in _held_providers(self.setup):
-            closer = getattr(provider, "aclose", None)
-            if callable(closer):
-                await closer()
+        await self._close_providers()
+        self._end_workers()
 
     def close(self) -> None:
         """``aclose`` for code without a running event loop."""
@@ -260,12 +270,31 @@ class Agent:
             closer = getattr(provider, "close", None)
             if callable(closer):
                 closer()
+        self._end_workers()
+
+    async def _close_providers(self) -> None:
+        for provider in _held_providers(self.setup):
+            closer = getattr(provider, "aclose", None)
+            if callable(closer):
+                await closer()
+
+    def _end_workers(self) -> None:
+        """End the worker threads kept for plain tools (a later run starts new ones)."""
+        release, self._release, self._workers = self._release, None, None
+        if release is not None:
+            release()  # the pool's close, once (the finalizer is then dead)
 
     async def _released(self, work: Awaitable[RunResult]) -> RunResult:
         try:
             return await work
         finally:
-            await self.aclose()
+            await self._close_providers()
+
+    def __enter__(self) -> Agent:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
     def checkpoint(self) -> dict[str, Any]:
         """The last conversation as plain JSON (for ``run(..., continue_from=)``)."""
@@ -284,7 +313,17 @@ class Agent:
             raise ConfigError(f"run() needs a non-empty message; got {message!r}")
         history = [*conv.history, Message(role="user", content=message, origin=PERSON)]
         cursor = conv.cursor if self.setup.continuity == "conversation" else None
-        return RunState(user_message=message, history=history, cursor=cursor, seed=self.seed)
+        return RunState(user_message=message, history=history, cursor=cursor, seed=self.seed,
+                        workers=self._tool_workers())
+
+    def _tool_workers(self) -> ToolWorkers:
+        """The agent's workers for plain tools; made on first use, one idle per tool kept."""
+        if self._workers is None:
+            tools = len(self.setup.baseline_tools) + len(self.setup.skill_tools)
+            self._workers = ToolWorkers(keep=max(1, min(tools, 8)))
+            # closed by close(), or when the agent is collected, or at the interpreter's exit
+            self._release = weakref.finalize(self, self._workers.close)
+        return self._workers
 
     async def _turn(self, message: str, conv: Conversation, meta: RunMeta) -> RunResult:
         state = self._start_state(message, conv)

@@ -19,7 +19,7 @@ from footprint.agent._engine import Frame
 from footprint.agent._invoke import ToolTimedOut, invoke
 from footprint.agent._results import effects_of, read_result
 from footprint.agent._setup import AgentSetup
-from footprint.agent._sources import ServedTool, ToolSource
+from footprint.agent._sources import ServedTool
 from footprint.agent._state import RunState
 from footprint.agent._tools import validate_args
 from footprint.agent._wire import json_safe
@@ -116,17 +116,20 @@ def _serve(out: CallOutcome, served: ServedTool) -> None:
     out.effects = effects_of(list(served.effects), out.call)
 
 
-async def _run_plain(offered: OfferedTool, out: CallOutcome, threaded: bool,
-                     source: ToolSource | None, timeout_s: float | None) -> None:
+async def _run_plain(setup: AgentSetup, state: RunState, offered: OfferedTool,
+                     out: CallOutcome, threaded: bool) -> None:
+    """Run one plain tool: on one of the run's workers when it is timed (so it can be
+    abandoned) or the batch runs several at once, else inline on the loop."""
     assert offered.tool is not None
-    served = source.serve(out.call) if source is not None else None
+    served = setup.tool_source.serve(out.call) if setup.tool_source is not None else None
     if served is not None:
         _serve(out, served)
         return
-    limit = offered.tool.timeout_s if offered.tool.timeout_s is not None else timeout_s
+    limit = offered.tool.timeout_s if offered.tool.timeout_s is not None else setup.tool_timeout_s
+    workers = state.workers if threaded or limit is not None else None
     try:
-        value = await invoke(offered.tool.execute, dict(out.call.arguments),
-                             name=out.call.name, timeout_s=limit, threaded=threaded)
+        value = await invoke(offered.tool.execute, dict(out.call.arguments), timeout_s=limit,
+                             workers=workers)
     except ToolTimedOut as late:
         _teach(out, f"{out.call.name} failed: it {late}; the run went on without its "
                     "result. Try again later or another way.", "failure")
@@ -187,12 +190,12 @@ async def execute_batch(setup: AgentSetup, state: RunState, frame: Frame, comp: 
         elif offered is not None and offered.descriptor is not None:
             _engine_tool(setup, state, frame, offered, out)
         elif offered is not None:
-            pending.append(_timed(_run_plain(offered, out, threaded, setup.tool_source,
-                                             setup.tool_timeout_s),
-                                  out, clock))
+            pending.append(_timed(_run_plain(setup, state, offered, out, threaded), out, clock))
             continue
         out.duration_ms = (clock.monotonic_ns() - t0) / 1e6
-    if pending:
+    if len(pending) == 1:
+        await pending[0]  # a lone call needs no task of its own
+    elif pending:
         await asyncio.gather(*pending)
     for out in outs:
         if not out.error and out.pick is None:

@@ -43,8 +43,13 @@ ToolKind = Literal["baseline", "skill", "read_skill", "list_skills", "skip_step"
 
 
 def content_hash(text: str) -> str:
-    """The SHA-256 of ``text`` (hex), the join key between events and blobs."""
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+    """The SHA-256 of ``text`` (hex), the join key between events and blobs.
+
+    A lone surrogate (``"\\ud800"``, which a person or a model may send but
+    UTF-8 cannot spell) is hashed in the escaped form the store keeps it in
+    (``\\ud800``, six characters), so the hash still joins to the stored text.
+    """
+    return hashlib.sha256(text.encode("utf-8", "backslashreplace")).hexdigest()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -95,6 +95,17 @@ def _check_seams(options: Mapping[str, Any]) -> None:
         raise ConfigError(f"Agent(seed={brief(seed)}) must be a whole number; pass e.g. seed=7")
 
 
+def _check_factory(factory: object) -> None:
+    """``MODULE:ATTR``: a module (dotted, or a ``.py`` path) and a Python name."""
+    if factory is None:
+        return
+    module, sep, attr = factory.rpartition(":") if isinstance(factory, str) else ("", "", "")
+    if not sep or not module.strip() or not attr.isidentifier():
+        raise ConfigError(f"Agent(factory={brief(factory)}) is not MODULE:ATTR; name the "
+                          "function that builds this agent, e.g. factory='shop.agents:make_agent' "
+                          "or factory='examples/planted/wrong_fact.py:make_agent'")
+
+
 def check_agent_options(options: Mapping[str, Any]) -> None:
     """Refuse a wrongly typed ``Agent(...)`` argument before anything is built."""
     check_provider("Agent(provider=...)", options["provider"])
@@ -107,3 +118,4 @@ def check_agent_options(options: Mapping[str, Any]) -> None:
     _check_items(options)
     _check_brains(options)
     _check_seams(options)
+    _check_factory(options["factory"])

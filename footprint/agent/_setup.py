@@ -73,6 +73,7 @@ class AgentSetup:
     tool_timeout_s: float | None = None
     release: str | None = None
     environment: str | None = None
+    factory: str | None = None
     options: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
     tool_source: ToolSource | None = None
     model_source: Provider | None = None
@@ -281,6 +282,7 @@ def build_setup(
     tool_timeout_s: float | None = None,
     release: str | None = None,
     environment: str | None = None,
+    factory: str | None = None,
 ) -> AgentSetup:
     """Check every build-time rule and fold the agent's declarations."""
     _check_basics(model, max_iterations, posture, graph)
@@ -312,5 +314,5 @@ def build_setup(
         temperature=limits.temperature, max_tokens=limits.max_tokens, stop=limits.stop,
         model_timeout_s=model_timeout_s, tool_timeout_s=tool_timeout_s,
         tool_source=tool_source, model_source=model_source,
-        release=release, environment=environment,
+        release=release, environment=environment, factory=factory,
     )

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from footprint.agent._workers import ToolWorkers
 from footprint.graph import AcceptedProposal
 from footprint.graph._brains import EscalationState
 from footprint.injection import (
@@ -59,6 +60,8 @@ class RunState:
     turn_route: TurnRoute | None = None
     entry_scores: tuple[EntryScore, ...] | None = None
     entry_scorer: str | None = None
+    # where plain tools run (the agent's own, kept across runs; a lone run's when not given)
+    workers: ToolWorkers = field(default_factory=lambda: ToolWorkers(keep=0))
     # provenance bookkeeping
     tool_end_seq: dict[str, Evidence] = field(default_factory=dict)
     activation_evidence: dict[str, Evidence] = field(default_factory=dict)

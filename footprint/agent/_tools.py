@@ -87,7 +87,11 @@ def tool(
     The function is called with the validated arguments as keywords.
     ``timeout_s`` bounds one call: a call still running then ends with a
     host-assigned ``failure`` (the agent's ``tool_timeout_s`` applies when
-    it is ``None``).
+    it is ``None``). A plain function is abandoned on its worker thread; a
+    coroutine is cancelled and abandoned, even one that swallows the
+    cancellation. A coroutine that blocks the event loop (``time.sleep``)
+    cannot be interrupted: when it returns past its deadline the call is
+    recorded as timed out and its value dropped.
     ``deterministic=True`` declares that equal arguments give an equal
     result, so a replay re-runs it when its recorded result was redacted.
     """

@@ -61,7 +61,8 @@ def declare_run(setup: AgentSetup, em: RunEmitter) -> int:
         injection_count=len(setup.injections), tool_names=tuple(tools),
         has_graph=setup.graph is not None,
         options={"posture": setup.posture, "continuity": setup.continuity,
-                 "hidden_skills": list(setup.hidden_skills)},
+                 "hidden_skills": list(setup.hidden_skills),
+                 **({"factory": setup.factory} if setup.factory is not None else {})},
     )
     _declare_graph(setup, em)
     for inj in setup.injections:

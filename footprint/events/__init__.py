@@ -44,6 +44,7 @@ from footprint.events._evidence import (
 )
 from footprint.events._model import LLMEnd, LLMStart, ToolEffect, ToolEnd, ToolStart
 from footprint.events._run import (
+    Fidelity,
     IterationEnd,
     IterationStart,
     RouteChoice,
@@ -51,6 +52,7 @@ from footprint.events._run import (
     RunConfigured,
     RunEnd,
     RunFailed,
+    RunSource,
     RunStart,
     StopCause,
 )
@@ -104,6 +106,7 @@ __all__ = [
     "Event",
     "EventBase",
     "EventSink",
+    "Fidelity",
     "GraphEdge",
     "GraphNode",
     "GuardEvidence",
@@ -129,6 +132,7 @@ __all__ = [
     "RunConfigured",
     "RunEnd",
     "RunFailed",
+    "RunSource",
     "RunStart",
     "RunnerUp",
     "ScoreEntry",

@@ -23,6 +23,7 @@ from footprint.events._run import (
     RunConfigured,
     RunEnd,
     RunFailed,
+    RunSource,
     RunStart,
 )
 from footprint.events._skill import (
@@ -42,7 +43,7 @@ from footprint.events._skill import (
 __all__ = ["ENVELOPE_FIELDS", "EVENT_TYPES", "TERMINAL_TYPES", "Event", "type_tag_of"]
 
 Event: TypeAlias = (
-    RunConfigured | RunStart | RunEnd | IterationStart | IterationEnd | RouteDecided
+    RunConfigured | RunSource | RunStart | RunEnd | IterationStart | IterationEnd | RouteDecided
     | SkillGraphDeclared | InjectionDeclared
     | ContextEvaluated | ContextInjected | SlotComposed | BudgetPressure
     | SkillActivated | SkillDeactivated | SkillRejected | SkillEscalated
@@ -53,7 +54,7 @@ Event: TypeAlias = (
 )
 
 _CLASSES: tuple[type[Event], ...] = (
-    RunConfigured, RunStart, RunEnd, IterationStart, IterationEnd, RouteDecided,
+    RunConfigured, RunSource, RunStart, RunEnd, IterationStart, IterationEnd, RouteDecided,
     SkillGraphDeclared, InjectionDeclared,
     ContextEvaluated, ContextInjected, SlotComposed, BudgetPressure,
     SkillActivated, SkillDeactivated, SkillRejected, SkillEscalated,

@@ -11,6 +11,7 @@ from footprint.events._envelope import EventBase
 from footprint.events._evidence import JSONValue
 
 __all__ = [
+    "Fidelity",
     "IterationEnd",
     "IterationStart",
     "RouteChoice",
@@ -18,6 +19,7 @@ __all__ = [
     "RunConfigured",
     "RunEnd",
     "RunFailed",
+    "RunSource",
     "RunStart",
     "StopCause",
 ]
@@ -26,6 +28,7 @@ RouteChoice: TypeAlias = Literal[
     "tool-calls", "final", "output-retry", "step-nudge", "evidence-recheck", "wrap-up"
 ]
 StopCause: TypeAlias = Literal["max-iterations", "cost-budget"]
+Fidelity: TypeAlias = Literal["request-level", "partial", "usage-only"]
 
 def _no_options() -> Mapping[str, JSONValue]:
     return MappingProxyType({})
@@ -123,3 +126,28 @@ class RunFailed(EventBase):
     error_type: str
     message: str
     stage: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RunSource(EventBase):
+    """Where a run's record came from when footprint did not run the agent (once, after
+    ``run.configured``): a trace another framework exported, mapped by ``recorder.ingest``.
+
+    ``framework`` names the emitter (its instrumentation scope), ``dialect`` the
+    attribute convention its spans used, ``foreign_trace_id`` the trace. ``fidelity``
+    is ``request-level`` when every model call's request was in the trace,
+    ``partial`` when some were, ``usage-only`` when none (content capture off).
+    ``unknown`` lists what such a trace cannot tell (so no reader invents it);
+    ``flagged`` names content the emitter cut or dropped, per model call.
+    """
+
+    type: Literal["run.source"] = "run.source"
+    source: str
+    framework: str
+    dialect: str
+    fidelity: Fidelity
+    foreign_trace_id: str
+    unknown: tuple[str, ...] = ()
+    flagged: tuple[str, ...] = ()
+    spans: int = 0
+    unmapped_spans: int = 0

@@ -193,7 +193,7 @@ async def send_with_retries(
         async with asyncio.timeout(call.deadline):
             return await _attempts(client, call, backoff, tries, attempt)
     except TimeoutError:
-        raise _past_deadline(call, tries.made) from None
+        raise _past_deadline(call, tries) from None
 
 
 @dataclass(slots=True, kw_only=True)
@@ -203,6 +203,7 @@ class _Tries:
     limit: int
     made: int = 0
     started: float = 0.0
+    last: Failure | None = None
 
 
 async def _attempts(
@@ -217,13 +218,13 @@ async def _attempts(
         outcome = await _bounded_attempt(client, call, attempt)
         if not isinstance(outcome, Failure):
             return outcome
-        last = outcome
+        last = tries.last = outcome
         if tries.made < tries.limit:
             wait = backoff.delay(tries.made, outcome.retry_after)
             if call.deadline is not None and (
                 loop.time() - tries.started + wait >= call.deadline
             ):
-                raise _past_deadline(call, tries.made)
+                raise _past_deadline(call, tries)
             await backoff.sleep(wait)
     assert last is not None
     raise _exhausted(call, last, tries.limit)
@@ -241,11 +242,20 @@ async def _bounded_attempt(
         )
 
 
-def _past_deadline(call: HttpCall, attempts: int) -> RunError:
+def _past_deadline(call: HttpCall, tries: _Tries) -> RunError:
+    """The deadline ended the retries: the cause is the last upstream error, when one came."""
+    head = (f"provider {call.provider!r} passed its deadline of {call.deadline}s (deadline=) "
+            f"after {tries.made} attempt(s) to {call.url}")
+    last = tries.last
+    if last is not None and last.status is not None:
+        return RunError(
+            f"{head}; the last attempt got HTTP {last.status} ({last.detail[:300]!r}): the "
+            f"server at {call.base_url} is failing; retry later or raise deadline="
+        )
+    cause = f" (last attempt: {last.detail})" if last is not None else ""
     return RunError(
-        f"provider {call.provider!r} passed its deadline of {call.deadline}s (deadline=) "
-        f"after {attempts} attempt(s) to {call.url}; the server at {call.base_url} did not "
-        "finish a reply in time: raise deadline=, lower max_tokens=, or check the server"
+        f"{head}{cause}; the server at {call.base_url} did not finish a reply in time: "
+        "raise deadline=, lower max_tokens=, or check the server"
     )
 
 

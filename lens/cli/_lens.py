@@ -1,4 +1,4 @@
-"""``footprint lens [RUN] [--follow] [--store DIR]``: the terminal UI over a store.
+"""``footprint lens [RUN] [--agent REF] [--follow] [--store DIR]``: the terminal UI over a store.
 
 Textual is imported only inside :func:`run`, so ``footprint --help`` stays fast.
 """
@@ -9,6 +9,7 @@ import argparse
 from typing import Any
 
 from footprint._errors import ConfigError
+from lens.cli._serve import add_serve_options, unserved
 
 __all__ = ["add_parser", "run"]
 
@@ -20,19 +21,29 @@ def add_parser(sub: Any) -> None:
         help="browse runs in a terminal UI: timeline, decisions, skills, why, SQL",
         description="Open the lens on the store. Keys: enter opens a run; ←/→ or [/] step "
                     "iterations, 1/2/3 the System · Messages · Tools tabs; d decisions, s skills, "
-                    "w why, : SQL, t timeline, r runs, "
-                    "esc back, q quit.",
+                    "w why (a there runs the causal search, esc cancels it), : SQL, "
+                    "t timeline, r runs, T trends (from the runs), esc back, q quit.",
     )
     p.add_argument("run", metavar="RUN", nargs="?", default=None,
                    help="open this run's timeline: a run id, a unique prefix, or 'last'")
+    p.add_argument("--agent", metavar="FILE.py:FACTORY", default=None,
+                   help="the agent the why screen re-runs for its causal search (key a), as "
+                        "FILE.py:FACTORY or module:factory; default: the Agent(factory=...) "
+                        "the run recorded")
     p.add_argument("--follow", action="store_true",
                    help="re-read the store every second, for a run still being written")
     p.add_argument("--store", metavar="DIR", default=None,
                    help="the store directory (default: $FOOTPRINT_STORE or ./.footprint)")
+    add_serve_options(p)
 
 
 def run(args: argparse.Namespace) -> int:
     """Open the store (bad store or RUN fail here, before the screen is taken), then the app."""
+    if args.serve:
+        from lens.cli._serve import serve
+
+        return serve(args)
+    unserved(args)
     try:
         from lens.tui import LensApp
     except ImportError as exc:  # textual is a UI extra, not a core dependency
@@ -40,6 +51,7 @@ def run(args: argparse.Namespace) -> int:
             f"the lens needs the 'textual' package ({exc}); install it into this "
             "environment (pip install textual) and run `footprint lens` again"
         ) from exc
-    app = LensApp(args.store, run=args.run, follow=args.follow)
+    app = LensApp(args.store, run=args.run, follow=args.follow, view=args.view,
+                  agent=args.agent)
     app.run()
     return app.return_code or 0

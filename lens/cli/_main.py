@@ -26,6 +26,9 @@ _COMMANDS = {
     "graph": "lens.cli._graph",
     "doctor": "lens.cli._doctor",
     "snapshot": "lens.cli._snapshot",
+    "stats": "lens.cli._stats",
+    "receive": "lens.cli._receive",
+    "ingest": "lens.cli._ingest",
 }
 
 
@@ -78,7 +81,8 @@ def build_parser() -> argparse.ArgumentParser:
     for p in (demo, runs, show, sql, verify):
         _store_option(p)
     importlib.import_module("lens.cli._export_otlp").add_parser(sub)
-    for name in ("lens", "replay", "diff", "why", "graph", "snapshot", "doctor"):
+    for name in ("lens", "replay", "diff", "why", "graph", "snapshot", "doctor", "stats",
+                 "receive", "ingest"):
         importlib.import_module(f"lens.cli._{name}").add_parser(sub)
     for p in sub.choices.values():
         p.epilog = p.epilog or short_epilog()

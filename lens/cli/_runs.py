@@ -4,13 +4,22 @@ from __future__ import annotations
 
 import argparse
 
-from lens.cli._common import open_from, table
+from lens.cli._common import open_from, table, usd
 
 __all__ = ["run"]
 
 _COLUMNS = ("run_id", "started", "status", "iterations", "tokens", "model", "events",
-            "dropped", "answer")
-_HEADS = ("run", "started", "status", "iter", "tokens", "model", "events", "dropped", "answer")
+            "dropped", "answer", "error_type", "error_message", "failed_step", "cost_usd",
+            "unpriced_calls")
+_HEADS = ("run", "started", "status", "iter", "tokens", "cost", "model", "events", "dropped",
+          "answer", "error")
+
+
+def _error(row: dict[str, object]) -> str:
+    """A failed run's error cell: where it failed, its type and message (``show`` has it whole)."""
+    if row["error_type"] is None:
+        return ""
+    return f"{row['failed_step'] or '?'} {row['error_type']}: {row['error_message']}"
 
 
 def run(args: argparse.Namespace) -> int:
@@ -25,7 +34,8 @@ def run(args: argparse.Namespace) -> int:
         print(f"no runs {'match those filters ' if filtered else ''}in {store.root}")
         return 0
     rows = [[r["run_id"], r["started"].strftime("%Y-%m-%d %H:%M:%S"),
-             *(r[c] for c in _COLUMNS[2:])] for r in reversed(found)]
+             *(r[c] for c in _COLUMNS[2:5]), usd(r["cost_usd"], r["unpriced_calls"]),
+             *(r[c] for c in _COLUMNS[5:9]), _error(r)] for r in reversed(found)]
     print(table(_HEADS, rows, width=48))
     total = count_runs(store, query) if len(found) == query.limit else len(found)
     if total > len(found):

@@ -15,6 +15,7 @@ from footprint.events import (
     RouteConflict,
     RunEnd,
     RunFailed,
+    RunSource,
     RunStart,
     SkillActivated,
     SkillEscalated,
@@ -23,10 +24,12 @@ from footprint.events import (
     ToolEnd,
     ToolStart,
 )
-from lens.cli._common import clip, open_from
+from lens.cli._common import clip, open_from, usd
+from lens.playback._foreign import source_lines
 
 if TYPE_CHECKING:
     from recorder import Store
+    from recorder.store._prices import Prices
 
 __all__ = ["SHOWN_TYPES", "run", "timeline"]
 
@@ -40,7 +43,7 @@ def _cursor(e: ContextEvaluated) -> str | None:
     return f"cursor    {where} (by {move.by}){why}"
 
 
-def _line(e: Event) -> str | None:
+def _line(e: Event, costs: _Costs) -> str | None:
     if isinstance(e, RunStart):
         return f"user      {clip(e.user_message, 100)}"
     if isinstance(e, ContextEvaluated):
@@ -63,11 +66,13 @@ def _line(e: Event) -> str | None:
     if isinstance(e, RouteConflict):
         return f"conflict  winner {e.winner.tool_name} → {e.winner.target}, {len(e.losers)} lost"
     if isinstance(e, LLMStart):
+        costs.call = e
         return f"llm       {e.provider}/{e.model} ({e.messages_count} msgs, {e.tools_count} tools)"
     if isinstance(e, LLMEnd):
         calls = ", ".join(c.name for c in e.tool_calls) or "no tool calls"
         return (f"  reply   {clip(e.content, 70)!r} [{calls}; "
-                f"{e.input_tokens}+{e.output_tokens} tokens, {e.stop_reason}]")
+                f"{e.input_tokens}+{e.output_tokens} tokens, {usd(costs.add(e))}, "
+                f"{e.stop_reason}]")
     if isinstance(e, ToolStart):
         return f"tool      {e.tool_name}({clip(dict(e.args), 60)}) #{e.tool_call_id}"
     if isinstance(e, ToolEnd):
@@ -76,7 +81,7 @@ def _line(e: Event) -> str | None:
     if isinstance(e, ToolEffect):
         return f"effect    {e.kind} {e.outcome}" + (f": {e.reason}" if e.reason else "")
     if isinstance(e, RunFailed):
-        return f"FAILED    {e.error_type} in {e.stage}: {clip(e.message, 80)}"
+        return f"FAILED    {e.error_type} in {e.stage}: {e.message}"  # whole: it is the why
     return None
 
 
@@ -88,18 +93,48 @@ SHOWN_TYPES = (
 """The event types a timeline line (or the answer) comes from; only these are read."""
 
 
-def timeline(events: Iterable[Event]) -> Iterator[str]:
-    """The run as lines, grouped under one header per iteration, ending with the answer.
+class _Costs:
+    """Each reply priced as it streams by (as the ``llm_calls`` view prices it), summed."""
+
+    def __init__(self, prices: Prices | None) -> None:
+        self.prices = prices
+        self.call: LLMStart | None = None
+        self.total, self.unpriced = 0.0, set[str]()
+
+    def add(self, e: LLMEnd) -> float | None:
+        model = e.model or (self.call.model if self.call is not None else None)
+        price = self.prices.price(model) if self.prices is not None else None
+        if price is None:
+            self.unpriced.add(model or "?")
+            return None
+        cost = price.cost(input_tokens=e.input_tokens, output_tokens=e.output_tokens,
+                          cache_read=e.cache_read_tokens or 0,
+                          cache_write=e.cache_write_tokens or 0,
+                          provider=self.call.provider if self.call is not None else None)
+        self.total += cost
+        return cost
+
+    def line(self) -> str:
+        if self.unpriced:
+            return (f"cost: unpriced (no price for {', '.join(sorted(self.unpriced))}; "
+                    "add it to the store's prices.json)")
+        return f"cost: {usd(self.total)}"
+
+
+def timeline(events: Iterable[Event], prices: Prices | None = None) -> Iterator[str]:
+    """The run as lines, grouped under one header per iteration, ending with the answer
+    and the cost (each reply priced by ``prices``; ``None``: unpriced).
 
     A generator: each line is yielded as soon as its event is read.
     """
+    costs = _Costs(prices)
     iteration = -1
     answer: str | None = None
     for event in events:
         if isinstance(event, RunEnd):
             answer = event.final_content
             continue
-        text = _line(event)
+        text = _line(event, costs)
         if text is None:
             continue
         if event.iteration != iteration and event.iteration > 0:
@@ -107,21 +142,25 @@ def timeline(events: Iterable[Event]) -> Iterator[str]:
             yield f"── iteration {iteration} " + "─" * 40
         yield f"  {event.seq:>5}  {text}"
     yield f"answer: {answer}" if answer is not None else "answer: (none — run did not end)"
+    yield costs.line()
 
 
 def _header(store: Store, run_id: str) -> str:
     from recorder import RunQuery, list_runs
 
-    head = list_runs(store, RunQuery(run_ids=(run_id,), limit=1)).to_pylist()[0]
+    head = list_runs(store, RunQuery(run_ids=(run_id,), limit=1), costs=False).to_pylist()[0]
     dropped, mirror = head["dropped"], head["mirror_dropped"]
     return (f"run {run_id} · {head['status']} · model {head['model'] or '?'} · "
             f"{head['iterations'] or 0} iterations · {head['tokens']} tokens · "
             f"{head['events']} events" + (f" · {dropped} dropped" if dropped else "")
-            + (f" · {mirror} spans not exported" if mirror else ""))
+            + (f" · {mirror} spans not exported" if mirror else "")
+            + (f"\nfailed at {head['failed_step'] or '?'}: {head['error_type']}"
+               if head["status"] == "failed" else ""))
 
 
 def run(args: argparse.Namespace) -> int:
     from recorder import EventQuery, StoreReader
+    from recorder.store._prices import load_prices
 
     store = open_from(args)
     run_id = store.resolve_run(args.run)
@@ -131,6 +170,10 @@ def run(args: argparse.Namespace) -> int:
     trace = next((t for t in first.column("trace_id").to_pylist() if t), None)
     if trace:
         print(f"trace {trace} (OpenTelemetry: search your tracing backend for it)", flush=True)
-    for line in timeline(reader.events(EventQuery(run_id=run_id, types=SHOWN_TYPES))):
+    for source in reader.events(EventQuery(run_id=run_id, types=("run.source",))):
+        if isinstance(source, RunSource):
+            print("\n".join(source_lines(source)), flush=True)
+    prices = load_prices(store.root)
+    for line in timeline(reader.events(EventQuery(run_id=run_id, types=SHOWN_TYPES)), prices):
         print(line)
     return 0

@@ -23,9 +23,10 @@ def add_parser(sub: Any) -> None:
         "snapshot", help="export a recorded run (with its conversation) and a pytest module "
                          "that replays it")
     p.add_argument("run", metavar="RUN", help="a run id, a unique prefix, or 'last'")
-    p.add_argument("--agent", metavar="MODULE:FACTORY", required=True,
+    p.add_argument("--agent", metavar="MODULE:FACTORY", default=None,
                    help="the agent the test replays with, e.g. "
-                        "lens._examples.support_desk:make_agent")
+                        "lens._examples.support_desk:make_agent (leave it out for a run "
+                        "mapped from another framework's trace: the folder only is written)")
     p.add_argument("-o", "--out", metavar="DIR", required=True,
                    help="the test folder to write into, e.g. tests/recordings/")
     p.add_argument("--name", default=None,
@@ -41,7 +42,8 @@ def run(args: argparse.Namespace) -> int:
     from lens.playback._snapshot import export_run
 
     try:
-        load_target(args.agent)  # a bad reference fails now, not in the written test
+        if args.agent is not None:
+            load_target(args.agent)  # a bad reference fails now, not in the written test
         with open_from(args) as store:
             folder, module = export_run(store, args.run, args.out, agent=args.agent,
                                         name=args.name)
@@ -49,6 +51,10 @@ def run(args: argparse.Namespace) -> int:
         print(f"footprint snapshot: {exc}", file=sys.stderr)
         return 2
     size = sum(f.stat().st_size for f in folder.iterdir())
+    if module is None:
+        print(f"wrote {folder} ({size / 1024:.1f} KiB); no test module without --agent "
+              "(the folder is a recording the lens API reads: store=FOLDER)")
+        return 0
     print(f"wrote {folder} ({size / 1024:.1f} KiB) and {module}")
     print(f"run it with: pytest {module}")
     return 0

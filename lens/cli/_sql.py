@@ -40,7 +40,7 @@ def run(args: argparse.Namespace) -> int:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise ConfigError(
             f"query failed: {first}; the views are events, runs, decisions, injections, "
-            "llm_calls, tool_calls, rejections, escalations, route_conflicts, blobs"
+            "llm_calls, tool_calls, rejections, escalations, route_conflicts, run_sources, blobs"
         ) from exc
     if args.format == "csv":
         writer = csv.writer(sys.stdout, lineterminator="\n")

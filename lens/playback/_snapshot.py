@@ -180,12 +180,13 @@ def _agent_literal(agent: str, out: Path) -> str:
     return repr(agent)
 
 
-def export_run(source: Any, run: str, out: str | os.PathLike[str], *, agent: str,
-               name: str | None = None) -> tuple[Path, Path]:
+def export_run(source: Any, run: str, out: str | os.PathLike[str], *, agent: str | None,
+               name: str | None = None) -> tuple[Path, Path | None]:
     """Write ``run`` (and the earlier turns of its conversation) as a recording; its test module.
 
     Returns ``(folder, test module)``. ``agent`` is the ``MODULE:FACTORY``
-    the test replays with.
+    the test replays with; ``None`` (a run mapped from another framework's trace has
+    no footprint agent to replay) writes the recording folder only.
     """
     turns = conversation_of(source, run)
     last = turns[-1]
@@ -201,6 +202,8 @@ def export_run(source: Any, run: str, out: str | os.PathLike[str], *, agent: str
                 "turns": len(turns), "agent": agent}
     (folder / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
     (folder / DECISIONS).write_text(decisions_json([t.events for t in turns]), encoding="utf-8")
+    if agent is None:
+        return folder, None
     module = Path(out) / f"test_{name}.py"
     module.write_text(_TEST.format(run=last.run_id, message=_clip_message(last.user_message),
                                    name=name, agent=_agent_literal(agent, Path(out))),

@@ -95,24 +95,30 @@ class Loader(Screen[None]):
             self.notify(f"could not read the store: {worker.error}", severity="error")
 
 
+_STORE_WIDE = ("runs", "trends")  # screens about the whole store, not the selected run
+
+
 def header_text(state: LensState, where: str, *, follow: bool = False) -> Text:
     """Line 1: the screen, run id, model, status; line 2: the answer (or the store's runs)."""
     text = Text()
     text.append(" footprint lens ", style="bold reverse")
     text.append(f" {where} ", style="bold")
     head = state.head
-    if where == "runs" or head is None:
+    if where in _STORE_WIDE or head is None:
         text.append(f"· store {state.store_name} · {state.run_count} runs")
     else:
         colour = {"complete": "green", "failed": "red"}.get(head.status, "yellow")
         text.append(f"· run {head.run_id} · {head.model} · ")
         text.append(head.status, style=f"bold {colour}")
         text.append(f" · {head.events} events")
+        if head.source:
+            text.append(f" · {head.source}", style="bold magenta")
     if follow:
         text.append(" · following", style="bold cyan")
-    if where != "runs" and head is not None:
+    if where not in _STORE_WIDE and head is not None:
         text.append("\n answer: ", style="bold")
-        text.append(clip(head.answer if head.answer is not None else "(none yet)", 108),
+        none = "(none — the run failed)" if head.status == "failed" else "(none yet)"
+        text.append(clip(head.answer if head.answer is not None else none, 108),
                     style="italic")
     return text
 

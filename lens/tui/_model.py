@@ -185,7 +185,11 @@ def _blocks(iteration_events: Sequence[Event], call: LLMStart | None,
         if isinstance(e, ContextInjected) and (limit is None or e.seq < limit):
             out.setdefault(e.slot, []).append(injected_block(e, by_seq))
     messages = request_messages(call)
-    if messages is not None:
+    delivered = sum(isinstance(e, ContextInjected) and e.slot == "messages"
+                    and e.admitted_via == "delivered" for e in iteration_events)
+    if messages is not None and delivered == len(messages) > 0:
+        pass  # a run mapped from a foreign trace: each message is a piece naming its origin
+    elif messages is not None:
         out["messages"] += [message_block(i, m, origins, limit) for i, m in enumerate(messages)]
     elif call is not None:
         out["messages"].append(Block(

@@ -20,15 +20,17 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
-from footprint.events import ContextInjected, Event, LLMStart, from_record
+from footprint.events import ContextInjected, Event, LLMEnd, LLMStart, RunFailed, from_record
 from lens.tui._model import Iteration, build_iteration, request_messages
 from recorder import upcast
+from recorder.store._prices import Prices, load_prices
+from recorder.store._views import STEP_TYPES
 from recorder.write._rows import BLOB_KEY, ENVELOPE_NAMES
 
 if TYPE_CHECKING:
     from recorder import Store
 
-__all__ = ["IterationHead", "Outline", "ReaderClosed", "RunReader", "StoreGate"]
+__all__ = ["Failure", "IterationHead", "Outline", "ReaderClosed", "RunReader", "StoreGate"]
 
 _ENVELOPE = ", ".join(ENVELOPE_NAMES)
 _CACHED_TEXTS = 2_000
@@ -49,6 +51,8 @@ class StoreGate:
         """Asked while waiting: ``True`` when the caller no longer wants the answer."""
         self.texts: OrderedDict[str, str] = OrderedDict()
         """Blob texts read lately (pieces repeat from iteration to iteration), bounded."""
+        self.prices: Prices | None = None
+        """The store's prices, read on first need (``recorder.store._prices``)."""
 
     @contextmanager
     def held(self) -> Iterator[Store]:
@@ -102,6 +106,21 @@ class IterationHead:
     tools: tuple[str, ...] = ()
     refusals: int = 0
     tokens: int = 0
+    failed: bool = False
+    """The run stopped on an error in this iteration."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Failure:
+    """Why and where a failed run stopped: its ``run.error`` and the step it died in."""
+
+    error: RunFailed
+    step: str
+    """The model or tool call still open when the run failed, else the engine's step."""
+
+    @property
+    def iteration(self) -> int:
+        return self.error.iteration
 
 
 _HEADS_SQL = """
@@ -113,7 +132,8 @@ SELECT iteration,
        count(*) FILTER (WHERE type = 'skill.rejected'),
        sum(coalesce(TRY_CAST(json_extract_string(payload, '$.input_tokens') AS BIGINT), 0)
            + coalesce(TRY_CAST(json_extract_string(payload, '$.output_tokens') AS BIGINT), 0))
-           FILTER (WHERE type = 'llm.end')
+           FILTER (WHERE type = 'llm.end'),
+       bool_or(type = 'run.error')
 FROM _events_all WHERE run_id = ? AND iteration BETWEEN ? AND ?
 GROUP BY iteration
 """
@@ -182,12 +202,45 @@ class RunReader:
     def heads(self, first: int, last: int) -> dict[int, IterationHead]:
         """The strip's facts for iterations ``first..last`` (numbers, inclusive)."""
         found: dict[int, IterationHead] = {}
-        for number, by, src, dst, tools, refusals, tokens in self.gate.rows(
+        for number, by, src, dst, tools, refusals, tokens, failed in self.gate.rows(
                 _HEADS_SQL, [self.run_id, first, last]):
             found[int(number)] = IterationHead(
                 number=int(number), moved=by is not None, by=by, from_skill=src, to_skill=dst,
-                tools=tuple(tools or ()), refusals=int(refusals or 0), tokens=int(tokens or 0))
+                tools=tuple(tools or ()), refusals=int(refusals or 0), tokens=int(tokens or 0),
+                failed=bool(failed))
         return found
+
+    def cost(self, it: Iteration, first_seq: int, last_seq: int) -> float | None:
+        """USD of iteration ``it``'s model calls (``None``: a call's model is unpriced), priced
+        as the ``llm_calls`` view prices them."""
+        gate = self.gate
+        if gate.prices is None:
+            gate.prices = load_prices(gate.store.root)
+        total = 0.0
+        for end in self.events_where("type = 'llm.end' AND iteration = ? AND seq BETWEEN ? "
+                                     "AND ?", [it.number, first_seq, last_seq]):
+            assert isinstance(end, LLMEnd)
+            price = gate.prices.price(end.model or (it.call.model if it.call else None))
+            if price is None:
+                return None
+            total += price.cost(input_tokens=end.input_tokens, output_tokens=end.output_tokens,
+                                cache_read=end.cache_read_tokens or 0,
+                                cache_write=end.cache_write_tokens or 0,
+                                provider=it.call.provider if it.call else None)
+        return total
+
+    def failure(self) -> Failure | None:
+        """The run's failure (``None`` when it did not fail): the last ``run.error``, and
+        the step it failed in, as the ``runs`` view's ``failed_step`` names it."""
+        errors = [e for e in self.events_where("type = 'run.error'") if isinstance(e, RunFailed)]
+        if not errors:
+            return None
+        error = errors[-1]
+        last = self.gate.rows(
+            f"SELECT type, step_id FROM _events_all WHERE run_id = ? AND seq < ? AND type IN "
+            f"({STEP_TYPES}) ORDER BY seq DESC LIMIT 1", [self.run_id, error.seq])
+        opened = bool(last) and last[0][0] in ("llm.start", "tool.start")
+        return Failure(error=error, step=str(last[0][1]) if opened else error.step_id)
 
     def iteration_events(self, number: int, first_seq: int, last_seq: int) -> list[Event]:
         """One iteration's events, typed."""

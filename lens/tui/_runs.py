@@ -102,6 +102,7 @@ class RunsScreen(Loader):
     RunsScreen RunLines { height: 1fr; }
     RunsScreen #hint { color: $text-muted; }
     """
+    BINDINGS = [Binding("T", "app.trends", "Trends")]  # noqa: RUF012
     Open = RunLines.Open
 
     def __init__(self, state: LensState, *, follow: bool = False) -> None:

@@ -27,7 +27,7 @@ MAX_ROWS = 20_000
 _SAMPLE = 200
 _CELL = 60
 VIEWS = ("events, runs, decisions, injections, llm_calls, tool_calls, rejections, "
-         "escalations, route_conflicts, blobs")
+         "escalations, route_conflicts, run_sources, blobs")
 
 
 class SqlResult:

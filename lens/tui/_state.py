@@ -10,13 +10,17 @@ from __future__ import annotations
 import os
 import warnings
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from footprint._errors import ConfigError
+from footprint.events import RunSource
+from lens.playback._foreign import source_note
 from lens.tui._reader import RunReader, StoreGate
 
 __all__ = ["RUN_COLUMNS", "LensState", "RunHead"]
 
+_EXAMPLE = "examples/planted/wrong_fact.py:make_agent"
 RUN_COLUMNS = ("started", "run id", "status", "iters", "tokens", "model", "events", "answer")
 _RUNS_SQL = (
     "SELECT strftime(started, '%Y-%m-%d %H:%M:%S'), run_id, status, iterations, tokens, "
@@ -27,7 +31,8 @@ _HEAD_SQL = (
     "SELECT count(*), max(seq), bool_or(type = 'run.end'), bool_or(type = 'run.error'), "
     "coalesce(arg_min(model, seq) FILTER (WHERE type = 'run.configured'), "
     "arg_min(model, seq) FILTER (WHERE type = 'llm.start')), "
-    "max(seq) FILTER (WHERE type = 'run.end') FROM _events_all WHERE run_id = ?"
+    "max(seq) FILTER (WHERE type = 'run.end'), min(seq) FILTER (WHERE type = 'run.source') "
+    "FROM _events_all WHERE run_id = ?"
 )
 
 
@@ -41,13 +46,32 @@ class RunHead:
     answer: str | None
     events: int
     last_seq: int
+    source: str | None = None
+    """For a run mapped from another framework's trace, what its ``run.source`` says."""
+
+
+def _checked_agent(ref: object) -> str | None:
+    """``ref`` when it looks like ``MODULE:ATTR`` (MODULE a dotted module or a ``.py`` path)."""
+    if ref is None:
+        return None
+    module, sep, attr = ref.rpartition(":") if isinstance(ref, str) else ("", "", "")
+    if not sep or not module.strip() or not attr.isidentifier():
+        raise ConfigError(f"--agent {ref!r} is not MODULE:ATTR; write e.g. {_EXAMPLE!r}")
+    if module.endswith(".py") and not Path(module).is_file():
+        raise ConfigError(f"--agent file {module!r} does not exist; give a path to a .py file, "
+                          f"e.g. {_EXAMPLE!r}")
+    return str(ref)
 
 
 class LensState:
     """The store, its gate, and the selected run (whose events the screens read by the page)."""
 
-    def __init__(self, store_path: str | os.PathLike[str] | None, run: str | None = None) -> None:
+    def __init__(self, store_path: str | os.PathLike[str] | None, run: str | None = None, *,
+                 agent: str | None = None) -> None:
         from recorder import StoreWarning, open_store
+
+        self.agent = _checked_agent(agent)
+        """The ``MODULE:ATTR`` of the agent the why screen re-runs (``--agent``), if given."""
 
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", StoreWarning)
@@ -93,14 +117,21 @@ class LensState:
         found = self.gate.rows(_HEAD_SQL, [run_id])
         if not found or not found[0][0]:
             return None
-        events, last_seq, ended, failed, model, end_seq = found[0]
+        events, last_seq, ended, failed, model, end_seq, source_seq = found[0]
         status = "complete" if ended else "failed" if failed else "incomplete"
         answer = None
         if end_seq is not None:
             end = RunReader(self.gate, run_id).events_at([end_seq])
             answer = getattr(end[0], "final_content", None) if end else None
         return RunHead(run_id=run_id, status=status, model=str(model or "?"),
-                       answer=answer, events=int(events), last_seq=int(last_seq))
+                       answer=answer, events=int(events), last_seq=int(last_seq),
+                       source=self._source(run_id, source_seq))
+
+    def _source(self, run_id: str, seq: int | None) -> str | None:
+        if seq is None:
+            return None
+        found = RunReader(self.gate, run_id).events_at([seq])
+        return source_note(found[0]) if found and isinstance(found[0], RunSource) else None
 
     def poll(self) -> bool:
         """Re-read the store; ``True`` when the selected run gained events or changed status."""

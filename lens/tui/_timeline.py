@@ -22,9 +22,9 @@ from textual.widgets.option_list import Option
 from lens.tui._base import RunScreen, update_fitted
 from lens.tui._lines import VirtualList
 from lens.tui._model import SLOT_TITLES, SLOTS, Block, Iteration
-from lens.tui._reader import IterationHead, Outline, RunReader
+from lens.tui._reader import Failure, IterationHead, Outline, RunReader
 
-__all__ = ["IterationStrip", "TimelineScreen", "block_prompt", "strip_segments"]
+__all__ = ["IterationStrip", "TimelineScreen", "block_prompt", "failure_text", "strip_segments"]
 
 FLAVOR_COLOURS = {
     "base": "grey70", "skill": "magenta", "steering": "cyan", "fact": "yellow",
@@ -46,7 +46,8 @@ def strip_segments(head: IterationHead, part: int) -> list[Segment]:
     out = [Segment("    "), Segment(", ".join(head.tools) or "no tools", _TOOLS)]
     if head.refusals:
         out.append(Segment(f" ⚠{head.refusals} refused", _WARN))
-    return [*out, Segment(f" · {head.tokens} tok", _DIM)]
+    out.append(Segment(f" · {head.tokens} tok", _DIM))
+    return [*out, Segment(" ✗ failed", _WARN)] if head.failed else out
 
 
 class IterationStrip(VirtualList):
@@ -83,15 +84,40 @@ def _divided(options: list[Option]) -> list[Option | None]:
     return out[:-1]
 
 
-def _seen_title(it: Iteration) -> Text:
+def _usd(cost: float | None) -> str:
+    return "unpriced" if cost is None else f"${cost:.8f}".rstrip("0").rstrip(".")
+
+
+def _seen_title(it: Iteration, failure: Failure | None = None,
+                cost: tuple[float | None] | None = None) -> Text:
+    """The centre's title; ``cost`` (once read) as a 1-tuple: the iteration's USD or ``None``
+    for an unpriced model."""
     text = Text("What the model saw", style="bold")
     call = it.call
     if call is None:
-        return text.append(f" — iteration {it.number} made no model call", style="dim")
-    brain = f", brain {call.brain_via}" if call.brain_via else ""
-    skill = f" {call.brain_skill_id!r}" if call.brain_skill_id else ""
-    return text.append(f" — iteration {it.number} · {call.step_id} · {call.provider}/"
-                       f"{call.model}{brain}{skill} · llm.start seq {call.seq}")
+        text.append(f" — iteration {it.number} made no model call", style="dim")
+    else:
+        brain = f", brain {call.brain_via}" if call.brain_via else ""
+        skill = f" {call.brain_skill_id!r}" if call.brain_skill_id else ""
+        text.append(f" — iteration {it.number} · {call.step_id} · {call.provider}/"
+                    f"{call.model}{brain}{skill} · llm.start seq {call.seq}")
+        if cost is not None:
+            text.append(f" · {_usd(cost[0])}", style="dim" if cost[0] is None else "green")
+    if failure is not None and failure.iteration == it.number:
+        text.append(f" · ✗ {failure.step} failed here", style="bold red")
+    return text
+
+
+def failure_text(failure: Failure) -> Text:
+    """The run's error, whole: where it failed (step, iteration), its type and message."""
+    e = failure.error
+    text = Text()
+    text.append("✗ failed ", style="bold red")
+    text.append(f"at {failure.step} (iteration {e.iteration}, stage {e.stage}, "
+                f"seq {e.seq}) · {e.error_type}", style="bold")
+    text.append(" · e: go there\n", style="dim")
+    text.append(e.message, style="red")
+    return text
 
 
 def inspector_text(block: Block | None) -> Text:
@@ -114,6 +140,8 @@ class TimelineScreen(RunScreen):
     TimelineScreen #strip { width: 40; height: 1fr; border-right: solid $panel; }
     TimelineScreen #centre { width: 1fr; }
     TimelineScreen #seen-title { height: auto; padding: 0 1; }
+    TimelineScreen #failure { height: auto; max-height: 12; padding: 0 1;
+                              border-bottom: solid $error; display: none; }
     TimelineScreen #inspector-box { width: 38; border-left: solid $panel; padding: 0 1; }
     TimelineScreen TabbedContent, TimelineScreen TabPane { height: 1fr; }
     TimelineScreen TabPane OptionList { height: 1fr; }
@@ -128,12 +156,14 @@ class TimelineScreen(RunScreen):
         Binding("1", "tab('system-prompt')", "System", show=False),
         Binding("2", "tab('messages')", "Messages", show=False),
         Binding("3", "tab('tools')", "Tools", show=False),
+        Binding("e", "failure", "Failed step"),
     ]
 
     def body(self) -> ComposeResult:
         with Horizontal():
             yield IterationStrip(id="strip")
             with Vertical(id="centre"):
+                yield Static(id="failure")
                 yield Static(id="seen-title")
                 with TabbedContent(id="seen"):
                     for slot in SLOTS:
@@ -148,11 +178,49 @@ class TimelineScreen(RunScreen):
         self._filled: set[str] = set()
         """The slots whose list holds ``shown``'s blocks."""
         self.details: OrderedDict[int, Iteration] = OrderedDict()
+        self.failure: Failure | None = None
+        self.costs: dict[int, tuple[float | None]] = {}
+        """USD per iteration number, read after the iteration shows (prices load slowly)."""
         self.reader: RunReader = self.state.reader()
         strip = self.query_one(IterationStrip)
         strip.on_missing = self._want_heads
         strip.focus()
         self._read_outline(live=False)
+        self._read_failure()
+
+    # ── the run's failure ────────────────────────────────────────────────────
+    def _read_failure(self) -> None:
+        if self.state.head is not None and self.state.head.status == "failed":
+            self.load("failure", self.reader.failure, self._failure_read)
+
+    def _failure_read(self, failure: Failure | None) -> None:
+        self.failure = failure
+        box = self.query_one("#failure", Static)
+        box.display = failure is not None
+        if failure is not None:
+            box.update(failure_text(failure))
+        if self.shown is not None:
+            self._title(_seen_title(self.shown, failure, self.costs.get(self.shown.number)))
+        self.refresh_bindings()
+
+    def _read_cost(self, it: Iteration) -> None:
+        index = self.index
+        first, last = self.outline.first_seq[index], self.outline.last_seq[index]
+
+        def done(cost: float | None) -> None:
+            self.costs[it.number] = (cost,)
+            if self.shown is it:
+                self._title(_seen_title(it, self.failure, (cost,)))
+
+        self.load("cost", lambda: self.reader.cost(it, first, last), done)
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """``e`` (to the failing iteration) only shows for a failed run."""
+        return self.failure is not None if action == "failure" else True
+
+    def action_failure(self) -> None:
+        if self.failure is not None and self.failure.iteration in self.outline.numbers:
+            self.select(list(self.outline.numbers).index(self.failure.iteration))
 
     @property
     def outline(self) -> Outline:
@@ -176,6 +244,7 @@ class TimelineScreen(RunScreen):
             strip.focus()
         strip.set_count(len(outline), home=not live)
         self.details.clear()
+        self.costs.clear()
         self.select(self.index if stay else (-1 if live else 0), force=True)
 
     def _want_heads(self, first: int, last: int) -> None:
@@ -252,7 +321,9 @@ class TimelineScreen(RunScreen):
 
     def _show(self, it: Iteration) -> None:
         self.shown = it
-        self._title(_seen_title(it))
+        self._title(_seen_title(it, self.failure, self.costs.get(it.number)))
+        if it.call is not None and it.number not in self.costs:
+            self._read_cost(it)
         self._filled = {self.active_slot}
         self._fill(self.active_slot)
         self._inspect()
@@ -309,3 +380,5 @@ class TimelineScreen(RunScreen):
     def reload(self) -> None:
         super().reload()
         self._read_outline(live=True)
+        if self.failure is None:
+            self._read_failure()

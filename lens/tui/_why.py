@@ -1,28 +1,55 @@
-"""The why screen: the answer's chain of custody, its pieces ranked — correlational only.
+"""The why screen: the answer's chain of custody, its pieces ranked — and, with an agent,
+the causal search run in place.
 
 ANSWER ← the call that wrote it ← the pieces that LANDED in its prompt, each
 with the event that ALLOWED it and where it was BORN. The ranking is word
-overlap with the answer; a footer says, always, that only counterfactual
-re-runs (``footprint why RUN --agent …``) may say "caused".
+overlap with the answer: resemblance only. With an agent reference
+(``footprint lens --agent FILE.py:FACTORY``, or the ``Agent(factory=...)`` the
+run recorded) ``a`` runs the counterfactual search (``lens.explain``
+``why``) on a thread worker with a progress bar; ``esc`` cancels it. The
+finished report replaces the ranking: verdicts in the suspect list, the
+headline and the whole report as ``footprint why`` prints them; it is cached
+in the store (``<store>/why/``) so reopening shows it at once. On a failed or
+unfinished run the screen leads with the failing step.
 """
 
 from __future__ import annotations
 
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
 from rich.text import Text
 from textual.app import ComposeResult
-from textual.containers import VerticalScroll
-from textual.widgets import OptionList, Static
+from textual.binding import Binding
+from textual.containers import Horizontal, VerticalScroll
+from textual.widgets import OptionList, ProgressBar, Static
 from textual.widgets.option_list import Option
+from textual.worker import Worker, WorkerState, get_current_worker
 
 from footprint.events import ContextInjected, Event, LLMEnd, LLMStart
+from lens.explain._cache import CachedWhy
 from lens.explain._custody import Custody, Piece, answer_custody
+from lens.explain._report import Suspect, WhyReport, render_why
 from lens.tui._base import RunScreen
 from lens.tui._model import request_messages
 from lens.tui._reader import RunReader
+from lens.tui._state import LensState
 from lens.tui._summary import clip
+from lens.tui._whyread import (
+    Failure,
+    SearchCancelled,
+    agent_text,
+    causal_search,
+    failure_text,
+    find_cached,
+    no_agent_text,
+    read_failure,
+    recorded_agent,
+)
 
-__all__ = ["WhyScreen", "causal_note", "chain_text", "piece_detail", "piece_prompt",
-           "read_custody"]
+__all__ = ["WhyRead", "WhyScreen", "causal_note", "chain_text", "headline_text", "piece_detail",
+           "piece_prompt", "read_custody", "read_why", "suspect_prompt"]
 
 
 def _tool_events(reader: RunReader, start: LLMStart) -> list[Event]:
@@ -108,64 +135,257 @@ def causal_note(run_id: str) -> str:
             f"footprint why {run_id[:13]} --agent module:factory")
 
 
+
+# ── the causal report, as the CLI prints it ────────────────────────────────
+
+_TICK_S = 0.1
+"""The search's progress reaches the screen at most this often."""
+_VERDICT_STYLE = {"confirmed": "bold red", "inconclusive": "bold yellow", "broke": "magenta",
+                  "not-confirmed": "green", "untested": "dim"}
+_CONCLUSION_STYLE = {"confirmed": "bold red", "inconclusive": "bold yellow",
+                     "cause-not-found": "bold green", "broke": "bold magenta"}
+
+
+def headline_text(report: WhyReport) -> Text:
+    """The report's first line, exactly as ``footprint why`` prints it."""
+    return Text(render_why(report)[0], style=_CONCLUSION_STYLE.get(report.conclusion, "bold"))
+
+
+def suspect_prompt(s: Suspect) -> Text:
+    """``rank. [kind] label`` then the suspect's verdict and tally, when it was tested."""
+    text = Text()
+    text.append(f"{s.rank:>2}. [{s.kind}] {clip(s.label, 48):<48}", style="bold")
+    if s.verdict is None:
+        text.append(" not tested", style="dim")
+        return text
+    text.append(f" {s.verdict.upper()}", style=_VERDICT_STYLE.get(s.verdict, "bold"))
+    if s.runs:
+        text.append(f"  {s.flips}/{s.runs - s.broke} re-runs changed"
+                    + (f", {s.broke} broke" if s.broke else ""), style="dim")
+    if s.removal:
+        text.append(f"\n    {clip(s.removal, 100)}", style="dim")
+    return text
+
+
+# ── what the screen reads ──────────────────────────────────────────────────
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class WhyRead:
+    """Everything the why screen draws from the store, read on one worker."""
+
+    custody: Custody | None
+    failure: Failure | None
+    agent: str | None
+    cached: CachedWhy | None
+    cache_notice: str | None
+
+
+def read_why(state: LensState, reader: RunReader) -> WhyRead:
+    """The chain of custody, the failing step, the agent to re-run and a cached report."""
+    head = state.head
+    failure = None if head is None else read_failure(reader, head.status, head.last_seq)
+    agent = state.agent or recorded_agent(reader)
+    cached, notice = find_cached(state.store.root, reader.run_id, agent)
+    return WhyRead(custody=read_custody(reader), failure=failure, agent=agent, cached=cached,
+                   cache_notice=notice)
+
+
 class WhyScreen(RunScreen):
-    """Pieces on the left as a list; the chosen piece's text below; the causal note last."""
+    """The chain on top; pieces (or, after a search, suspects with verdicts) as a list; the
+    chosen piece (or the whole report) below; the agent line last."""
 
     NAME = "why"
+    BINDINGS = [  # noqa: RUF012
+        Binding("a", "search", "Causal search"),
+        Binding("escape", "back", "Back / cancel search"),
+    ]
     DEFAULT_CSS = """
-    WhyScreen #chain { height: auto; padding: 0 1; }
+    WhyScreen #chain { height: auto; max-height: 8; padding: 0 1; }
+    WhyScreen #search { height: 1; padding: 0 1; display: none; }
+    WhyScreen #search.-running { display: block; }
+    WhyScreen #search-what { width: 1fr; padding: 0 1; }
     WhyScreen #pieces { height: 1fr; }
     WhyScreen #piece-box { height: 8; border-top: solid $panel; }
-    WhyScreen #causal { height: 1; background: $warning 20%; padding: 0 1; }
+    WhyScreen.-report #piece-box { height: 2fr; }
+    WhyScreen #causal { height: auto; background: $warning 20%; padding: 0 1; }
     """
 
     def body(self) -> ComposeResult:
         yield Static(id="chain")
+        with Horizontal(id="search"):
+            yield ProgressBar(id="progress", show_eta=False)
+            yield Static(id="search-what")
         yield OptionList(id="pieces")
         with VerticalScroll(id="piece-box"):
             yield Static(id="piece")
         yield Static(id="causal")
 
     def on_mount(self) -> None:
-        self.custody: Custody | None = None
+        self.read: WhyRead | None = None
+        self.report: WhyReport | None = None
+        self.report_note = ""
+        self.search: Worker[tuple[WhyReport, Path]] | None = None
+        self._notices: set[str] = set()
         self.reader = self.state.reader()
         self.query_one("#pieces", OptionList).focus()
-        assert self.state.run_id is not None
-        self.query_one("#causal", Static).update(causal_note(self.state.run_id))
         self._draw()
 
+    @property
+    def custody(self) -> Custody | None:
+        return self.read.custody if self.read is not None else None
+
+    @property
+    def searching(self) -> bool:
+        return self.search is not None and not self.search.is_finished
+
     def _draw(self) -> None:
-        pieces = self.query_one("#pieces", OptionList)
-        if self.custody is None:
-            pieces.loading = True
+        if self.read is None:
+            self.query_one("#pieces", OptionList).loading = True
             self.query_one("#chain", Static).update(
                 Text("reading the answer's chain of custody…", style="dim italic"))
-        reader = self.reader
-        self.load("custody", lambda: read_custody(reader), self._drawn)
+        state, reader = self.state, self.reader
+        self.load("custody", lambda: read_why(state, reader), self._drawn)
 
-    def _drawn(self, custody: Custody | None) -> None:
-        self.custody = custody
+    def _drawn(self, read: WhyRead) -> None:
+        self.read = read
+        if read.cache_notice is not None and read.cache_notice not in self._notices:
+            self._notices.add(read.cache_notice)
+            self.notify(read.cache_notice, title="why cache", severity="warning")
+        if read.cached is not None and not self.searching:
+            self.report = read.cached.report
+            self.report_note = (f"from the cache: computed {read.cached.computed_at} with agent "
+                                f"{read.cached.agent} · a searches again")
         listing = self.query_one("#pieces", OptionList)
         listing.loading = False
         if self.focused is None:
             listing.focus()
-        pieces = self.custody.pieces if self.custody is not None else ()
-        self.query_one("#chain", Static).update(chain_text(self.custody))
+        self._paint()
+
+    def _paint(self) -> None:
+        read, report = self.read, self.report
+        chain = Text()
+        if read is not None and read.failure is not None:
+            chain.append_text(failure_text(read.failure))
+            chain.append("\n")
+        if report is not None:
+            chain.append_text(headline_text(report))
+        elif read is None or read.failure is None or read.custody is not None:
+            chain.append_text(chain_text(self.custody))
+        chain.rstrip()
+        self.query_one("#chain", Static).update(chain)
+        self.set_class(report is not None, "-report")
         listing = self.query_one("#pieces", OptionList)
-        listing.set_options([Option(piece_prompt(i, p)) for i, p in enumerate(pieces, start=1)])
-        listing.highlighted = 0 if pieces else None
-        self._detail(0)
+        if report is not None:
+            listing.set_options([Option(suspect_prompt(s)) for s in report.suspects])
+            self.query_one("#piece", Static).update(
+                Text("\n".join(render_why(report, top=len(report.suspects)))))
+        else:
+            pieces = self.custody.pieces if self.custody is not None else ()
+            listing.set_options([Option(piece_prompt(i, p))
+                                 for i, p in enumerate(pieces, start=1)])
+        listing.highlighted = 0 if listing.option_count else None
+        self._detail(listing.highlighted)
+        self._agent_line()
+
+    def _agent_line(self) -> None:
+        assert self.state.run_id is not None
+        agent = self.read.agent if self.read is not None else self.state.agent
+        if self.report is not None:
+            line = self.report_note
+        elif agent is not None:
+            line = agent_text(agent)
+        else:
+            line = no_agent_text(self.state.run_id)
+        self.query_one("#causal", Static).update(line)
 
     def _detail(self, index: int | None) -> None:
-        pieces = self.custody.pieces if self.custody is not None else ()
         box = self.query_one("#piece", Static)
+        if self.report is not None:
+            if index is not None and index < len(self.report.suspects):
+                self._report_at(self.report.suspects[index])
+            return
+        pieces = self.custody.pieces if self.custody is not None else ()
         if index is None or index >= len(pieces):
             box.update(Text("(no piece)", style="dim"))
         else:
             box.update(piece_detail(pieces[index]))
 
+    def _report_at(self, suspect: Suspect) -> None:
+        """Scroll the report to ``suspect`` (to its top for the first one: the header)."""
+        assert self.report is not None
+        lines = render_why(self.report, top=len(self.report.suspects))
+        mark = f"  {suspect.rank:>2}. [{suspect.kind}]"
+        at = 0 if suspect is self.report.suspects[0] else next(
+            (i for i, line in enumerate(lines) if line.startswith(mark)), 0)
+        self.query_one("#piece-box", VerticalScroll).scroll_to(y=at, animate=False)
+
     def on_option_list_option_highlighted(self, event: OptionList.OptionHighlighted) -> None:
         self._detail(event.option_index)
+
+    # ── the causal search ───────────────────────────────────────────────────
+
+    def action_search(self) -> None:
+        """Start the counterfactual search on a thread worker (one at a time)."""
+        if self.searching:
+            self.notify("a causal search is running; esc cancels it", severity="warning")
+            return
+        agent = self.read.agent if self.read is not None else self.state.agent
+        if agent is None or self.state.run_id is None:
+            self.notify(no_agent_text(self.state.run_id or "RUN"), severity="warning",
+                        timeout=10)
+            return
+        root, run_id = self.state.store.root, self.state.run_id
+        self.query_one("#progress", ProgressBar).update(total=None, progress=0)
+        self.query_one("#search-what", Static).update(f"starting the search with {agent}…")
+        self.query_one("#search").add_class("-running")
+        self.search = self.run_worker(lambda: self._searching(root, run_id, agent),
+                                      name="why-search", group="why-search", thread=True,
+                                      exclusive=True, exit_on_error=False)
+
+    def _searching(self, root: Path, run_id: str, agent: str) -> tuple[WhyReport, Path]:
+        """On the worker: the search; each re-run's progress marshalled to the UI thread."""
+        worker = get_current_worker()
+        shown = [0.0]
+
+        def tick(done: int, total: int | None, what: str) -> None:
+            now = time.monotonic()  # a repaint per re-run would slow the keys: ≤ 10 a second
+            if not worker.is_cancelled and now - shown[0] >= _TICK_S:
+                shown[0] = now
+                self.app.call_from_thread(self._ticked, done, total, what)
+
+        return causal_search(root, run_id, agent, tick=tick,
+                             cancelled=lambda: worker.is_cancelled)
+
+    def _ticked(self, done: int, total: int | None, what: str) -> None:
+        self.query_one("#progress", ProgressBar).update(total=total, progress=done)
+        self.query_one("#search-what", Static).update(
+            f"re-run {done}{f'/{total}' if total else ''}: {clip(what, 80)}")
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        if event.worker is not self.search or not event.worker.is_finished:
+            return
+        self.query_one("#search").remove_class("-running")
+        if event.state == WorkerState.SUCCESS and not event.worker.is_cancelled:
+            report, path = event.worker.result  # type: ignore[misc]
+            self.report = report
+            agent = self.read.agent if self.read is not None else self.state.agent
+            self.report_note = (f"computed with agent {agent} · cached in "
+                                f"{path.parent.name}/{path.name}")
+            self._paint()
+        elif event.state == WorkerState.ERROR and not isinstance(event.worker.error,
+                                                                  SearchCancelled):
+            self.notify(f"the causal search stopped: {clip(str(event.worker.error), 160)}",
+                        severity="error", timeout=10)
+
+    async def action_back(self) -> None:
+        """Cancel a running search; otherwise back to the timeline."""
+        if self.searching and self.search is not None:
+            self.search.cancel()
+            self.query_one("#search").remove_class("-running")
+            self.notify("causal search cancelled", severity="information")
+            return
+        await super().action_back()
 
     def reload(self) -> None:
         super().reload()

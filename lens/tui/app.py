@@ -3,8 +3,12 @@
 Screens: runs → timeline (home of a run) → decisions (``d``) · skills
 (``s``) · why (``w``) · SQL console (``:``). ``escape`` goes back one
 level (a run's screen → its timeline → the runs), ``t`` shows the timeline,
-``r`` the runs. With ``follow=True`` the store is re-read every second and
-the open screens redraw when the selected run grew.
+``r`` the runs, ``T`` the store's trends (plots per day or hour). ``agent``
+(``"FILE.py:FACTORY"`` or ``"module:factory"``) is the agent the why screen
+re-runs for its causal search (``a``; ``esc`` cancels); without it the run's own
+``Agent(factory=...)`` is used, if it recorded one.
+With ``follow=True`` the store is re-read every second and the open screens
+redraw when the selected run grew.
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ from lens.tui._skills import SkillsScreen
 from lens.tui._sql import SqlScreen
 from lens.tui._state import LensState
 from lens.tui._timeline import TimelineScreen
+from lens.tui._trends import TrendsScreen
 from lens.tui._why import WhyScreen
 
 __all__ = ["LensApp", "View"]
@@ -56,9 +61,10 @@ class LensApp(App[int]):
         *,
         follow: bool = False,
         view: View = "timeline",
+        agent: str | None = None,
     ) -> None:
         super().__init__()
-        self.state = LensState(store_path, run)
+        self.state = LensState(store_path, run, agent=agent)
         self.state.gate.abandon = worker_cancelled
         self.follow = follow
         self._start: View = view
@@ -120,6 +126,13 @@ class LensApp(App[int]):
         while len(self.screen_stack) > 1 and self.screen is not self.runs_screen:
             await self.pop_screen()
         await self.push_screen(screen)
+
+    async def action_trends(self) -> None:
+        """The store's trends (``T``), over the runs."""
+        if isinstance(self.screen, TrendsScreen):
+            return
+        await self._back_to_runs()
+        await self.push_screen(TrendsScreen(self.state, follow=self.follow))
 
     async def action_sql(self) -> None:
         if isinstance(self.screen, SqlScreen):

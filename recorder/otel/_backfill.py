@@ -22,6 +22,7 @@ from recorder.otel._mapping import RunTrace, SpanRecord
 from recorder.otel._pump import Options, Progress, pump
 from recorder.otel._setup import capture_content_from_env
 from recorder.otel._spans import SpanFactory
+from recorder.store._prices import Prices, load_prices
 
 if TYPE_CHECKING:
     from recorder.store._catalog import Store as StoreT
@@ -40,13 +41,14 @@ class BackfillResult:
 
 
 def _records(events: Iterable[EventBase], content: bool, limit: int,
-             openinference: bool = False) -> Iterator[tuple[str, list[SpanRecord]]]:
+             openinference: bool = False, prices: Prices | None = None,
+             ) -> Iterator[tuple[str, list[SpanRecord]]]:
     """``(run_id, spans ended)`` as the events stream by; the spans left open at the end."""
     trace: RunTrace | None = None
     for event in events:
         if trace is None:
             trace = RunTrace(event.run_id, content=content, content_limit=limit,
-                             openinference=openinference)
+                             openinference=openinference, prices=prices)
         elif event.run_id != trace.run_id:
             raise RunError(
                 f"export_events got events of several runs ({trace.run_id!r}, "
@@ -61,7 +63,8 @@ def _stream(events: Iterable[EventBase], exporter: SpanExporter, options: Option
             progress: Progress | None = None) -> BackfillResult:
     """Map the events (one run, seq order) to spans and export them ``_BATCH`` at a time."""
     factory = SpanFactory(options.resource or Resource.create())
-    fed = _records(events, options.content, options.limit, options.openinference)
+    fed = _records(events, options.content, options.limit, options.openinference,
+                   options.prices)
     run_id, sent = pump(fed, factory, exporter, progress)
     if run_id is None:
         raise RunError("export_events got no events; pass the events of one recorded run")
@@ -130,11 +133,11 @@ def export_otlp(
     if processes is not None:
         processes_for(0, processes)  # a bad count is refused before anything is read
     content = capture_content_from_env() if capture_content is None else capture_content
-    options = Options(content=content, limit=16384, openinference=openinference,
-                       resource=None)
     target = Target(protocol, endpoint, timeout_s, tuple((headers or {}).items()))
     opened = store if isinstance(store, Store) else open_store(store)
     try:
+        options = Options(content=content, limit=16384, openinference=openinference,
+                          resource=None, prices=load_prices(opened.root))
         return _export_from(opened, opened.resolve_run(run), options, target, exporter,
                             processes, progress)
     finally:

@@ -131,7 +131,8 @@ def _send_piece(store: Store, run_id: str, piece: Piece, options: Options,
     from recorder.store._query import EventQuery
     from recorder.store._reader import StoreReader
     trace = RunTrace(run_id, content=options.content, content_limit=options.limit,
-                     openinference=options.openinference, part=True, after_iteration=piece.after)
+                     openinference=options.openinference, part=True, after_iteration=piece.after,
+                     prices=options.prices)
     events = StoreReader(store).events(EventQuery(run_id=run_id,
                                                   seqs=(piece.first, piece.last)))
     factory = SpanFactory(options.resource or Resource.create())  # given in every piece

@@ -25,6 +25,7 @@ from footprint.events import (
     LLMStart,
     RunConfigured,
     RunEnd,
+    RunFailed,
     RunStart,
     ToolEnd,
     ToolStart,
@@ -40,6 +41,7 @@ from recorder.otel._content import (
 )
 from recorder.otel._ids import ROOT_KEY, span_key
 from recorder.otel._openinference import OpenInference
+from recorder.store._prices import Prices
 
 __all__ = ["FINISH_REASONS", "RunTrace", "SpanRecord", "TracePart"]
 
@@ -77,6 +79,8 @@ class TracePart:
     iteration: SpanRecord | None
     cache_read: int
     cache_write: int
+    cost: float
+    unpriced: int
     last_ns: int
     terminal: bool
 
@@ -92,16 +96,17 @@ def _put_content(a: Attrs, key: str, value: Bounded) -> None:
 class RunTrace:
     """The span state of one run: open spans by key, usage totals, the last timestamp."""
 
-    __slots__ = ("_cache_read", "_cache_write", "_content", "_ended_iteration", "_iteration",
-                 "_limit", "_oi", "_open", "_part", "_results", "_terminal", "last_ns", "root",
-                 "run_id")
+    __slots__ = ("_cache_read", "_cache_write", "_content", "_cost", "_ended_iteration",
+                 "_iteration", "_limit", "_oi", "_open", "_part", "_prices", "_results",
+                 "_terminal", "_unpriced", "last_ns", "root", "run_id")
 
     def __init__(self, run_id: str, *, content: bool = False, content_limit: int = 16384,
                  openinference: bool = False, part: bool = False,
-                 after_iteration: int = -1) -> None:
+                 after_iteration: int = -1, prices: Prices | None = None) -> None:
         """``part=True`` feeds one chunk of a split run: the end of the run closes
         nothing (:meth:`part` hands the open state to the merge), and
-        ``after_iteration`` is the iteration the chunk before ended."""
+        ``after_iteration`` is the iteration the chunk before ended. ``prices``
+        price each model call (default: ``genai-prices`` alone)."""
         self.run_id = run_id
         self._content = content
         self._limit = content_limit
@@ -115,6 +120,9 @@ class RunTrace:
         self._terminal = False
         self._cache_read = 0
         self._cache_write = 0
+        self._prices = prices if prices is not None else _default_prices()
+        self._cost = 0.0
+        self._unpriced = 0
         self.last_ns = 0
 
     # -- feeding ------------------------------------------------------------------
@@ -154,7 +162,8 @@ class RunTrace:
         """The state a chunk's feeding left (``part=True``), for :meth:`merge`."""
         return TracePart(root=self.root, open=list(self._open.values()),
                          iteration=self._iteration, cache_read=self._cache_read,
-                         cache_write=self._cache_write, last_ns=self.last_ns,
+                         cache_write=self._cache_write, cost=self._cost,
+                         unpriced=self._unpriced, last_ns=self.last_ns,
                          terminal=self._terminal)
 
     def merge(self, later: TracePart) -> None:
@@ -171,6 +180,8 @@ class RunTrace:
         self._iteration = later.iteration or self._iteration
         self._cache_read += later.cache_read
         self._cache_write += later.cache_write
+        self._cost += later.cost
+        self._unpriced += later.unpriced
         self.last_ns = later.last_ns
         self._terminal = self._terminal or later.terminal
 
@@ -187,6 +198,7 @@ class RunTrace:
             if self._cache_write:
                 self.root.attributes["gen_ai.usage.cache_creation.input_tokens"] = (
                     self._cache_write)
+            _put_cost(self.root.attributes, self._cost, self._unpriced)
             done.append(self._end(self.root, end))
             self.root = None
         return done
@@ -267,10 +279,25 @@ class RunTrace:
         if self._oi is not None:
             self._oi.run_output(a, e.final_content)
 
-    def _failed(self, e: EventBase, key: str, done: list[SpanRecord]) -> None:
+    def _failed(self, e: RunFailed, key: str, done: list[SpanRecord]) -> None:
+        """The run's error on the root, and on the model or tool call it died in (the span
+        still open): error status, ``error.type`` and an ``exception`` span event. The
+        message may quote the conversation: it is exported only with content on."""
         assert self.root is not None
-        self.root.error = "run failed: " + clip(str(getattr(e, "error_type", "")), 128)
-        self.root.attributes["error.type"] = clip(str(getattr(e, "error_type", "_OTHER")))
+        kind = clip(e.error_type or "_OTHER")
+        self.root.error = "run failed: " + clip(e.error_type, 128)
+        self.root.attributes["error.type"] = kind
+        exception: Attrs = {"exception.type": kind}
+        if self._content:
+            exception["exception.message"] = clip(e.message, self._limit)
+        calls = list(self._open.values())  # model and tool calls (iterations are apart)
+        host = calls[-1] if calls else self.root
+        if host is not self.root:
+            what = "model call" if host.kind == "client" else "tool call"
+            host.error = f"{what} failed: {kind}" + (
+                f": {clip(e.message, 1024)}" if self._content else "")
+            host.attributes["error.type"] = kind
+        host.events.append(("exception", e.ts, exception))
 
     def _llm_start(self, e: LLMStart, key: str, done: list[SpanRecord]) -> None:
         a: Attrs = {
@@ -307,6 +334,7 @@ class RunTrace:
         if e.cache_write_tokens is not None:
             a["gen_ai.usage.cache_creation.input_tokens"] = e.cache_write_tokens
             self._cache_write += e.cache_write_tokens
+        self._price_call(a, e)
         finish = FINISH_REASONS.get(e.stop_reason, e.stop_reason)
         a["gen_ai.response.finish_reasons"] = (finish,)
         if e.time_to_first_chunk_s is not None:  # a streamed reply
@@ -322,6 +350,22 @@ class RunTrace:
         if self._oi is not None:
             self._oi.chat_output(a, e)
         done.append(self._end(span, e.ts))
+
+    def _price_call(self, a: Attrs, e: LLMEnd) -> None:
+        """The call's USD (``footprint.usage.cost_usd``: the GenAI conventions have no cost
+        attribute yet), summed for the root; an unpriced model is counted, never 0."""
+        price = self._prices.price(str(a["gen_ai.response.model"]))
+        if price is None:
+            self._unpriced += 1
+            _put_cost(a, 0.0, 1)
+            return
+        provider = a.get("gen_ai.provider.name")
+        cost = price.cost(input_tokens=e.input_tokens, output_tokens=e.output_tokens,
+                          cache_read=e.cache_read_tokens or 0,
+                          cache_write=e.cache_write_tokens or 0,
+                          provider=provider if isinstance(provider, str) else None)
+        self._cost += cost
+        _put_cost(a, cost, 0)
 
     def _tool_start(self, e: ToolStart, key: str, done: list[SpanRecord]) -> None:
         a: Attrs = {
@@ -360,6 +404,23 @@ class RunTrace:
             done.append(self._end(span, e.ts))
             self._iteration = None
             self._ended_iteration = e.iteration
+
+
+_PRICES: list[Prices] = []
+
+
+def _default_prices() -> Prices:
+    """One ``genai-prices`` lookup cache for every trace of the process."""
+    if not _PRICES:
+        _PRICES.append(Prices())
+    return _PRICES[0]
+
+
+def _put_cost(a: Attrs, cost: float, unpriced: int) -> None:
+    if unpriced:
+        a["footprint.usage.unpriced_calls"] = unpriced
+    else:
+        a["footprint.usage.cost_usd"] = cost
 
 
 def _labels(a: Attrs, e: RunStart) -> None:

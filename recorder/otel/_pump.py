@@ -17,6 +17,7 @@ from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
 from footprint._errors import RunError
 from recorder.otel._mapping import SpanRecord
 from recorder.otel._spans import SpanFactory
+from recorder.store._prices import Prices
 
 __all__ = ["Options", "Progress", "pump"]
 
@@ -33,6 +34,8 @@ class Options:
     limit: int
     openinference: bool
     resource: Resource | None
+    prices: Prices | None = None
+    """The store's prices (its ``prices.json`` over ``genai-prices``); ``None``: the latter."""
 
 
 def pump(ended: Iterable[tuple[str, list[SpanRecord]]], factory: SpanFactory,

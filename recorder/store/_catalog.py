@@ -17,6 +17,7 @@ from recorder.store._damage import guarded
 from recorder.store._discover import StoreFiles, discover
 from recorder.store._livespill import LiveSpill
 from recorder.store._outline import Outlines, outline_view
+from recorder.store._prices import load_prices, prices_arrow
 from recorder.store._remote import is_remote, mirror
 from recorder.store._sandbox import Sandbox
 from recorder.store._views import VIEWS
@@ -70,6 +71,8 @@ _MADE_MS = ("coalesce(CASE WHEN uuid_extract_version(TRY_CAST(run_id AS UUID)) =
             "epoch_ms(uuid_extract_timestamp(TRY_CAST(run_id AS UUID))) END, "
             "min(start_ns) // 1000000)")
 """When a run was made, in Unix ms: a UUIDv7 id's stamp, else its first event's time."""
+_MODELS = ("SELECT DISTINCT model FROM _events_all WHERE type IN ('llm.start', 'llm.end') "
+           "AND model IS NOT NULL")
 
 
 class Store:
@@ -86,6 +89,8 @@ class Store:
         """Whether the public views (``recorder.store._views``) exist on ``con``."""
         self.outlined = False
         """Whether ``_outline_all`` matches the last scan (``recorder.store._outline``)."""
+        self._priced = False
+        """Whether ``_prices`` holds every model of the last scan (``recorder.store._prices``)."""
         self._sandbox: Sandbox | None = None
         self._in_memory: dict[str, pa.Table] = {}
         """What the views read from memory (live rows, empty stand-ins), by registered name."""
@@ -107,6 +112,7 @@ class Store:
         self.spill.forget(self.spill.begin())
         self.files = discover(self.root, self.damaged, self.spill)
         self.outlined = False
+        self._priced = False
         self._define(self.con)
 
     def _define(self, con: duckdb.DuckDBPyConnection) -> None:
@@ -144,8 +150,17 @@ class Store:
         self._register(con, "_live_chain", pa.Table.from_batches(f.live_chain, schema=CHAIN_SCHEMA))
         con.execute(f"CREATE OR REPLACE VIEW _chain_all AS SELECT * FROM {chain} "
                     "UNION ALL BY NAME SELECT * FROM _live_chain")
+        con.register("_prices", prices_arrow([]))
         if con is not self.con:  # the sandbox's: every view, for any query
+            self._price(con)
             _public_views(con)
+
+    def _price(self, con: duckdb.DuckDBPyConnection) -> None:
+        """``_prices``: one row per model of the store that has a price (the costs' source);
+        the sandbox's user SQL leaves the store's files as they were (no price cache kept)."""
+        models = [r[0] for r in con.execute(_MODELS).fetchall()]
+        rows = load_prices(self.root).rows(models, save=con is self.con)
+        con.register("_prices", prices_arrow(rows))
 
     def ready(self, query: str) -> str:
         """``query``, once the public views it names exist on the catalog's connection.
@@ -154,9 +169,13 @@ class Store:
         only queries the raw ``_*_all`` views never pays for them. They name the
         raw views, which DuckDB binds at query time, so a refresh keeps them.
         """
-        if not self._public and _PUBLIC.search(query):
-            _public_views(self.con)
-            self._public = True
+        if (not self._public or not self._priced) and _PUBLIC.search(query):
+            if not self._priced:
+                guarded(self, lambda: self._price(self.con))
+                self._priced = True
+            if not self._public:
+                _public_views(self.con)
+                self._public = True
         return query
 
     def _register(self, con: duckdb.DuckDBPyConnection, name: str, table: pa.Table) -> None:

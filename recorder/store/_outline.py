@@ -22,6 +22,7 @@ import duckdb
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from recorder.store._views import FAILED_STEP, STEP_TYPES
 from recorder.write._layout import SUMMARIES
 
 if TYPE_CHECKING:
@@ -40,11 +41,15 @@ OUTLINE_SCHEMA = pa.schema([
     pa.field("model", pa.string()), pa.field("model_rank", pa.int64()),
     pa.field("model_seq", pa.int64()), pa.field("answer", pa.string()),
     pa.field("answer_blob", pa.string()), pa.field("answer_seq", pa.int64()),
+    pa.field("error_type", pa.string()), pa.field("error_message", pa.string()),
+    pa.field("error_blob", pa.string()), pa.field("error_seq", pa.int64()),
+    pa.field("failed_step", pa.string()),
 ])
 """One outline row; the run-level fields are ``NULL`` on iteration and type rows."""
 
 _TOKENS = "TRY_CAST(try(json_extract_string(payload, '$.{}')) AS BIGINT)"
-_BLOB = "try(json_extract_string(payload, '$.final_content.\"$blob\"'))"
+_BLOB = "try(json_extract_string(payload, '$.{}.\"$blob\"'))"
+_STEPS = STEP_TYPES
 OUTLINE_SELECT = f"""
 WITH g AS (
   SELECT CASE WHEN GROUPING(iteration) = 0 THEN 'iteration'
@@ -67,25 +72,45 @@ p AS (
          sum({_TOKENS.format('input_tokens')}) FILTER (WHERE type = 'llm.end') AS input_tokens,
          sum({_TOKENS.format('output_tokens')}) FILTER (WHERE type = 'llm.end')
              AS output_tokens,
-         arg_max(CASE WHEN {_BLOB} IS NULL
+         arg_max(CASE WHEN {_BLOB.format('final_content')} IS NULL
                       THEN try(json_extract_string(payload, '$.final_content')) END, seq)
              FILTER (WHERE type = 'run.end') AS answer,
-         arg_max({_BLOB}, seq) FILTER (WHERE type = 'run.end') AS answer_blob,
-         max(seq) FILTER (WHERE type = 'run.end') AS answer_seq
-  FROM (SELECT run_id, seq, type, payload FROM {{source}}
-        WHERE type IN ('llm.end', 'run.end'))
+         arg_max({_BLOB.format('final_content')}, seq) FILTER (WHERE type = 'run.end')
+             AS answer_blob,
+         max(seq) FILTER (WHERE type = 'run.end') AS answer_seq,
+         arg_max(try(json_extract_string(payload, '$.error_type')), seq)
+             FILTER (WHERE type = 'run.error') AS error_type,
+         arg_max(CASE WHEN {_BLOB.format('message')} IS NULL
+                      THEN try(json_extract_string(payload, '$.message')) END, seq)
+             FILTER (WHERE type = 'run.error') AS error_message,
+         arg_max({_BLOB.format('message')}, seq) FILTER (WHERE type = 'run.error')
+             AS error_blob,
+         max(seq) FILTER (WHERE type = 'run.error') AS error_seq,
+         arg_max(step_id, seq) FILTER (WHERE type = 'run.error') AS error_step,
+         arg_max(step_id, seq) FILTER (WHERE type IN ({_STEPS})) AS last_step,
+         arg_max(type, seq) FILTER (WHERE type IN ({_STEPS})) AS last_kind
+  FROM (SELECT run_id, seq, type, step_id,
+               CASE WHEN type IN ('llm.end', 'run.end', 'run.error') THEN payload END AS payload
+        FROM {{source}} WHERE type IN ('llm.end', 'run.end', 'run.error', {_STEPS}))
   GROUP BY run_id)
-SELECT g.*, p.input_tokens, p.output_tokens, p.answer, p.answer_blob, p.answer_seq
+SELECT g.*, p.input_tokens, p.output_tokens, p.answer, p.answer_blob, p.answer_seq,
+       p.error_type, p.error_message, p.error_blob, p.error_seq,
+       CASE WHEN p.error_seq IS NOT NULL THEN {FAILED_STEP.format(
+           kind='p.last_kind', last='p.last_step', error='p.error_step')} END AS failed_step
 FROM g LEFT JOIN p ON g.level = 'run' AND g.run_id = p.run_id
 """
 """The outline of ``{source}`` (any relation with the event columns)."""
+
+
+_VERSION = "o2"
+"""The outline's schema in its cache name: outlines cached before a change are not read."""
 
 
 def outline_name(path: Path) -> str:
     """The cache file name of the outline of sealed events file ``path``."""
     stat = path.stat()
     day = path.parent.name.removeprefix("date=")
-    return f"{path.stem}.{day}.{stat.st_size}-{stat.st_mtime_ns}.parquet"
+    return f"{path.stem}.{day}.{stat.st_size}-{stat.st_mtime_ns}.{_VERSION}.parquet"
 
 
 def _quote(path: Path) -> str:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-__all__ = ["DECISION_TYPES", "VIEWS"]
+__all__ = ["CACHE_APART", "CALL_COST", "DECISION_TYPES", "FAILED_STEP", "STEP_TYPES", "VIEWS"]
 
 DECISION_TYPES = (
     "context.evaluated", "route.decided", "skill.activated", "skill.deactivated",
@@ -10,6 +10,24 @@ DECISION_TYPES = (
     "skill.turn_routed", "skill.step_advanced", "skill.step_skipped", "skill.steps_unfinished",
     "tool.effect",
 )
+
+CACHE_APART = ("anthropic",)
+"""Providers whose recorded input tokens leave cache reads and writes out."""
+STEP_TYPES = "'llm.start', 'llm.end', 'tool.start', 'tool.end'"
+"""The events that open or close a model or tool call (SQL list)."""
+FAILED_STEP = "CASE WHEN {kind} IN ('llm.start', 'tool.start') THEN {last} ELSE {error} END"
+"""The failing step of a failed run: the model or tool call the run died in (its start is
+the last step event), else the engine step that raised (``run.error``'s own step)."""
+
+_READ = "coalesce(c.cache_read_tokens, 0)"
+_WRITE = "coalesce(c.cache_write_tokens, 0)"
+CALL_COST = f"""CASE WHEN c.end_seq IS NOT NULL THEN (
+            CASE WHEN c.provider IN ({", ".join(f"'{p}'" for p in CACHE_APART)}) THEN c.input_tokens
+                 ELSE greatest(c.input_tokens - {_READ} - {_WRITE}, 0) END * p.input_mtok
+            + {_READ} * coalesce(p.cache_read_mtok, p.input_mtok)
+            + {_WRITE} * coalesce(p.cache_write_mtok, p.input_mtok)
+            + c.output_tokens * p.output_mtok) / 1000000.0 END"""
+"""USD of one model call (``NULL`` when its model is unpriced, or it never replied)."""
 
 _ENV = "run_id, seq, ts, type, turn, iteration, step_id, parent_step"
 _HOT = (
@@ -47,11 +65,14 @@ VIEWS: tuple[tuple[str, str], ...] = (
                json_extract_string(e.payload, '$.content_summary') AS content_summary,
                {_text('e', 'raw_content')} AS raw_content
         FROM events e WHERE e.type = 'context.injected'"""),
+    ("prices", "SELECT model, input_mtok, output_mtok, cache_read_mtok, cache_write_mtok, "
+               "source, tiered FROM _prices"),
     ("llm_calls", f"""
         WITH s AS (SELECT *, row_number() OVER (PARTITION BY run_id ORDER BY seq) AS k
                    FROM events WHERE type = 'llm.start'),
              e AS (SELECT *, row_number() OVER (PARTITION BY run_id ORDER BY seq) AS k
-                   FROM events WHERE type = 'llm.end')
+                   FROM events WHERE type = 'llm.end'),
+             c AS (
         SELECT s.run_id, s.turn, s.iteration, s.step_id, s.seq AS start_seq, e.seq AS end_seq,
                json_extract_string(s.payload, '$.provider') AS provider,
                coalesce(e.model, s.model) AS model,
@@ -59,11 +80,15 @@ VIEWS: tuple[tuple[str, str], ...] = (
                json_extract_string(s.payload, '$.request_hash') AS request_hash,
                {_num('e', 'input_tokens')} AS input_tokens,
                {_num('e', 'output_tokens')} AS output_tokens,
+               {_num('e', 'cache_read_tokens')} AS cache_read_tokens,
+               {_num('e', 'cache_write_tokens')} AS cache_write_tokens,
                json_extract_string(e.payload, '$.stop_reason') AS stop_reason,
                {_num('e', 'duration_ms', 'DOUBLE')} AS duration_ms,
                json_array_length(json_extract(e.payload, '$.tool_calls')) AS tool_call_count,
                {_text('e', 'content')} AS content
-        FROM s LEFT JOIN e ON e.run_id = s.run_id AND e.k = s.k"""),
+        FROM s LEFT JOIN e ON e.run_id = s.run_id AND e.k = s.k)
+        SELECT c.*, {CALL_COST} AS cost_usd
+        FROM c LEFT JOIN _prices p ON p.model = c.model"""),
     ("tool_calls", f"""
         SELECT s.run_id, s.turn, s.iteration, s.step_id, s.seq AS start_seq, e.seq AS end_seq,
                s.tool_name, s.tool_call_id,
@@ -98,6 +123,15 @@ VIEWS: tuple[tuple[str, str], ...] = (
                json_extract(payload, '$.losers') AS losers,
                json_extract_string(payload, '$.source') AS source
         FROM events WHERE type = 'skill.route_conflict'"""),
+    ("run_sources", """
+        SELECT run_id, json_extract_string(payload, '$.source') AS source,
+               json_extract_string(payload, '$.framework') AS framework,
+               json_extract_string(payload, '$.dialect') AS dialect,
+               json_extract_string(payload, '$.fidelity') AS fidelity,
+               json_extract_string(payload, '$.foreign_trace_id') AS foreign_trace_id,
+               json_extract(payload, '$.unknown') AS unknown,
+               json_extract(payload, '$.flagged') AS flagged
+        FROM events WHERE type = 'run.source'"""),
     ("runs", f"""
         WITH a AS (
           SELECT run_id, min(ts) AS start_ns, count(*) AS events, max(seq) AS last_seq,
@@ -109,7 +143,11 @@ VIEWS: tuple[tuple[str, str], ...] = (
                  coalesce(arg_min(model, seq) FILTER (WHERE type = 'run.configured'),
                           arg_min(model, seq) FILTER (WHERE type = 'llm.start')) AS model,
                  arg_max(payload, seq) FILTER (WHERE type = 'run.end') AS end_payload,
-                 arg_min(payload, seq) FILTER (WHERE type = 'run.start') AS start_payload
+                 arg_min(payload, seq) FILTER (WHERE type = 'run.start') AS start_payload,
+                 arg_max(payload, seq) FILTER (WHERE type = 'run.error') AS error_payload,
+                 arg_max(step_id, seq) FILTER (WHERE type = 'run.error') AS error_step,
+                 arg_max(step_id, seq) FILTER (WHERE type IN ({STEP_TYPES})) AS last_step,
+                 arg_max(type, seq) FILTER (WHERE type IN ({STEP_TYPES})) AS last_kind
           FROM events GROUP BY run_id),
         d AS (
           SELECT run_id, sum(overflow) AS overflow, sum(processor_drops) AS processor_drops,
@@ -117,16 +155,31 @@ VIEWS: tuple[tuple[str, str], ...] = (
           FROM (SELECT run_id, writer, max(overflow) AS overflow,
                        max(processor_drops) AS processor_drops, max(sink_drops) AS sink_drops,
                        max(unencodable) AS unencodable
-                FROM _stats_all GROUP BY run_id, writer) GROUP BY run_id)
+                FROM _stats_all GROUP BY run_id, writer) GROUP BY run_id),
+        c AS (
+          SELECT run_id, sum(cost_usd) AS cost_usd,
+                 count(*) FILTER (WHERE cost_usd IS NULL AND end_seq IS NOT NULL)
+                     AS unpriced_calls
+          FROM llm_calls GROUP BY run_id)
         SELECT a.run_id, make_timestamp(a.start_ns // 1000) AS started,
                make_timestamp(a.end_ns // 1000) AS ended,
                CASE WHEN a.ended THEN 'complete' WHEN a.failed THEN 'failed'
                     ELSE 'incomplete' END AS status,
                a.turns, a.iterations, coalesce(a.tin, 0) + coalesce(a.tout, 0) AS tokens,
                coalesce(a.tin, 0) AS input_tokens, coalesce(a.tout, 0) AS output_tokens,
+               CASE WHEN coalesce(c.unpriced_calls, 0) = 0 THEN coalesce(c.cost_usd, 0.0) END
+                   AS cost_usd,
+               coalesce(c.unpriced_calls, 0) AS unpriced_calls,
                coalesce((SELECT b.text FROM blobs b WHERE b.hash =
                    json_extract_string(a.end_payload, '$.final_content."$blob"')),
                    json_extract_string(a.end_payload, '$.final_content')) AS answer,
+               json_extract_string(a.error_payload, '$.error_type') AS error_type,
+               coalesce((SELECT b.text FROM blobs b WHERE b.hash =
+                   json_extract_string(a.error_payload, '$.message."$blob"')),
+                   json_extract_string(a.error_payload, '$.message')) AS error_message,
+               CASE WHEN a.failed THEN {FAILED_STEP.format(
+                   kind='a.last_kind', last='a.last_step', error='a.error_step')} END
+                   AS failed_step,
                a.model, a.events, a.last_seq,
                coalesce(d.overflow, 0) + coalesce(d.unencodable, 0) AS dropped,
                coalesce(d.overflow, 0) AS overflow, coalesce(d.unencodable, 0) AS unencodable,
@@ -141,6 +194,6 @@ VIEWS: tuple[tuple[str, str], ...] = (
                json_extract_string(a.start_payload, '$.release') AS release,
                json_extract_string(a.start_payload, '$.environment') AS environment,
                a.start_ns
-        FROM a LEFT JOIN d USING (run_id)"""),
+        FROM a LEFT JOIN d USING (run_id) LEFT JOIN c USING (run_id)"""),
 )
 """``(name, select)`` in dependency order; each becomes ``CREATE VIEW name AS select``."""

@@ -110,6 +110,17 @@ def busy_with_retry_after(conn: socket.socket, server: RawServer) -> None:
                  + f"content-length: {len(reply)}\r\n\r\n".encode() + reply)
 
 
+def draining(conn: socket.socket, server: RawServer) -> None:
+    """Answer 503 with a short Retry-After and the server's reason in the body."""
+    body = _read_request(conn)
+    if body is not None:
+        server.bodies.append(body)
+    reply = b'{"error": {"message": "overloaded: shard 7 is draining"}}'
+    conn.sendall(b"HTTP/1.1 503 Service Unavailable\r\ncontent-type: application/json\r\n"
+                 b"retry-after: 0.2\r\nconnection: close\r\n"
+                 + f"content-length: {len(reply)}\r\n\r\n".encode() + reply)
+
+
 def answer_ok(conn: socket.socket, server: RawServer) -> None:
     """A well-behaved reply in the wire format the request's path names."""
     body = _read_request(conn)
@@ -238,6 +249,19 @@ async def test_given_a_retry_after_past_the_deadline_when_called_then_it_fails_w
     assert "after 1 attempt(s)" in str(error) and "deadline" in str(error)
     assert took < 2.0
     assert server.connections == 1
+
+
+async def test_given_a_503_until_the_deadline_when_called_then_the_error_names_the_503(
+    serve: Callable[..., RawServer],
+) -> None:
+    server = serve(draining)
+    model = OpenAIChat("m-1", base_url=server.root, timeout=5, deadline=1.5, max_retries=50)
+    error, _ = await _timed(model.complete(_ask()))
+    assert isinstance(error, RunError)
+    text = str(error)
+    assert "passed its deadline of 1.5s" in text and server.connections >= 2
+    assert "HTTP 503 ('overloaded: shard 7 is draining')" in text
+    assert "max_tokens" not in text and "raise deadline=" in text
 
 
 # --- generation limits on the wire ---------------------------------------------------------

@@ -13,12 +13,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from failed_runs import failing_agent
 
+from footprint._errors import RunError
 from footprint.events import (
     ConflictItem,
     Event,
     RouteConflict,
     RunEnd,
+    RunSource,
     RunStart,
     SkillEscalated,
     SkillRejected,
@@ -44,7 +47,10 @@ def _decisions(run_id: str) -> list[Event]:
                       winner=ConflictItem(tool_name="a", target="refunds", tool_call_id="c1"),
                       losers=(ConflictItem(tool_name="b", target="billing"),),
                       from_skill_id="triage", source="on_tool_return"),
-        RunEnd(run_id=run_id, seq=4, ts=T0 + 4, final_content="y" * 3000,
+        RunSource(run_id=run_id, seq=4, ts=T0 + 4, source="otlp", framework="pydantic-ai",
+                  dialect="otel-genai", fidelity="partial", foreign_trace_id="ab" * 16,
+                  unknown=("why each piece was admitted",), flagged=("llm#1: cut",)),
+        RunEnd(run_id=run_id, seq=5, ts=T0 + 5, final_content="y" * 3000,
                total_input_tokens=5, total_output_tokens=6),
     ]
 
@@ -59,6 +65,8 @@ def store(tmp_path_factory: pytest.TempPathFactory) -> Path:
             metadata={"ticket": "T-7", "vip": True})
         for event in _decisions("0190ffff-handmade"):
             rec.emit(event)
+        with pytest.raises(RunError):  # a failed run of a priced model: errors and costs
+            failing_agent(rec).run_sync("where is my order A-17?")
     return root
 
 

@@ -59,3 +59,32 @@ def test_given_a_fresh_interpreter_when_the_lens_command_module_loads_then_textu
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
                          check=True, cwd=ROOT)
     assert out.stdout.strip() == "[]"
+
+
+@pytest.mark.parametrize(("agent", "says"), [
+    ("make_agent", "--agent 'make_agent' is not MODULE:ATTR; write e.g. "
+                   "'examples/planted/wrong_fact.py:make_agent'"),
+    ("examples/planted/nope.py:make_agent", "--agent file 'examples/planted/nope.py' does not "
+                                            "exist; give a path to a .py file"),
+])
+def test_given_a_bad_agent_reference_when_lens_runs_then_one_line_and_exit_2(
+    desk_store: tuple[Path, str], agent: str, says: str,
+) -> None:
+    out = subprocess.run([sys.executable, "-m", "lens.cli", "lens", "--agent", agent,
+                          "--store", str(desk_store[0])], capture_output=True, text=True,
+                         cwd=ROOT, timeout=60, check=False)
+    assert out.returncode == 2 and out.stdout == ""
+    assert len(out.stderr.strip().splitlines()) == 1 and says in out.stderr
+
+
+def test_given_an_agent_reference_when_lens_runs_then_the_app_holds_it(
+    desk_store: tuple[Path, str], monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    held: list[str | None] = []
+    monkeypatch.setattr(LensApp, "run", lambda self, **_: held.append(self.state.agent))
+    monkeypatch.chdir(ROOT)
+    ref = "examples/planted/wrong_fact.py:make_agent"
+    assert _cmd_lens.run(_parse("--agent", ref, "--store", str(desk_store[0]))) == 0
+    assert _cmd_lens.run(_parse("--agent", "lens._examples.support_desk:make_agent",
+                                "--store", str(desk_store[0]))) == 0
+    assert held == [ref, "lens._examples.support_desk:make_agent"]

@@ -53,3 +53,19 @@ def test_given_a_variant_with_another_model_when_run_then_it_calls_that_model() 
     variant = _agent(sink).variant(model="other-model")
     variant.run_sync("hi")
     assert {getattr(e, "model", None) for e in sink.of_type("llm.start")} == {"other-model"}
+
+
+def test_given_a_factory_reference_when_the_agent_runs_then_run_configured_records_it() -> None:
+    sink = ListSink()
+    _agent(sink).variant(factory="examples/planted/wrong_fact.py:make_agent").run_sync("refund?")
+    configured = next(e for e in sink.events if e.type == "run.configured")
+    assert configured.options["factory"] == "examples/planted/wrong_fact.py:make_agent"
+    plain = ListSink()
+    _agent(plain).run_sync("refund?")
+    assert "factory" not in next(e for e in plain.events if e.type == "run.configured").options
+
+
+@pytest.mark.parametrize("bad", ["make_agent", "shop:", ":make_agent", "shop:make-agent", 7])
+def test_given_a_factory_not_module_attr_when_built_then_the_error_quotes_it(bad: object) -> None:
+    with pytest.raises(ConfigError, match=r"Agent\(factory=.*is not MODULE:ATTR.*e\.g\."):
+        _agent(ListSink()).variant(factory=bad)

@@ -1,0 +1,53 @@
+"""``footprint ingest FILE… --store DIR``: OTLP files (OTLP/JSON lines as the Collector's
+file exporter writes them, or OTLP protobuf) into the store as runs; ``--remap`` maps the
+store's raw batches again. Exit 0 when all input was read, 1 when some was bad (counted,
+the rest kept), 2 on bad arguments."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from footprint._errors import ConfigError
+
+__all__ = ["add_parser", "run"]
+
+
+def add_parser(sub: Any) -> None:
+    """Register ``ingest`` on the CLI's subparsers."""
+    p = sub.add_parser("ingest", help="map OTLP trace files from other frameworks into runs "
+                                      "(or --remap the store's raw batches)")
+    p.add_argument("files", metavar="FILE", nargs="*", help="OTLP/JSON lines or protobuf files")
+    p.add_argument("--remap", action="store_true",
+                   help="drop the runs earlier ingests mapped and map every stored raw batch "
+                        "again (after a mapper upgrade)")
+    p.add_argument("--store", metavar="DIR", default=None,
+                   help="the store directory (default: $FOOTPRINT_STORE or ./.footprint)")
+
+
+def run(args: argparse.Namespace) -> int:
+    from lens.cli._exits import FINDING, OK, say
+    from recorder.ingest import ingest_files, remap
+    from recorder.write._layout import resolve_store
+
+    if bool(args.files) == bool(args.remap):
+        raise ConfigError("ingest takes FILE… or --remap (not both, not neither); e.g. "
+                          "`footprint ingest traces.jsonl --store DIR`")
+    if args.remap:
+        gone, report = remap(resolve_store(args.store))
+        print(f"remapped: {gone} files of the earlier mapping dropped; {report.line()}")
+    else:
+        missing = [f for f in args.files if not Path(f).is_file()]
+        if missing:
+            raise ConfigError(f"no such file {missing[0]!r}; pass OTLP/JSON lines or OTLP "
+                              "protobuf files")
+        report = ingest_files(args.files, args.store)
+        print(f"ingested: {report.line()}")
+    for run_id in report.runs:
+        print(f"  run {run_id}")
+    if not report.problems:
+        return OK
+    bad = ", ".join(f"{n} {why}" for why, n in sorted(report.problems.items()))
+    say(f"footprint ingest: some input could not be mapped ({bad}); the rest was kept")
+    return FINDING

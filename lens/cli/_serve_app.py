@@ -1,0 +1,120 @@
+"""The aiohttp side of ``footprint lens --serve``: textual-serve's server with deep links
+and a token (``lens.cli._serve`` holds the options and checks; this module imports aiohttp)."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import aiohttp_jinja2
+import jinja2
+from aiohttp import web
+from textual_serve.app_service import AppService
+from textual_serve.server import Server, to_int
+
+from footprint._errors import ConfigError
+from lens.cli._serve_parts import (
+    COOKIE,
+    SCREENS,
+    check_token,
+    quiet_logging,
+    resolve_async,
+    session_command,
+)
+
+__all__ = ["LensServer"]
+
+_PAGES = ("/", "/run/{run}", "/run/{run}/{view}")
+
+
+class LensServer(Server):
+    """textual-serve's ``Server``, one ``footprint lens`` process per session, at the path's
+    run and screen; ``token`` (remote hosts) guards every page and websocket."""
+
+    def __init__(self, *, root: Path, host: str, port: int, token: str | None,
+                 first: str | None = None, view: str = "timeline", follow: bool = False,
+                 agent: str | None = None) -> None:
+        if view not in SCREENS:
+            raise ConfigError(f"view {view!r} is not a lens screen; pick one of "
+                              f"{', '.join(SCREENS)}")
+        super().__init__(session_command(root, first, view, agent=agent), host=host, port=port,
+                         title="footprint lens")
+        self.root, self.token, self.first, self.view = root, token, first, view
+        self.follow, self.agent = follow, agent
+
+    def initialize_logging(self) -> None:
+        quiet_logging()
+
+    async def on_startup(self, app: web.Application) -> None:
+        """Nothing printed here: ``serve`` has said where the lens is."""
+
+    async def _make_app(self) -> web.Application:
+        app = web.Application()
+        aiohttp_jinja2.setup(app, loader=jinja2.FileSystemLoader(self.templates_path))
+        routes: list[web.AbstractRouteDef] = [web.get(p, self.handle_index) for p in _PAGES]
+        routes += [web.get("/ws" + p.rstrip("/"), self.handle_websocket) for p in _PAGES]
+        routes.append(web.static("/static", self.statics_path, name="static"))
+        app.add_routes(routes)
+        app.on_startup.append(self.on_startup)
+        return app
+
+    def _allowed(self, request: web.Request) -> None:
+        given = request.query.get("token") or request.cookies.get(COOKIE)
+        if not check_token(self.token, given):
+            raise web.HTTPForbidden(text="footprint lens: this lens needs its token: open the "
+                                         "URL it printed (…?token=…)\n")
+
+    async def _target(self, request: web.Request) -> tuple[str | None, str]:
+        """The run and screen the path asks for (``/``: the one given on the command line)."""
+        run, view = request.match_info.get("run"), request.match_info.get("view", "timeline")
+        if view not in SCREENS:
+            raise web.HTTPNotFound(text=f"footprint lens: no screen {view!r}; use one of "
+                                        f"{', '.join(SCREENS)}\n")
+        if run is None:
+            return self.first, self.view if self.first else "timeline"
+        try:
+            return await resolve_async(self.root, run), view
+        except ConfigError as exc:
+            raise web.HTTPNotFound(text=f"footprint lens: {exc}\n") from None
+
+    async def handle_index(self, request: web.Request) -> web.StreamResponse:
+        """The page: textual-serve's template, its websocket at ``/ws`` + this path."""
+        self._allowed(request)
+        run, view = await self._target(request)
+        path = f"/ws/run/{run}/{view}" if run else "/ws"
+        scheme = "wss" if request.secure else "ws"
+        static = f"{request.scheme}://{request.host}/static/"
+        context = {
+            "font_size": to_int(request.query.get("fontsize", "16"), 16),
+            "app_websocket_url": f"{scheme}://{request.host}{path}",
+            "config": {"static": {"url": static}},
+            "application": {"name": self.title},
+        }
+        response: web.StreamResponse = aiohttp_jinja2.render_template(
+            "app_index.html", request, context)
+        if self.token is not None:
+            response.set_cookie(COOKIE, self.token, httponly=True, samesite="Strict")
+        return response
+
+    async def handle_websocket(self, request: web.Request) -> web.WebSocketResponse:
+        """One session: a ``footprint lens`` process at the path's run and screen."""
+        self._allowed(request)
+        run, view = await self._target(request)
+        websocket = web.WebSocketResponse(heartbeat=15)
+        await websocket.prepare(request)
+        async def close() -> None:
+            await websocket.close()
+
+        service = AppService(
+            session_command(self.root, run, view, follow=self.follow, agent=self.agent),
+            write_bytes=websocket.send_bytes, write_str=websocket.send_str, close=close,
+            download_manager=self.download_manager, debug=False)
+        try:
+            await service.start(to_int(request.query.get("width", "80"), 80),
+                                to_int(request.query.get("height", "24"), 24))
+            await self._process_messages(websocket, service)
+        except asyncio.CancelledError:
+            await websocket.close()
+        finally:
+            await service.stop()
+        return websocket

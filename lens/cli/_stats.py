@@ -1,0 +1,135 @@
+"""``footprint stats``: trends over the store's runs — a table per time bucket, and plots.
+
+Latency percentiles, tokens, error rate and decision counts (and cost, when
+the store prices its model calls) per day or hour of the runs' start, split by
+model, skill or release; one aggregate query over the runs' outlines
+(``recorder.store._trends``). The plots are ``plotext`` line charts, drawn
+under the table unless ``--no-plot``; ``--format json`` prints the rows.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from typing import Any
+
+from lens.cli._common import MAX_COUNT, count_arg, open_from
+
+__all__ = ["add_parser", "run"]
+
+
+def add_parser(sub: Any) -> None:
+    """Register ``stats`` on the ``footprint`` sub-parsers."""
+    p = sub.add_parser(
+        "stats", help="trends: latency, tokens, errors, decisions (and cost) per day or hour",
+        description="Trends over the recorded runs, per day or hour of their start: runs, "
+                    "error rate (failed / runs), latency p50/p90/p99 of the runs that ended, "
+                    "tokens, decisions (and cost when the store prices its model calls), "
+                    "with terminal plots.")
+    p.add_argument("--by", choices=("day", "hour"), default="day",
+                   help="the time bucket (default day)")
+    p.add_argument("--group-by", choices=("model", "skill", "release"), default=None,
+                   help="split each bucket: by model, by skill activated, or by release")
+    p.add_argument("--since", metavar="YYYY-MM-DD", help="only runs started on or after")
+    p.add_argument("--until", metavar="YYYY-MM-DD", help="only runs started on or before")
+    p.add_argument("--format", choices=("text", "json"), default="text",
+                   help="text: a table and plots (default); json: one object per row")
+    p.add_argument("--last", type=count_arg(1, MAX_COUNT), default=30, metavar="N",
+                   help="the table shows the newest N buckets (default 30; the plots and "
+                        "--format json show all)")
+    p.add_argument("--no-plot", action="store_true", help="the table only")
+    p.add_argument("--store", metavar="DIR", default=None,
+                   help="the store directory (default: $FOOTPRINT_STORE or ./.footprint)")
+
+
+def run(args: argparse.Namespace) -> int:
+    from recorder import RunQuery, TrendQuery, trends
+
+    store = open_from(args)
+    store.con.execute("SET enable_progress_bar = false")  # DuckDB's bar would land in stdout
+    query = TrendQuery(by=args.by, group_by=args.group_by,
+                       runs=RunQuery(since=args.since, until=args.until))
+    table = trends(store, query)
+    if args.format == "json":
+        for row in table.to_pylist():
+            print(json.dumps({**row, "bucket": row["bucket"].isoformat()}))
+        return 0
+    if table.num_rows == 0:
+        filtered = args.since or args.until
+        print(f"no runs {'match those filters ' if filtered else ''}in {store.root}")
+        return 0
+    rows = table.to_pylist()
+    _print_table(_newest(rows, args.last), priced="cost_usd" in table.column_names,
+                 grouped=args.group_by is not None, by=args.by)
+    buckets = len(set(table.column("bucket").to_pylist()))
+    if buckets > args.last:
+        print(f"({args.last} newest of {buckets} {args.by}s; --last N shows more)")
+    if not args.no_plot:
+        print(_plots(table, args.by))
+    return 0
+
+
+def _newest(rows: list[dict[str, Any]], last: int) -> list[dict[str, Any]]:
+    """The rows of the newest ``last`` buckets (the rows are oldest first)."""
+    keep = set(sorted({r["bucket"] for r in rows})[-last:])
+    return [r for r in rows if r["bucket"] in keep]
+
+
+def _ms(value: float | None) -> str:
+    if value is None or math.isnan(value):
+        return "—"
+    return f"{value:,.0f}" if value >= 100 else f"{value:.3g}"
+
+
+def _cost(row: dict[str, Any]) -> str:
+    text = "—" if row["cost_usd"] is None else f"${row['cost_usd']:,.4f}"
+    return text + (f" +{row['unpriced']} unpriced" if row["unpriced"] else "")
+
+
+def _print_table(rows: list[dict[str, Any]], *, priced: bool, grouped: bool, by: str) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    view = Table(box=None, header_style="bold", pad_edge=False)
+    heads = ["bucket", *(["group"] if grouped else []), "runs", "errors", "p50 ms", "p90 ms",
+             "p99 ms", "tokens", "tok/run", "decisions"]
+    for head in [*heads, *(["cost"] if priced else [])]:
+        view.add_column(head, justify="left" if head in ("bucket", "group") else "right")
+    stamp = "%Y-%m-%d %H:00" if by == "hour" else "%Y-%m-%d"
+    for r in rows:
+        view.add_row(r["bucket"].strftime(stamp), *([r["group"] or "—"] if grouped else []),
+                     f"{r['runs']:,}", f"{r['error_rate']:.1%}", _ms(r["p50_ms"]),
+                     _ms(r["p90_ms"]), _ms(r["p99_ms"]), f"{r['tokens']:,}",
+                     f"{r['tokens_per_run']:,.0f}", f"{r['decisions']:,}",
+                     *([_cost(r)] if priced else []))
+    Console(width=max(100, Console().width), highlight=False).print(view)
+
+
+def _plots(table: Any, by: str) -> str:
+    """Line charts of the series (one line per group), two a row."""
+    import plotext as plt
+
+    from lens.playback._trends import draw
+    from recorder.store._trends import METRICS, trend_series
+
+    labels, series = trend_series(table, by)
+    titles = dict(METRICS)
+    shown = [m for m in ("p50_ms", "tokens_per_run", "error_rate", "decisions_per_run",
+                         "cost_usd") if m in series]
+    plt.clear_figure()
+    rows = (len(shown) + 1) // 2
+    plt.subplots(rows, 2)
+    plt.plot_size(100, 12 * rows)
+    for i, metric in enumerate(shown):
+        plt.subplot(i // 2 + 1, i % 2 + 1)
+        plt.title(titles[metric])
+        draw(plt, labels, series[metric])
+    text = str(plt.build())
+    if sys.stdout.isatty():
+        return text
+    from rich.text import Text
+
+    return Text.from_ansi(text).plain  # no colour codes in a file or a pipe
+

@@ -1,0 +1,167 @@
+"""The OTel GenAI JSON dialect: ``gen_ai.input.messages``, ``gen_ai.system_instructions``,
+``gen_ai.tool.definitions``, ``gen_ai.output.messages`` (JSON strings or arrays of parts)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import orjson
+
+from recorder.ingest._flat import number
+from recorder.ingest._request import (
+    Call,
+    ChatRequest,
+    Msg,
+    ToolDef,
+    arguments_of,
+    text_of,
+)
+
+__all__ = ["CONTENT_KEYS", "genai_request", "parse_json"]
+
+CONTENT_KEYS = ("gen_ai.input.messages", "gen_ai.output.messages", "gen_ai.system_instructions")
+_TRUNCATION_MARKS = ("[truncated]", "...(truncated)", "<truncated>", "…[truncated]")
+_ROLES = {"user": "user", "assistant": "assistant", "model": "assistant", "tool": "tool",
+          "system": "system", "developer": "system"}
+
+
+def parse_json(value: Any) -> Any:
+    """An attribute holding JSON text, parsed (a non-JSON string stays a string)."""
+    if isinstance(value, str):
+        try:
+            return orjson.loads(value)
+        except orjson.JSONDecodeError:
+            return value
+    return value
+
+
+def truncated(text: str) -> bool:
+    tail = text[-24:].lower()
+    return any(mark in tail for mark in _TRUNCATION_MARKS)
+
+
+def _result(part: Mapping[str, Any]) -> str:
+    for key in ("response", "result", "content", "output"):  # emitters differ
+        if key in part:
+            return text_of(part[key])
+    return ""
+
+
+def _split(role: str, parts: list[Any], notes: list[str]) -> list[Msg]:
+    """One emitted message as our messages: tool results each become a ``tool`` message."""
+    texts: list[str] = []
+    calls: list[Call] = []
+    results: list[Msg] = []
+    cut = False
+    for part in parts:
+        if isinstance(part, str):
+            texts.append(part)
+            continue
+        if not isinstance(part, Mapping):
+            continue
+        kind = part.get("type")
+        cut = cut or "truncated" in part  # footprint's own exporter marks a cut part so
+        if kind == "text":
+            texts.append(text_of(part.get("content")))
+        elif kind == "tool_call":
+            calls.append(Call(id=str(part.get("id") or ""), name=str(part.get("name") or ""),
+                              arguments=arguments_of(part.get("arguments"))))
+        elif kind == "tool_call_response":
+            text = _result(part)
+            results.append(Msg(role="tool", content=text, tool_call_id=str(part.get("id") or ""),
+                               tool_name=part.get("name"), truncated=truncated(text)))
+        elif kind not in ("thinking", "reasoning"):
+            notes.append(f"a {kind!r} part is not text and was left out")
+    text = "\n".join(texts)
+    out = []
+    if texts or calls or not results:
+        mapped = _ROLES.get(role, "user")
+        out.append(Msg(role=mapped, content=text, tool_calls=tuple(calls),  # type: ignore[arg-type]
+                       truncated=cut or truncated(text)))
+    return out + results
+
+
+def messages_of(raw: Any, notes: list[str]) -> list[Msg]:
+    out: list[Msg] = []
+    if not isinstance(raw, list):
+        return out
+    for m in raw:
+        if not isinstance(m, Mapping):
+            continue
+        parts = m.get("parts")
+        if parts is None and "content" in m:
+            parts = [{"type": "text", "content": m["content"]}]
+        out += _split(str(m.get("role") or "user"), parts if isinstance(parts, list) else [],
+                      notes)
+    return out
+
+
+def _tools(raw: Any) -> tuple[ToolDef, ...]:
+    if not isinstance(raw, list):
+        return ()
+    out = []
+    for t in raw:
+        if not isinstance(t, Mapping):
+            continue
+        fn = t.get("function") if isinstance(t.get("function"), Mapping) else t
+        assert isinstance(fn, Mapping)
+        params = parse_json(fn.get("parameters") or fn.get("input_schema") or {})
+        out.append(ToolDef(name=str(fn.get("name") or ""),
+                           description=str(fn.get("description") or ""),
+                           parameters=params if isinstance(params, Mapping) else {}))
+    return tuple(out)
+
+
+def _system(raw: Any) -> list[str]:
+    if isinstance(raw, str):
+        return [raw]
+    if not isinstance(raw, list):
+        return []
+    return [text_of(p.get("content")) if isinstance(p, Mapping) else text_of(p) for p in raw]
+
+
+def _finish(attrs: Mapping[str, Any], output: Any) -> str | None:
+    reasons = attrs.get("gen_ai.response.finish_reasons")
+    if isinstance(reasons, list) and reasons:
+        return str(reasons[0])
+    if isinstance(output, list) and output and isinstance(output[-1], Mapping):
+        found = output[-1].get("finish_reason")
+        return str(found) if found else None
+    return None
+
+
+def usage_and_model(attrs: Mapping[str, Any]) -> dict[str, Any]:
+    """Usage, model and provider as every GenAI-flavoured dialect names them."""
+    return {
+        "model": str(attrs.get("gen_ai.response.model") or attrs.get("gen_ai.request.model")
+                     or ""),
+        "provider": str(attrs.get("gen_ai.provider.name") or attrs.get("gen_ai.system") or ""),
+        "input_tokens": number(attrs.get("gen_ai.usage.input_tokens")
+                               or attrs.get("gen_ai.usage.prompt_tokens")),
+        "output_tokens": number(attrs.get("gen_ai.usage.output_tokens")
+                                or attrs.get("gen_ai.usage.completion_tokens")),
+        "temperature": _float(attrs.get("gen_ai.request.temperature")),
+        "max_tokens": number(attrs.get("gen_ai.request.max_tokens")) or None,
+    }
+
+
+def _float(value: Any) -> float | None:
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) \
+        else None
+
+
+def genai_request(attrs: Mapping[str, Any]) -> ChatRequest:
+    """The request and response one OTel GenAI span (or its merged log record) carries."""
+    notes: list[str] = []
+    inputs = messages_of(parse_json(attrs.get("gen_ai.input.messages")), notes)
+    system = _system(parse_json(attrs.get("gen_ai.system_instructions")))
+    system += [m.content for m in inputs if m.role == "system"]
+    output_raw = parse_json(attrs.get("gen_ai.output.messages"))
+    return ChatRequest(
+        dialect="otel-genai", system=tuple(system),
+        messages=tuple(m for m in inputs if m.role != "system"),
+        tools=_tools(parse_json(attrs.get("gen_ai.tool.definitions"))),
+        output=tuple(messages_of(output_raw, notes)), finish_reason=_finish(attrs, output_raw),
+        notes=tuple(dict.fromkeys(notes)), has_content=any(k in attrs for k in CONTENT_KEYS),
+        **usage_and_model(attrs))

@@ -1,0 +1,224 @@
+"""One intake behind all three doors: a batch is stored raw, decoded, grouped by trace,
+and a trace is mapped to a run once its root span has arrived (or at ``flush``)."""
+
+from __future__ import annotations
+
+import gzip
+import threading
+import time
+import zlib
+from collections import Counter
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from footprint._errors import ConfigError
+from recorder.ingest._dialects import kind_of
+from recorder.ingest._mapper import Conversation, MappedRun, map_trace
+from recorder.ingest._otlp_json import decode_json
+from recorder.ingest._otlp_proto import BadPayload, decode_proto
+from recorder.ingest._raw import Format, Signal, note_writer, store_raw
+from recorder.ingest._spans import Batch, ForeignLog, ForeignSpan
+from recorder.write._layout import resolve_store
+from recorder.write._parquet_sink import ParquetSink
+from recorder.write._recorder import Recorder
+
+__all__ = ["BatchReport", "Intake", "decode_body"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class BatchReport:
+    """What one batch brought: spans and log records read, runs mapped, and every problem
+    counted by reason (a bad item never loses the rest of its batch)."""
+
+    spans: int = 0
+    logs: int = 0
+    runs: tuple[str, ...] = ()
+    problems: Mapping[str, int] = field(default_factory=dict)
+
+    def line(self) -> str:
+        text = f"{self.spans} spans, {self.logs} log records, {len(self.runs)} runs mapped"
+        if self.problems:
+            text += "; " + ", ".join(f"{n} {why}" for why, n in sorted(self.problems.items()))
+        return text
+
+
+def decode_body(body: bytes, signal: Signal, fmt: Format) -> Batch:
+    """A raw body as a :class:`Batch`; a body that does not parse is one counted problem."""
+    if fmt == "pb":
+        try:
+            return decode_proto(body, signal)
+        except BadPayload:
+            return Batch(problems={"corrupt batch (protobuf did not parse)": 1})
+    try:
+        doc = orjson.loads(body)
+    except orjson.JSONDecodeError:
+        return Batch(problems={"corrupt batch (JSON did not parse)": 1})
+    try:
+        return decode_json(doc)
+    except (TypeError, ValueError, OverflowError) as exc:  # a value of the wrong kind
+        return Batch(problems={f"corrupt batch (OTLP/JSON: {type(exc).__name__})": 1})
+
+
+def _gunzip(body: bytes, encoding: str | None) -> bytes:
+    if encoding in (None, "", "identity"):
+        return body
+    if encoding == "gzip":
+        return gzip.decompress(body)
+    if encoding == "deflate":
+        return zlib.decompress(body)
+    raise BadPayload(f"unsupported Content-Encoding {encoding!r}")
+
+
+@dataclass(slots=True)
+class _Trace:
+    spans: list[ForeignSpan] = field(default_factory=list)
+    logs: list[ForeignLog] = field(default_factory=list)
+    rooted: bool = False
+    seen: float = field(default_factory=time.monotonic)
+
+
+_KEEP_MAPPED = 100_000
+"""Trace ids remembered as mapped (to count late spans); older ones are forgotten."""
+
+
+class Intake:
+    """Takes OTLP batches into a store: ``take`` (wire bodies) or ``add`` (decoded batches).
+
+    Thread-safe. A trace is mapped when its root span arrives, or when it has waited
+    ``idle_s`` seconds without one (at the next batch), or at :meth:`flush`. Mapped runs
+    are written through a ``Recorder`` and ``ParquetSink`` like
+    native runs (chained, crash-safe); ``keep_raw=False`` skips the raw partition and
+    ``defer=True`` maps only at :meth:`flush`, so log records that came after their trace's
+    root are joined too (a remap does both).
+    """
+
+    def __init__(self, store: str | Path | None = None, *, keep_raw: bool = True,
+                 durable: bool = False, idle_s: float = 300.0, defer: bool = False) -> None:
+        if not isinstance(keep_raw, bool) or not isinstance(durable, bool):
+            raise ConfigError(f"Intake(keep_raw={keep_raw!r}, durable={durable!r}): both "
+                              "must be True or False")
+        if not isinstance(idle_s, int | float) or not idle_s > 0:
+            raise ConfigError(f"Intake(idle_s={idle_s!r}): seconds a trace without its root "
+                              "waits before it is mapped anyway; a positive number")
+        self.idle_s, self.defer = float(idle_s), bool(defer)
+        self.store = resolve_store(store)
+        if self.store.exists() and not self.store.is_dir():
+            raise ConfigError(f"the store {str(self.store)!r} is a file, not a directory; "
+                              "pass a store directory (or a new path) as --store")
+        self.keep_raw, self.durable = keep_raw, durable
+        self._lock = threading.Lock()
+        self._traces: dict[str, _Trace] = {}
+        self._mapped: dict[str, None] = {}
+        self._conversations: dict[str, Conversation] = {}
+        self._recorder: Recorder | None = None
+        self.totals: Counter[str] = Counter()
+        self.runs: list[str] = []
+
+    def take(self, body: bytes, *, signal: Signal, fmt: Format,
+             encoding: str | None = None) -> BatchReport:
+        """One wire body: un-gzipped, stored raw, decoded, mapped. Never raises on bad input."""
+        try:
+            plain = _gunzip(body, encoding)
+        except (BadPayload, OSError, EOFError, zlib.error) as exc:
+            return self.count(BatchReport(problems={f"corrupt batch ({exc})": 1}))
+        if self.keep_raw:
+            store_raw(self.store, plain, signal, fmt, durable=self.durable)
+        return self.add(decode_body(plain, signal, fmt))
+
+    def add(self, batch: Batch) -> BatchReport:
+        problems: Counter[str] = Counter(batch.problems)
+        with self._lock:
+            self._collect(batch, problems)
+            due = time.monotonic() - self.idle_s
+            ready = [] if self.defer else [t for t, trace in self._traces.items()
+                                           if trace.rooted or trace.seen < due]
+            runs = [r for t in ready for r in self._map(t, problems)]
+        return self.count(BatchReport(spans=len(batch.spans), logs=len(batch.logs),
+                                       runs=tuple(runs), problems=dict(problems)))
+
+    def _collect(self, batch: Batch, problems: Counter[str]) -> None:
+        for span in batch.spans:
+            if span.trace_id in self._mapped:
+                problems["late span (its trace was already mapped; remap to include it)"] += 1
+                continue
+            kind = kind_of(span)
+            if kind == "foreign":
+                problems["span in no GenAI dialect"] += 1
+            trace = self._traces.setdefault(span.trace_id, _Trace())
+            trace.spans.append(span)
+            trace.seen = time.monotonic()
+            trace.rooted = trace.rooted or span.parent_id is None
+        for log in batch.logs:
+            if log.trace_id is None:
+                problems["log record without a trace id"] += 1
+                continue
+            self._traces.setdefault(log.trace_id, _Trace()).logs.append(log)
+
+    def _map(self, trace_id: str, problems: Counter[str]) -> list[str]:
+        trace = self._traces.pop(trace_id)
+        self._mapped[trace_id] = None
+        if len(self._mapped) > _KEEP_MAPPED:
+            del self._mapped[next(iter(self._mapped))]
+        conv = self._conversation(trace.spans)
+        try:
+            run = map_trace(trace.spans, trace.logs, conv)
+        except Exception as exc:  # a mapper bug costs this trace, never the receiver
+            problems[f"trace not mapped ({type(exc).__name__}: {exc})"] += 1
+            return []
+        if run is None:
+            problems["trace with no model or tool call"] += 1
+            return []
+        problems.update({"chat span with no content": run.empty_chats} if run.empty_chats
+                        else {})
+        self._write(run)
+        return [run.run_id]
+
+    def _conversation(self, spans: Iterable[ForeignSpan]) -> Conversation | None:
+        for s in spans:
+            key = s.attributes.get("gen_ai.conversation.id") or s.attributes.get("session.id")
+            if key:
+                return self._conversations.setdefault(str(key), Conversation())
+        return None
+
+    def _write(self, run: MappedRun) -> None:
+        if self._recorder is None:
+            sink = ParquetSink(self.store)
+            note_writer(self.store, sink.writer_id)
+            self._recorder = Recorder(sinks=[sink], on_full="block")
+        for event in run.events:
+            self._recorder.emit(event)
+        self.runs.append(run.run_id)
+
+    def count(self, report: BatchReport) -> BatchReport:
+        with self._lock:
+            self.totals.update({"spans": report.spans, "logs": report.logs,
+                                "runs": len(report.runs)})
+            self.totals.update(report.problems)
+        return report
+
+    def flush(self) -> BatchReport:
+        """Map every trace still waiting for its root, and write everything down."""
+        problems: Counter[str] = Counter()
+        with self._lock:
+            runs = [r for t in list(self._traces) for r in self._map(t, problems)]
+            if self._recorder is not None:
+                self._recorder.flush()
+        return self.count(BatchReport(runs=tuple(runs), problems=dict(problems)))
+
+    def close(self) -> BatchReport:
+        report = self.flush()
+        with self._lock:
+            if self._recorder is not None:
+                self._recorder.close()
+                self._recorder = None
+        return report
+
+    def __enter__(self) -> Intake:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()

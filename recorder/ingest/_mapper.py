@@ -1,0 +1,332 @@
+"""One foreign trace to one run's events: the agent span names the run, each chat span
+becomes an iteration (pieces, ``llm.start``, ``llm.end``), each tool span a
+``tool.start``/``tool.end``; an error ends the run with ``run.error``."""
+
+from __future__ import annotations
+
+import hashlib
+import uuid
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from footprint.events import (
+    ContextInjected,
+    EventBase,
+    IterationEnd,
+    IterationStart,
+    LLMEnd,
+    LLMStart,
+    RunConfigured,
+    RunEnd,
+    RunFailed,
+    RunSource,
+    RunStart,
+    ToolEnd,
+    ToolStart,
+)
+from footprint.providers import StopReason, ToolCall
+from recorder.ingest._dialects import (
+    agent_name,
+    chat_request,
+    conversation_of,
+    kind_of,
+    merge_logs,
+    tool_info,
+)
+from recorder.ingest._flat import indexed
+from recorder.ingest._pieces import msg_key, person_index, pieces_of, sha, wire_of
+from recorder.ingest._request import ChatRequest, Doc, arguments_of, text_of
+from recorder.ingest._spans import ForeignLog, ForeignSpan
+
+__all__ = ["UNKNOWN", "Conversation", "MappedRun", "map_trace", "run_id_for"]
+
+UNKNOWN = (
+    "why each piece was admitted: the trace records what the model saw, not why",
+    "the exact wire request: it is rebuilt from the span's attributes",
+    "the agent's decisions between model calls (routing, skills, injections)",
+)
+_STOP: dict[str, StopReason] = {
+    "stop": "end_turn", "end_turn": "end_turn", "completed": "end_turn",
+    "tool_calls": "tool_use", "tool_call": "tool_use", "tool_use": "tool_use",
+    "function_call": "tool_use", "length": "max_tokens", "max_tokens": "max_tokens",
+    "stop_sequence": "stop_sequence", "error": "error",
+}
+
+
+def run_id_for(trace_id: str, start_ns: int) -> str:
+    """A time-sortable id (UUIDv7 layout) fixed by the trace: a remap finds the same run."""
+    ms = max(start_ns // 1_000_000, 0) & ((1 << 48) - 1)
+    rand = int.from_bytes(hashlib.sha256(f"footprint.ingest\x1f{trace_id}".encode()).digest()[
+        :10], "big")
+    value = (ms << 80) | (0x7 << 76) | ((rand >> 68) & 0xFFF) << 64 | (0b10 << 62) | (
+        rand & ((1 << 62) - 1))
+    return str(uuid.UUID(int=value))
+
+
+@dataclass(slots=True)
+class Conversation:
+    """Across the traces of one conversation: the next turn, and where each message
+    already seen came from (``turn<t>:llm#k``, ``turn<t>:person``)."""
+
+    turns: int = 0
+    origins: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class MappedRun:
+    run_id: str
+    events: tuple[EventBase, ...]
+    mapped_spans: int
+    empty_chats: int
+
+
+class _Out:
+    """Events of one run, numbered in emit order, times never going back."""
+
+    def __init__(self, run_id: str, turn: int, trace_id: str) -> None:
+        self.run_id, self.turn, self.trace_id = run_id, turn, trace_id
+        self.events: list[EventBase] = []
+        self.ts = 0
+
+    def add(self, cls: type[EventBase], step: str, iteration: int, ts: int,
+            span: str | None = None, **fields: Any) -> EventBase:
+        self.ts = max(self.ts, ts)
+        event = cls(run_id=self.run_id, seq=len(self.events), ts=self.ts, turn=self.turn,
+                    iteration=iteration, step_id=step, trace_id=self.trace_id, span_id=span,
+                    **fields)
+        self.events.append(event)
+        return event
+
+
+def _stop(req: ChatRequest, span: ForeignSpan, calls: tuple[ToolCall, ...]) -> StopReason:
+    if span.status == "error":
+        return "error"
+    if req.finish_reason:
+        return _STOP.get(req.finish_reason.lower(), "end_turn")
+    return "tool_use" if calls else "end_turn"
+
+
+def _docs(spans: Sequence[ForeignSpan]) -> list[Doc]:
+    out = []
+    for s in spans:
+        for _, f in indexed(s.attributes, "retrieval.documents"):
+            score = f.get("document.score")
+            out.append(Doc(content=text_of(f.get("document.content")),
+                           doc_id=str(f["document.id"]) if f.get("document.id") else None,
+                           score=float(score) if isinstance(score, int | float) else None))
+    return out
+
+
+@dataclass(slots=True)
+class _Walk:
+    out: _Out
+    framework: str
+    origins: dict[str, str]
+    turn_tag: str
+    flagged: list[str] = field(default_factory=list)
+    pending: list[ToolCall] = field(default_factory=list)
+    empty: int = 0
+    answer: str = ""
+    tokens: list[int] = field(default_factory=lambda: [0, 0])
+
+
+def _chat(w: _Walk, k: int, span: ForeignSpan, req: ChatRequest,
+          docs: Sequence[Doc]) -> None:
+    step, engine = f"llm#{k}", f"engine#{k}"
+    w.out.add(IterationStart, engine, k, span.start_ns, span.span_id)
+    person = person_index(req) if k == 1 else None
+    for piece in pieces_of(req, docs, w.origins, person):
+        w.out.add(ContextInjected, engine, k, span.start_ns, span.span_id,
+                  **piece.fields(step, w.framework))
+    if person is not None:
+        w.origins[msg_key(req.messages[person])] = "person"
+    wire = wire_of(req)
+    w.out.add(LLMStart, step, k, span.start_ns, span.span_id, provider=req.provider or "?",
+              model=req.model or "?", request_hash=sha(wire),
+              system_prompt_chars=sum(map(len, req.system)) + 2 * max(len(req.system) - 1, 0),
+              messages_count=len(req.messages), tools_count=len(req.tools),
+              tool_names=tuple(t.name for t in req.tools), temperature=req.temperature,
+              request_ref=wire if req.has_content else None)
+    _chat_end(w, k, span, req)
+
+
+def _chat_end(w: _Walk, k: int, span: ForeignSpan, req: ChatRequest) -> None:
+    text = "\n".join(m.content for m in req.output if m.content)
+    calls = tuple(ToolCall(id=c.id, name=c.name, arguments=c.arguments)
+                  for m in req.output for c in m.tool_calls)
+    if span.status == "error" and not text:
+        text = span.status_message
+    for m in req.output:
+        w.origins[msg_key(m)] = f"llm#{k}"
+    w.pending = list(calls)
+    w.answer = text or w.answer
+    w.tokens[0] += req.input_tokens
+    w.tokens[1] += req.output_tokens
+    w.out.add(LLMEnd, f"llm#{k}", k, span.end_ns, span.span_id, content=text,
+              response_hash=sha(text + repr([(c.id, c.name) for c in calls])), tool_calls=calls,
+              input_tokens=req.input_tokens, output_tokens=req.output_tokens,
+              stop_reason=_stop(req, span, calls), duration_ms=(span.end_ns - span.start_ns) / 1e6,
+              model=req.model or None)
+
+
+def _tool(w: _Walk, k: int, span: ForeignSpan) -> None:
+    info = tool_info(span)
+    call_id = info.call_id
+    match = next((c for c in w.pending if c.id == call_id or (call_id is None and
+                                                              c.name == info.name)), None)
+    if match is not None:
+        w.pending.remove(match)
+        call_id = call_id or match.id
+    call_id = call_id or f"span-{span.span_id}"
+    args = arguments_of(info.arguments) if isinstance(info.arguments, Mapping) or (
+        match is None and info.arguments is not None) else (match.arguments if match else {})
+    step = f"tool#{call_id}"
+    w.out.add(ToolStart, step, k, span.start_ns, span.span_id, tool_name=info.name,
+              tool_call_id=call_id, args=dict(args))
+    failed = span.status == "error"
+    w.out.add(ToolEnd, step, k, span.end_ns, span.span_id, tool_call_id=call_id,
+              tool_name=info.name, result=info.result or (span.status_message if failed else ""),
+              status="failure" if failed else None, error=failed,
+              duration_ms=(span.end_ns - span.start_ns) / 1e6)
+
+
+def _root(spans: Sequence[ForeignSpan]) -> ForeignSpan:
+    ids = {s.span_id for s in spans}
+    roots = [s for s in spans if s.parent_id is None or s.parent_id not in ids]
+    return min(roots or spans, key=lambda s: (s.start_ns, -s.end_ns))
+
+
+def _framework(chats: Sequence[ForeignSpan], root: ForeignSpan) -> str:
+    scope = next((s.scope for s in chats if s.scope), root.scope)
+    return scope or str(root.resource.get("service.name") or "unknown")
+
+
+def _flags(k: int, span: ForeignSpan, req: ChatRequest) -> list[str]:
+    step = f"llm#{k}"
+    found = [f"{step}: {note}" for note in req.notes]
+    if not req.has_content:
+        found.append(f"{step}: no message content in the span (content capture off?)")
+    if span.dropped_attributes:
+        found.append(f"{step}: the SDK dropped {span.dropped_attributes} attributes "
+                     "(early messages may be missing)")
+    found += [f"{step}: a {m.role} message truncated by the emitter"
+              for m in req.messages if m.truncated]
+    return found
+
+
+def _error(spans: Sequence[ForeignSpan], root: ForeignSpan) -> ForeignSpan | None:
+    if root.status == "error":
+        return root
+    last = max(spans, key=lambda s: s.end_ns)
+    return last if last.status == "error" else None
+
+
+def _error_type(span: ForeignSpan) -> str:
+    for e in span.events:
+        if e.name == "exception" and e.attributes.get("exception.type"):
+            return str(e.attributes["exception.type"])
+    return "Error"
+
+
+def _end(w: _Walk, root: ForeignSpan, spans: Sequence[ForeignSpan], chats: int) -> None:
+    failed = _error(spans, root)
+    if failed is not None:
+        stage = {"chat": "llm", "tool": "tool"}.get(kind_of(failed), "agent")
+        w.out.add(RunFailed, "run", 0, failed.end_ns, root.span_id,
+                  error_type=_error_type(failed),
+                  message=failed.status_message or f"span {failed.name!r} failed", stage=stage)
+        return
+    answer = w.answer or text_of(root.attributes.get("output.value"))
+    w.out.add(RunEnd, "run", 0, root.end_ns, root.span_id, final_content=answer,
+              total_input_tokens=w.tokens[0], total_output_tokens=w.tokens[1],
+              iteration_count=chats, duration_ms=(root.end_ns - root.start_ns) / 1e6)
+
+
+def _head(out: _Out, root: ForeignSpan, spans: Sequence[ForeignSpan],
+          reqs: Sequence[ChatRequest], flagged: list[str], framework: str) -> None:
+    agent = agent_name(spans, root)
+    tools = tuple(dict.fromkeys(t.name for r in reqs for t in r.tools))
+    model = next((r.model for r in reqs if r.model), "?")
+    provider = next((r.provider for r in reqs if r.provider), "?")
+    out.add(RunConfigured, "run", 0, root.start_ns, root.span_id, agent_name=agent,
+            model=model, provider=provider, max_iterations=0, tool_names=tools,
+            options={"source": "otlp"})
+    with_content = sum(r.has_content for r in reqs)
+    fidelity = ("request-level" if with_content == len(reqs) else
+                "usage-only" if with_content == 0 else "partial")
+    dialect = next((r.dialect for r in reqs if r.has_content), "none")
+    out.add(RunSource, "run", 0, root.start_ns, root.span_id, source="otlp",
+            framework=framework, dialect=dialect, fidelity=fidelity,
+            foreign_trace_id=root.trace_id, unknown=UNKNOWN, flagged=tuple(flagged),
+            spans=len(spans), unmapped_spans=sum(kind_of(s) in ("other", "foreign")
+                                                 for s in spans))
+    first = reqs[0] if reqs else None
+    person = person_index(first) if first is not None else None
+    user = first.messages[person].content if first is not None and person is not None else ""
+    attrs: dict[str, Any] = {}
+    for s in spans:
+        attrs.update({k: v for k, v in s.attributes.items() if k not in attrs})
+    out.add(RunStart, "run", 0, root.start_ns, root.span_id, user_message=user,
+            conversation_id=conversation_of(attrs),
+            session_id=str(attrs["session.id"]) if attrs.get("session.id") else None,
+            user_id=str(attrs["user.id"]) if attrs.get("user.id") else None)
+
+
+def map_trace(spans: Sequence[ForeignSpan], logs: Sequence[ForeignLog],
+              conversation: Conversation | None = None) -> MappedRun | None:
+    """The run one trace's spans make (``None`` when no span is a model or tool call)."""
+    ordered = sorted(spans, key=lambda s: (s.start_ns, s.end_ns))
+    chats = [s for s in ordered if kind_of(s) == "chat"]
+    if not chats and not any(kind_of(s) == "tool" for s in ordered):
+        return None
+    by_span: dict[str, list[ForeignLog]] = {}
+    for log in logs:
+        by_span.setdefault(log.span_id or "", []).append(log)
+    reqs = [chat_request(merge_logs(s.attributes, by_span.get(s.span_id, ()))) for s in chats]
+    root = _root(ordered)
+    conv = conversation or Conversation()
+    out = _Out(run_id_for(root.trace_id, root.start_ns), conv.turns, root.trace_id)
+    framework = _framework(chats, root)
+    flagged = [f for k, (s, r) in enumerate(zip(chats, reqs, strict=True), 1)
+               for f in _flags(k, s, r)]
+    rooted = any(s.parent_id is None for s in ordered)
+    if not rooted:
+        flagged.append("run: the trace's root span never arrived (the run is incomplete)")
+    _head(out, root, ordered, reqs, flagged, framework)
+    w = _Walk(out=out, framework=framework, origins=dict(conv.origins),
+              turn_tag=f"turn{conv.turns}")
+    _walk(w, ordered, dict(zip((s.span_id for s in chats), reqs, strict=True)))
+    if rooted:  # without its root the run has no end to record
+        _end(w, root, ordered, len(chats))
+    _remember(conv, w)
+    return MappedRun(run_id=out.run_id, events=tuple(out.events),
+                     mapped_spans=sum(kind_of(s) in ("chat", "tool", "agent", "retriever")
+                                      for s in ordered),
+                     empty_chats=sum(not r.has_content for r in reqs))
+
+
+def _walk(w: _Walk, ordered: Sequence[ForeignSpan], reqs: Mapping[str, ChatRequest]) -> None:
+    k, tools, retrieved = 0, 0, []
+    for span in ordered:
+        kind = kind_of(span)
+        if kind == "retriever":
+            retrieved.append(span)
+        elif kind == "chat":
+            if k:
+                w.out.add(IterationEnd, f"engine#{k}", k, span.start_ns, tool_call_count=tools)
+            k, tools = k + 1, 0
+            _chat(w, k, span, reqs[span.span_id], _docs(retrieved))
+            retrieved = []
+        elif kind == "tool":
+            _tool(w, k, span)
+            tools += 1
+    if k:
+        w.out.add(IterationEnd, f"engine#{k}", k, w.out.ts, tool_call_count=tools)
+
+
+def _remember(conv: Conversation, w: _Walk) -> None:
+    for key, origin in w.origins.items():
+        if ":" not in origin and (origin == "person" or origin.startswith("llm#")):
+            conv.origins.setdefault(key, f"{w.turn_tag}:{origin}")
+    conv.turns += 1

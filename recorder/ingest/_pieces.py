@@ -1,0 +1,130 @@
+"""One foreign model call's request as footprint records it: the canonical request JSON
+(``llm.start.request_ref``) and one ``context.injected`` piece per system instruction,
+retrieved document, message and tool definition, each with a stable id and a hash."""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from footprint.agent._wire import request_json
+from footprint.events import summarize_content
+from footprint.providers import LLMRequest, Message, ToolCall, ToolSpec
+from recorder.ingest._request import ChatRequest, Doc, Msg
+
+__all__ = ["Piece", "msg_key", "pieces_of", "sha", "wire_of"]
+
+_SOURCES = {"user": "user", "assistant": "assistant", "tool": "tool-result"}
+_SUMMARY_SCAN = 2000  # a summary is one short line: fold only the start of a long text
+
+
+def sha(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+@functools.lru_cache(maxsize=4096)
+def _digest(text: str) -> tuple[str, str]:
+    """A piece text's hash and summary: a history message, the system text and the tool
+    list repeat in every later call of a trace, so each is worked out once."""
+    return sha(text), summarize_content(text[:_SUMMARY_SCAN])
+
+
+def msg_key(m: Msg) -> str:
+    """What identifies a message across calls: role, text and the calls it made."""
+    calls = ",".join(f"{c.id}:{c.name}" for c in m.tool_calls)
+    return sha(f"{m.role}\x1f{m.content}\x1f{calls}\x1f{m.tool_call_id or ''}")
+
+
+def _message(m: Msg) -> Message:
+    return Message(role=m.role, content=m.content,
+                   tool_calls=tuple(ToolCall(id=c.id, name=c.name, arguments=c.arguments)
+                                    for c in m.tool_calls),
+                   tool_call_id=m.tool_call_id, tool_name=m.tool_name)
+
+
+def wire_of(req: ChatRequest) -> str:
+    """The request as footprint's canonical request JSON (as a native ``llm.start`` holds
+    it): the system instructions joined by blank lines, every message, every tool."""
+    request = LLMRequest(
+        model=req.model, system="\n\n".join(req.system),
+        messages=tuple(_message(m) for m in req.messages),
+        tools=tuple(ToolSpec(name=t.name, description=t.description,
+                             input_schema=t.parameters) for t in req.tools),
+        temperature=req.temperature, max_tokens=req.max_tokens)
+    return request_json(request)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Piece:
+    """One ``context.injected`` piece of a foreign request (fields as the event names them)."""
+
+    slot: str
+    source: str
+    injection_id: str
+    position: int
+    text: str
+    as_role: str | None
+    admitted_via: str
+    truncated: bool = False
+    retrieval_score: float | None = None
+    rank_position: int | None = None
+
+    def fields(self, step: str, framework: str) -> dict[str, Any]:
+        reason = (f"in the request of {step} as {framework} recorded it; "
+                  "the trace does not say why it was admitted")
+        if self.truncated:
+            reason += "; TRUNCATED by the emitter"
+        digest, summary = _digest(self.text)
+        return {"slot": self.slot, "source": self.source, "content_hash": digest,
+                "content_summary": summary, "reason": reason,
+                "admitted_via": self.admitted_via, "injection_id": self.injection_id,
+                "position": self.position, "as_role": self.as_role, "raw_content": self.text,
+                "retrieval_score": self.retrieval_score, "rank_position": self.rank_position}
+
+
+def _system(req: ChatRequest, docs: Sequence[Doc]) -> list[Piece]:
+    out = [Piece(slot="system-prompt", source="base", injection_id=f"system:{sha(t)[:12]}",
+                 position=i, text=t, as_role="system", admitted_via="baseline")
+           for i, t in enumerate(req.system)]
+    system_text = "\n\n".join(req.system)
+    for rank, d in enumerate(docs):
+        slot = "system-prompt" if d.content and d.content in system_text else "messages"
+        doc_id = d.doc_id or sha(d.content)[:12]
+        out.append(Piece(slot=slot, source="rag", injection_id=f"doc:{doc_id}",
+                         position=len(out), text=d.content, as_role=None,
+                         admitted_via="retrieval", retrieval_score=d.score, rank_position=rank))
+    return out
+
+
+def _messages(req: ChatRequest, origins: Mapping[str, str], person: int | None) -> list[Piece]:
+    out = []
+    for i, m in enumerate(req.messages):
+        if m.role == "tool":
+            origin = f"tool#{m.tool_call_id}" if m.tool_call_id else f"history#{i}"
+        elif i == person:
+            origin = "person"
+        else:
+            origin = origins.get(msg_key(m), f"history#{i}")
+        text = m.content or "; ".join(f"{c.name}({dict(c.arguments)})" for c in m.tool_calls)
+        out.append(Piece(slot="messages", source=_SOURCES.get(m.role, "user"),
+                         injection_id=origin, position=i, text=text, as_role=m.role,
+                         admitted_via="delivered", truncated=m.truncated))
+    return out
+
+
+def person_index(req: ChatRequest) -> int | None:
+    """The index of this turn's message from the person: the last user message."""
+    found = [i for i, m in enumerate(req.messages) if m.role == "user"]
+    return found[-1] if found else None
+
+
+def pieces_of(req: ChatRequest, docs: Sequence[Doc], origins: Mapping[str, str],
+              person: int | None) -> list[Piece]:
+    """Every piece of one request, in slot order (system prompt, messages, tools)."""
+    tools = [Piece(slot="tools", source="registry", injection_id=f"tool:{t.name}", position=i,
+                   text=f"{t.name}: {t.description}", as_role=None, admitted_via="baseline")
+             for i, t in enumerate(req.tools)]
+    return _system(req, docs) + _messages(req, origins, person) + tools

@@ -1,0 +1,85 @@
+"""The raw partition: every batch as it arrived, stored before it is mapped.
+
+``STORE/ingest/raw/date=YYYY-MM-DD/<ns>-<pid>-<rand>.<signal>.<json|pb>`` holds the
+(un-gzipped) body, written to a temp name and renamed, so a crash leaves whole files
+only; names sort by arrival. ``STORE/ingest/writers`` lists the store writers that
+mapped them, so ``remap`` can drop that mapping and map every raw batch again.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal, TypeAlias
+
+__all__ = ["Format", "RawBatch", "Signal", "forget_mapping", "note_writer", "raw_batches",
+           "store_raw"]
+
+Signal: TypeAlias = Literal["traces", "logs"]
+Format: TypeAlias = Literal["json", "pb"]
+RAW = Path("ingest") / "raw"
+WRITERS = Path("ingest") / "writers"
+_MAPPED_DIRS = ("events", "blobs", "chain", "summaries", "stats", "live")
+
+
+@dataclass(frozen=True, slots=True)
+class RawBatch:
+    path: Path
+    signal: Signal
+    format: Format
+
+    def read(self) -> bytes:
+        return self.path.read_bytes()
+
+
+def store_raw(store: Path, body: bytes, signal: Signal, fmt: Format, *,
+              durable: bool = False) -> Path:
+    """Write one batch body into the raw partition (temp name, then rename)."""
+    ns = time.time_ns()
+    folder = store / RAW / f"date={time.strftime('%Y-%m-%d', time.gmtime(ns / 1e9))}"
+    folder.mkdir(parents=True, exist_ok=True)
+    final = folder / f"{ns:020d}-{os.getpid()}-{secrets.token_hex(4)}.{signal}.{fmt}"
+    temp = final.with_name(final.name + ".tmp")
+    with open(temp, "wb") as f:
+        f.write(body)
+        if durable:
+            f.flush()
+            os.fsync(f.fileno())
+    os.replace(temp, final)
+    return final
+
+
+def raw_batches(store: Path) -> Iterator[RawBatch]:
+    """Every stored batch, in arrival order (torn ``.tmp`` files are skipped)."""
+    for path in sorted((store / RAW).glob("date=*/*"), key=lambda p: p.name):
+        parts = path.name.split(".")
+        if len(parts) == 3 and parts[1] in ("traces", "logs") and parts[2] in ("json", "pb"):
+            yield RawBatch(path, parts[1], parts[2])  # type: ignore[arg-type]
+
+
+def note_writer(store: Path, writer_id: str) -> None:
+    """Remember a store writer that wrote mapped runs (one line each)."""
+    path = store / WRITERS
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "a", encoding="utf-8") as f:
+        f.write(writer_id + "\n")
+
+
+def forget_mapping(store: Path) -> int:
+    """Delete every store file the mapping writers wrote; how many files went."""
+    path = store / WRITERS
+    if not path.exists():
+        return 0
+    writers = tuple(w for w in path.read_text(encoding="utf-8").split() if w)
+    gone = 0
+    for folder in _MAPPED_DIRS:
+        for file in (store / folder).rglob("*"):
+            if file.is_file() and file.name.startswith(writers):
+                file.unlink()
+                gone += 1
+    path.unlink()
+    return gone

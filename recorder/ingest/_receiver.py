@@ -1,0 +1,159 @@
+"""``Receiver``: OTLP over HTTP (protobuf and JSON, gzip; ``/v1/traces`` and ``/v1/logs``)
+on a threaded ``http.server``, and optionally OTLP over gRPC, into one :class:`Intake`.
+
+Loopback only unless ``allow_remote=True``; a bad request is answered with the OTLP status
+for it, counted on the intake and reported, and never stops the receiver.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import logging
+import threading
+from collections.abc import Callable
+from concurrent import futures
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+from footprint._errors import ConfigError
+from recorder.ingest._intake import BatchReport, Intake
+from recorder.ingest._raw import Signal
+
+__all__ = ["MAX_BODY", "Receiver"]
+
+MAX_BODY = 64 * 1024 * 1024
+_PATHS: dict[str, Signal] = {"/v1/traces": "traces", "/v1/logs": "logs"}
+_log = logging.getLogger("recorder")
+
+
+def _loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+class _Handler(BaseHTTPRequestHandler):
+    receiver: Receiver  # set on the per-receiver subclass
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, format: str, *args: Any) -> None:
+        return None
+
+    def _answer(self, code: int, body: bytes = b"", kind: str = "application/x-protobuf") -> None:
+        self.send_response(code)
+        self.send_header("Content-Type", kind)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def do_POST(self) -> None:
+        signal = _PATHS.get(self.path.split("?")[0])
+        length = int(self.headers.get("Content-Length") or 0)
+        if signal is None:
+            self.receiver.refuse(f"POST to unknown path {self.path!r}")
+            return self._answer(404)
+        if length > self.receiver.max_body:
+            self.receiver.refuse(f"body over the {self.receiver.max_body}-byte limit")
+            self.close_connection = True
+            return self._answer(413)
+        body = self.rfile.read(length)
+        kind = (self.headers.get("Content-Type") or "").split(";")[0].strip().lower()
+        fmt = {"application/x-protobuf": "pb", "application/json": "json"}.get(kind)
+        if fmt is None:
+            self.receiver.refuse(f"wrong content type {kind!r} (want application/x-protobuf "
+                                 "or application/json)")
+            return self._answer(415)
+        report = self.receiver.intake.take(body, signal=signal, fmt=fmt,  # type: ignore[arg-type]
+                                           encoding=self.headers.get("Content-Encoding"))
+        self.receiver.reported(report)
+        bad = any(why.startswith("corrupt") for why in report.problems)
+        if fmt == "json":
+            return self._answer(400 if bad else 200, b"{}", "application/json")
+        return self._answer(400 if bad else 200)
+
+
+class Receiver:
+    """Serve OTLP into ``intake`` until :meth:`stop`. ``port=0`` picks a free port; a body
+    over ``max_body`` bytes is refused (413) and counted."""
+
+    def __init__(self, intake: Intake, *, host: str = "127.0.0.1", port: int = 4318,
+                 grpc_port: int | None = None, allow_remote: bool = False,
+                 on_report: Callable[[BatchReport], None] | None = None,
+                 max_body: int = MAX_BODY) -> None:
+        if not _loopback(host) and not allow_remote:
+            raise ConfigError(f"receive --host {host!r} is not a loopback address; anyone who "
+                              "can reach it could write into the store: pass --allow-remote "
+                              "to mean it, or use 127.0.0.1")
+        for name, value in (("port", port), ("grpc_port", grpc_port)):
+            if value is not None and not 0 <= value <= 65535:
+                raise ConfigError(f"Receiver({name}={value!r}): a port is 0..65535 (0: any)")
+        if not isinstance(max_body, int) or max_body < 1:
+            raise ConfigError(f"Receiver(max_body={max_body!r}): a positive byte count")
+        self.intake, self.on_report, self.max_body = intake, on_report, max_body
+        handler = type("Handler", (_Handler,), {"receiver": self})
+        self._http = ThreadingHTTPServer((host, port), handler)
+        self._http.daemon_threads = True
+        self.host, self.port = host, int(self._http.server_address[1])
+        self.grpc_port: int | None = None
+        self._grpc: Any = None
+        if grpc_port is not None:
+            self._grpc, self.grpc_port = _grpc_server(self, host, grpc_port)
+        self._thread = threading.Thread(target=self._http.serve_forever, name="footprint-receive",
+                                        daemon=True)
+
+    @property
+    def endpoint(self) -> str:
+        return f"http://{self.host}:{self.port}"
+
+    def start(self) -> Receiver:
+        self._thread.start()
+        if self._grpc is not None:
+            self._grpc.start()
+        return self
+
+    def refuse(self, why: str) -> None:
+        self.reported(self.intake.count(BatchReport(problems={why: 1})))
+
+    def reported(self, report: BatchReport) -> None:
+        if self.on_report is not None:
+            try:
+                self.on_report(report)
+            except Exception as exc:  # a reporting hook never stops the receiver
+                _log.warning("receive: on_report failed (%s)", exc)
+
+    def stop(self) -> BatchReport:
+        """Stop serving, map what is still waiting, and write it all down."""
+        self._http.shutdown()
+        self._http.server_close()
+        if self._grpc is not None:
+            self._grpc.stop(grace=1.0).wait()
+        return self.intake.close()
+
+
+def _grpc_server(receiver: Receiver, host: str, port: int) -> tuple[Any, int]:
+    import grpc
+    from opentelemetry.proto.collector.logs.v1 import logs_service_pb2, logs_service_pb2_grpc
+    from opentelemetry.proto.collector.trace.v1 import trace_service_pb2, trace_service_pb2_grpc
+
+    class Traces(trace_service_pb2_grpc.TraceServiceServicer):
+        def Export(self, request: Any, context: Any) -> Any:
+            receiver.reported(receiver.intake.take(request.SerializeToString(),
+                                                   signal="traces", fmt="pb"))
+            return trace_service_pb2.ExportTraceServiceResponse()
+
+    class Logs(logs_service_pb2_grpc.LogsServiceServicer):
+        def Export(self, request: Any, context: Any) -> Any:
+            receiver.reported(receiver.intake.take(request.SerializeToString(),
+                                                   signal="logs", fmt="pb"))
+            return logs_service_pb2.ExportLogsServiceResponse()
+
+    server = grpc.server(futures.ThreadPoolExecutor(max_workers=4))
+    trace_service_pb2_grpc.add_TraceServiceServicer_to_server(  # type: ignore[no-untyped-call]
+        Traces(), server)
+    logs_service_pb2_grpc.add_LogsServiceServicer_to_server(  # type: ignore[no-untyped-call]
+        Logs(), server)
+    bound = server.add_insecure_port(f"{host}:{port}")
+    return server, bound

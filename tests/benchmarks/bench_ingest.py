@@ -1,0 +1,97 @@
+"""OTLP intake figures: other frameworks' GenAI spans mapped and stored.
+
+- ``ingest_spans_per_s``: spans mapped and stored per second of wall time by a running
+  ``footprint receive`` (its own process), posted as OTLP/HTTP protobuf batches of 512 spans
+  (agent traces of 4 spans: the agent, two chat calls with system text, messages, tool
+  definitions and usage, one tool call), from the first POST until the receiver has
+  flushed everything and exited.
+- ``ingest_cpu_us_per_span``: the receiver's CPU time per span (its start-up, measured on a
+  receiver that gets no batch, taken off).
+- ``ingest_span_per_otel_span``: ``ingest_cpu_us_per_span`` / ``otel_span_us`` (one span
+  through the OTel SDK, the same clock, measured in this run): goal ≤ 1.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+sys.path.insert(0, str(HERE))
+
+import httpx  # noqa: E402
+from bench_otel import span_us  # noqa: E402
+from otlp_build import agent_trace, trace_request  # noqa: E402
+
+BATCH = 512
+_SYSTEM = ("You are the support desk of Kettle & Co. Refund policy: refunds inside 30 days "
+           "of delivery, never for opened items. ") * 4
+
+
+def batches(count: int) -> list[bytes]:
+    """``count`` protobuf bodies of ``BATCH`` spans each (128 whole traces per body)."""
+    out = []
+    for b in range(count):
+        spans = []
+        for t in range(BATCH // 4):
+            spans += agent_trace(1 + b * 1000 + t, calls=2, system=_SYSTEM)
+        out.append(trace_request(spans).SerializeToString())
+    return out
+
+
+def _receiver(store: str) -> tuple[subprocess.Popen[str], str]:
+    env = {**os.environ, "PYTHONPATH": str(HERE.parent.parent)}
+    proc = subprocess.Popen([sys.executable, "-m", "lens.cli", "receive", "--port", "0",
+                             "--store", store], stdout=subprocess.PIPE, text=True, env=env)
+    assert proc.stdout is not None
+    line = proc.stdout.readline()
+    return proc, line.split("OTEL_EXPORTER_OTLP_ENDPOINT=")[1].split()[0]
+
+
+def _stop(proc: subprocess.Popen[str]) -> float:
+    """SIGINT (the receiver flushes and exits 130); its CPU seconds."""
+    proc.send_signal(signal.SIGINT)
+    _, status, usage = os.wait4(proc.pid, 0)
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    assert proc.returncode == 130, proc.returncode
+    return usage.ru_utime + usage.ru_stime
+
+
+def ingest(bodies: list[bytes]) -> tuple[float, float]:
+    """(wall seconds, receiver CPU seconds) to take ``bodies`` into a fresh store."""
+    with tempfile.TemporaryDirectory() as tmp:
+        proc, endpoint = _receiver(tmp)
+        started = time.perf_counter()
+        with httpx.Client(timeout=120) as client:
+            for body in bodies:
+                answer = client.post(f"{endpoint}/v1/traces", content=body,
+                                     headers={"Content-Type": "application/x-protobuf"})
+                assert answer.status_code == 200, answer.status_code
+        cpu = _stop(proc)
+        return time.perf_counter() - started, cpu
+
+
+def figures(quick: bool) -> dict[str, float]:
+    count = 6 if quick else 24
+    bodies = batches(count)
+    spans = count * BATCH
+    idle = min(ingest([])[1] for _ in range(2))
+    wall, cpu = min((ingest(bodies) for _ in range(1 if quick else 2)), key=lambda r: r[0])
+    cpu_us = max(cpu - idle, 0.0) / spans * 1e6
+    otel = span_us(quick)
+    return {
+        "ingest_spans_per_s": round(spans / wall, 1),
+        "ingest_cpu_us_per_span": round(cpu_us, 2),
+        "ingest_span_per_otel_span": round(cpu_us / otel, 3),
+        "ingest_otel_span_us": round(otel, 2),
+    }
+
+
+if __name__ == "__main__":
+    print(figures("--quick" in sys.argv))

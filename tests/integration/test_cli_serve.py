@@ -1,0 +1,173 @@
+"""``footprint lens --serve``: a real server on 127.0.0.1 in a subprocess, driven by a real
+HTTP client and websocket (aiohttp): deep links, the session's screen, refusals, the token."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import aiohttp
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from trends_store import write_trends_store
+
+from lens.cli._serve import is_loopback
+from lens.cli._serve_parts import SCREENS, session_command
+
+ROOT = Path(__file__).resolve().parents[2]
+RUN4 = "0190cccc-0000-7000-8000-000000000004"  # the trends store's newest run
+TOKEN = "t0ken-for-the-test-0123456789"
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return write_trends_store(tmp_path_factory.mktemp("serve") / "store")
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _lens(*args: str) -> list[str]:
+    return [sys.executable, "-m", "lens.cli", "lens", *args]
+
+
+@contextlib.contextmanager
+def _serving(store: Path, *extra: str) -> Iterator[tuple[str, str]]:
+    """``footprint lens --serve`` on a free port: (its base URL, the line it printed)."""
+    port = _free_port()
+    proc = subprocess.Popen(_lens("--serve", "--port", str(port), "--store", str(store), *extra),
+                            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout is not None
+        line = proc.stdout.readline()
+        deadline = time.monotonic() + 60
+        while True:  # the line comes before the socket listens
+            with socket.socket() as s, contextlib.suppress(OSError):
+                s.connect(("127.0.0.1", port))
+                break
+            assert proc.poll() is None, proc.stderr.read() if proc.stderr else ""
+            assert time.monotonic() < deadline, "the server never listened"
+            time.sleep(0.1)
+        yield f"http://127.0.0.1:{port}", line
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+
+
+async def _screen_text(url: str, *, wanted: tuple[str, ...], seconds: float = 90) -> str:
+    """What the session's lens painted (its terminal bytes, decoded) once all of ``wanted``
+    showed up."""
+    seen = ""
+    async with aiohttp.ClientSession() as http, http.ws_connect(url) as ws:
+        deadline = time.monotonic() + seconds
+        while not all(w in seen for w in wanted):
+            left = deadline - time.monotonic()
+            assert left > 0, f"the lens never painted {wanted}: {seen[-400:]!r}"
+            message = await ws.receive(timeout=left)
+            if message.type == aiohttp.WSMsgType.BINARY:
+                seen += message.data.decode("utf-8", "replace")
+            elif message.type in (aiohttp.WSMsgType.CLOSE, aiohttp.WSMsgType.CLOSED):
+                raise AssertionError(f"the session closed: {seen[-400:]!r}")
+    return seen
+
+
+def test_given_a_served_lens_when_a_deep_link_is_opened_then_its_websocket_shows_that_screen(
+    store: Path,
+) -> None:
+    with _serving(store) as (base, line):
+        assert line.startswith("footprint lens: serving ") and f"{base}/" in line
+
+        async def drive() -> tuple[int, str, str]:
+            async with aiohttp.ClientSession() as http, http.get(f"{base}/run/last/why") as page:
+                html = await page.text()
+                status = page.status
+            ws = f"ws{base[4:]}/ws/run/{RUN4}/why"
+            painted = await _screen_text(f"{ws}?width=120&height=40", wanted=(RUN4, "why"))
+            return status, html, painted
+
+        status, html, painted = asyncio.run(drive())
+        assert status == 200 and f'"ws{base[4:]}/ws/run/{RUN4}/why"' in html
+        assert "footprint lens" in painted
+
+
+@pytest.mark.parametrize(("path", "said"), [("/run/nope/why", "no run 'nope'"),
+                                             ("/run/last/nope", "no screen 'nope'")])
+def test_given_a_served_lens_when_a_bad_deep_link_is_opened_then_404_names_it(
+    store: Path, path: str, said: str,
+) -> None:
+    with _serving(store) as (base, _line):
+        async def get() -> tuple[int, str]:
+            async with aiohttp.ClientSession() as http, http.get(base + path) as page:
+                return page.status, await page.text()
+
+        status, text = asyncio.run(get())
+        assert status == 404 and said in text
+
+
+def test_given_allow_remote_when_requests_come_without_then_with_the_token_then_only_those_pass(
+    store: Path,
+) -> None:
+    with _serving(store, "--allow-remote", "--token", TOKEN) as (base, line):
+        assert f"?token={TOKEN}" in line
+
+        async def drive() -> tuple[int, int, int, bool]:
+            # a browser keeps cookies of an IP-address host; aiohttp's jar must be told to
+            async with aiohttp.ClientSession(cookie_jar=aiohttp.CookieJar(unsafe=True)) as http:
+                async with http.get(f"{base}/") as bare:
+                    refused = bare.status
+                with pytest.raises(aiohttp.WSServerHandshakeError) as caught:
+                    await http.ws_connect(f"ws{base[4:]}/ws?width=80&height=24")
+                async with http.get(f"{base}/?token={TOKEN}") as page:
+                    allowed = page.status  # and the cookie the page's websocket will send
+                async with http.ws_connect(f"ws{base[4:]}/ws?width=80&height=24") as ws:
+                    opened = not ws.closed
+            return refused, allowed, caught.value.status, opened
+
+        refused, allowed, ws_refused, opened = asyncio.run(drive())
+        assert (refused, allowed, ws_refused) == (403, 200, 403)
+        assert opened  # the websocket opens with the page's cookie
+
+
+def test_given_a_non_loopback_host_without_allow_remote_when_served_then_one_line_and_exit_2(
+    store: Path,
+) -> None:
+    done = subprocess.run(_lens("--serve", "--host", "0.0.0.0", "--store", str(store)),
+                          cwd=ROOT, capture_output=True, text=True, timeout=60, check=False)
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr.count("\n") == 1 and "--allow-remote" in done.stderr
+    assert "'0.0.0.0' is not a loopback address" in done.stderr
+
+
+@pytest.mark.parametrize(("host", "loopback"), [
+    ("127.0.0.1", True), ("127.8.9.1", True), ("::1", True), ("[::1]", True),
+    ("localhost", True), ("0.0.0.0", False), ("192.168.1.20", False), ("::", False),
+    ("lens.example.org", False)])
+def test_given_a_host_when_checked_then_only_this_machine_counts_as_loopback(
+    host: str, loopback: bool,
+) -> None:
+    assert is_loopback(host) is loopback
+
+
+@given(root=st.text(min_size=1).filter(lambda t: "\x00" not in t),
+       run=st.none() | st.text(min_size=1).filter(lambda t: "\x00" not in t),
+       view=st.sampled_from(SCREENS), follow=st.booleans(),
+       agent=st.none() | st.text(min_size=1).filter(lambda t: "\x00" not in t))
+def test_given_any_store_path_and_run_when_a_session_command_is_made_then_the_shell_reads_it_back(
+    root: str, run: str | None, view: str, follow: bool, agent: str | None,
+) -> None:
+    import shlex
+
+    argv = shlex.split(session_command(Path(root), run, view, follow=follow, agent=agent))
+    assert argv == [sys.executable, "-m", "lens.cli", "lens", "--store", str(Path(root)),
+                    "--view", view, *(["--follow"] if follow else []),
+                    *(["--agent", agent] if agent else []), *([run] if run else [])]

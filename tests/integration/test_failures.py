@@ -1,0 +1,103 @@
+"""A failed run is first-class: its error in ``runs``, whole in ``show``, on its spans."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from failed_runs import ERROR_MESSAGE, failing_agent, record_failed
+from otlp_receiver import HttpReceiver, ReceivedSpan
+
+from footprint._errors import RunError
+from recorder import ParquetSink, Recorder, RunQuery, list_runs, open_store
+from recorder.otel import OTelSink, export_otlp, otlp_exporter
+
+
+@pytest.fixture(scope="module")
+def failed(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    root = tmp_path_factory.mktemp("failed") / "store"
+    return root, record_failed(root)
+
+
+def _footprint(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "lens.cli", *args], capture_output=True,
+                          text=True, timeout=120, check=False)
+
+
+def test_given_a_failed_run_when_the_runs_view_is_read_then_it_names_the_error_and_step(
+    failed: tuple[Path, str],
+) -> None:
+    root, run_id = failed
+    with open_store(root) as store:
+        row = store.rows("SELECT status, error_type, error_message, failed_step FROM runs "
+                         "WHERE run_id = ?", [run_id])[0]
+        listed = list_runs(store, RunQuery(status=("failed",))).to_pylist()
+    assert row[0] == "failed" and row[1] == "RunError" and row[3] == "llm#2"
+    assert ERROR_MESSAGE in row[2] and "BackendDown" in row[2]
+    assert [(r["run_id"], r["error_type"], r["error_message"], r["failed_step"])
+            for r in listed] == [(run_id, row[1], row[2], row[3])]
+
+
+def test_given_a_failed_run_when_runs_status_failed_is_listed_then_its_error_shows(
+    failed: tuple[Path, str],
+) -> None:
+    root, run_id = failed
+    out = _footprint("runs", "--store", str(root), "--status", "failed")
+    assert out.returncode == 0, out.stderr
+    line = next(x for x in out.stdout.splitlines() if x.startswith(run_id[:30]))
+    assert "failed" in line and "llm#2 RunError: provider 'openai' raised" in line
+    complete = _footprint("runs", "--store", str(root), "--status", "complete")
+    assert "no runs match" in complete.stdout
+
+
+def test_given_a_failed_run_when_shown_then_the_whole_message_prints(
+    failed: tuple[Path, str],
+) -> None:
+    root, run_id = failed
+    out = _footprint("show", run_id, "--store", str(root))
+    assert out.returncode == 0, out.stderr
+    assert "failed at llm#2: RunError" in out.stdout
+    failed_line = next(x for x in out.stdout.splitlines() if "FAILED" in x)
+    assert ERROR_MESSAGE in failed_line and failed_line.endswith("report the bug")
+
+
+def _failing_span(spans: list[ReceivedSpan]) -> ReceivedSpan:
+    chats = sorted((s for s in spans if s.name == "chat gpt-4o-mini"), key=lambda s: s.start_ns)
+    assert len(chats) == 2 and chats[0].status == "unset"
+    return chats[1]
+
+
+def _assert_failed_spans(spans: list[ReceivedSpan], *, content: bool) -> None:
+    chat = _failing_span(spans)
+    assert chat.status == "error" and chat.attributes["error.type"] == "RunError"
+    (_, _, attrs), = [e for e in chat.events if e[0] == "exception"]
+    assert attrs["exception.type"] == "RunError"
+    assert (ERROR_MESSAGE in attrs.get("exception.message", "")) is content
+    assert (ERROR_MESSAGE in chat.status_message) is content
+    root = next(s for s in spans if s.parent_id == "")
+    assert root.status == "error" and root.attributes["error.type"] == "RunError"
+
+
+def test_given_a_live_otel_sink_when_a_run_fails_then_the_chat_span_has_error_and_exception(
+    tmp_path: Path,
+) -> None:
+    with HttpReceiver() as receiver:
+        sink = OTelSink(exporter=otlp_exporter("http/protobuf", receiver.endpoint),
+                        schedule_delay_s=0.05, capture_content=True)
+        with (Recorder(sinks=[ParquetSink(tmp_path), sink], processors=[sink.stamp]) as rec,
+              pytest.raises(RunError)):
+            failing_agent(rec).run_sync("where is my order A-17?")
+        assert receiver.wait_for(lambda s: any(x.parent_id == "" for x in s))
+    _assert_failed_spans(receiver.spans, content=True)
+
+
+def test_given_a_stored_failed_run_when_exported_then_the_chat_span_has_error_and_exception(
+    failed: tuple[Path, str],
+) -> None:
+    root, run_id = failed
+    with HttpReceiver() as receiver:
+        export_otlp(run_id, store=root, endpoint=receiver.endpoint, capture_content=False)
+        assert receiver.wait_for(lambda s: any(x.parent_id == "" for x in s))
+    _assert_failed_spans(receiver.spans, content=False)

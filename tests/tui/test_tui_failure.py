@@ -1,0 +1,69 @@
+"""A failed run in the lens: the timeline marks the failing iteration and shows the error whole."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from failed_runs import ERROR_MESSAGE, record_failed
+from genai_prices import Usage, calc_price
+from tui_support import SIZE, lens_on, settle, text_of
+
+from lens.tui import LensApp
+from lens.tui._timeline import IterationStrip
+from recorder import open_store
+
+Snap = Callable[..., bool]
+
+
+@pytest.fixture(scope="module")
+def failed_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("failed") / "store"
+    record_failed(path)
+    return path
+
+
+async def test_given_a_failed_run_when_the_timeline_opens_then_the_error_shows_whole(
+    failed_store: Path,
+) -> None:
+    async with lens_on(failed_store) as pilot:
+        screen = pilot.app.screen
+        box = screen.query_one("#failure")
+        assert box.display
+        shown = " ".join(text_of(box).split())
+        assert "✗ failed at llm#2 (iteration 2" in shown and "RunError" in shown
+        assert " ".join(ERROR_MESSAGE.split()) in shown and shown.endswith("report the bug")
+        strip = screen.query_one(IterationStrip)
+        assert [h.failed for _, h in sorted(strip.heads.items())] == [False, True]
+        assert screen.index == 0
+        with open_store(failed_store) as store:
+            (tin, tout), = store.rows("SELECT input_tokens, output_tokens FROM llm_calls "
+                                      "WHERE end_seq IS NOT NULL")
+        first = float(calc_price(Usage(input_tokens=tin, output_tokens=tout), "gpt-4o-mini")
+                      .total_price)
+        assert f"· ${first:.8f}".rstrip("0") in text_of(screen.query_one("#seen-title"))
+        await pilot.press("e")
+        await settle(pilot)
+        assert screen.index == 1
+        assert "✗ llm#2 failed here" in text_of(screen.query_one("#seen-title"))
+
+
+async def test_given_a_complete_run_when_the_timeline_opens_then_no_failure_shows(
+    desk_store: tuple[Path, str],
+) -> None:
+    async with lens_on(desk_store[0]) as pilot:
+        screen = pilot.app.screen
+        assert not screen.query_one("#failure").display
+        assert screen.check_action("failure", ()) is False
+        assert not any(h.failed for h in screen.query_one(IterationStrip).heads.values())
+
+
+def test_given_a_failed_run_when_the_timeline_shows_then_it_matches(
+    snap_compare: Snap, failed_store: Path,
+) -> None:
+    async def run_before(pilot: object) -> None:
+        await settle(pilot)  # type: ignore[arg-type]
+
+    assert snap_compare(LensApp(failed_store, run="last"), run_before=run_before,
+                        terminal_size=SIZE)
