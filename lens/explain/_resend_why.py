@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from footprint._errors import ConfigError, RunError
-from footprint.events import ContextInjected, LLMEnd, ToolEnd
+from footprint.events import ContextInjected, LLMEnd, RunSource, ToolEnd
 from footprint.providers import Message, Provider
 from lens.explain._candidates import Candidate, CandidateKind, Removal
 from lens.explain._custody import overlap
@@ -88,7 +88,7 @@ def _origins(loaded: _Loaded, past: Past, rec: RecordedRequest) -> dict[str, str
                          "origin: a call of an earlier turn" if call in earlier else "")
         elif p.kind == "message":
             m = rec.request.messages[int(p.at[0])]
-            out[p.id] = f"origin: injection {injected[m.content]!r} (messages slot)" \
+            out[p.id] = f"origin: {injected[m.content]!r} (recorded in the messages slot)" \
                 if m.content in injected else _said_by(m, said, past.turn)
     return {k: v for k, v in out.items() if v}
 
@@ -168,6 +168,7 @@ def _tiered(loaded: _Loaded, provider: Provider, a: _Ask) -> WhyReport:
                            _parts(loaded, past), past.user_message, step)
     origins = _origins(loaded, past, rec)
     cands = [_candidate(p, past, origins.get(p.id)) for p in rec.pieces]
+    flags += _foreign(loaded, step)
     planned, line = plan_of(len(cands), a.seeds, a.budget)
     if a.plan is not None:
         a.plan(line)
@@ -198,6 +199,17 @@ def _tiered(loaded: _Loaded, provider: Provider, a: _Ask) -> WhyReport:
 def _words(text: str) -> str:
     return (text.replace("re-runs", "re-sends").replace("re-run", "re-send")
             .replace("the unchanged agent", "the unchanged request"))
+
+
+def _foreign(loaded: _Loaded, step: str) -> list[str]:
+    """What a run taken in from another framework's trace cannot tell, said once."""
+    src = next((e for e in loaded.events if isinstance(e, RunSource)), None)
+    if src is None:
+        return []
+    cut = [f for f in src.flagged if step in f]
+    return [f"foreign-run: recorded from a trace of {src.framework} ({src.dialect}), fidelity "
+            f"{src.fidelity}; the trace cannot tell {', '.join(src.unknown) or 'nothing more'}"
+            + (f"; cut by the emitter: {'; '.join(cut)}" if cut else "")]
 
 
 def _went_on(s: Suspect, rr: Resender) -> str:
