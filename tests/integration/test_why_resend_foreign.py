@@ -49,6 +49,8 @@ def test_given_a_foreign_agent_with_a_stale_passage_when_resent_then_the_passage
     others = [s for s in report["suspects"] if s["verdict"] == "confirmed" and s is not roots[0]]
     assert all(s["effect"] == "necessary" and s["kind"] == "tool_result" for s in others)
     assert report["root_causes"] == [roots[0]["label"]]
+    traced = [s for s in report["suspects"] if s["kind"] in ("message", "tool_result")]
+    assert traced and all(any(c.startswith("origin: ") for c in s["chain"]) for s in traced)
     assert any(f.startswith("foreign-run: recorded from a trace of ") for f in report["flags"])
     assert report["conclusion_text"].endswith("(request-level; later steps of the agent were "
                                               "not re-run)")
