@@ -240,7 +240,8 @@ def test_given_a_messages_slot_injection_when_resent_then_its_message_is_named_a
     report = why(str(tmp_path / "store"), "last",
                  resend=lambda: FunctionModel(_memo_model, name="memo"))
     root = next(s for s in report.suspects if s.role == "root")
-    assert root.kind == "message" and "origin: injection 'old-memo' (messages slot)" in root.chain
+    assert root.kind == "message"
+    assert "origin: 'old-memo' (recorded in the messages slot)" in root.chain
     assert root.changes == ("189 EUR → 149 EUR",)
     assert [s.id for s in report.suspects if s.verdict == "confirmed"] == [root.id]
 
