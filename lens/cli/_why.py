@@ -1,5 +1,6 @@
 """``footprint why RUN``: the answer's causal past, suspects ranked, and — with
-``--agent`` — a search by counterfactual re-runs that may call a suspect a cause.
+``--agent`` — a search by counterfactual re-runs that may call a suspect a cause; with
+``--resend`` the same search re-sends the explained call's recorded request instead.
 
 Exit 0 with a report, 2 on bad input.
 """
@@ -21,7 +22,8 @@ __all__ = ["add_parser", "run"]
 def add_parser(sub: Any) -> None:
     """Register ``why`` on the CLI's subparsers."""
     p = sub.add_parser("why", help="why did a run answer that: causal past, suspects, and "
-                                   "counterfactual re-runs with --agent")
+                                   "counterfactual re-runs with --agent (or re-sends of the "
+                                   "recorded request with --resend)")
     p.add_argument("run", metavar="RUN", help="a run id, a unique prefix, or 'last'")
     p.add_argument("--agent", metavar="MODULE:FACTORY", default=None,
                    help="rebuild this agent to re-run without candidates (causal verdicts); "
