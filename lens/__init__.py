@@ -11,7 +11,9 @@ list of events.
   (the pytest plugin's ``footprint_replay`` fixture wraps them);
 - ``why(store, run, agent=...) -> WhyReport``: why the run answered what it
   did — every candidate on the answer's causal past and, with the agent that
-  made it, counterfactual re-runs that confirm a cause at a stated confidence.
+  made it, counterfactual re-runs that confirm a cause at a stated confidence;
+  ``why(store, run, resend=provider)`` re-sends the explained call's recorded
+  request without pieces instead (request-level claims, no agent needed).
 
 The names load on first use, so ``footprint --help`` stays fast.
 """
@@ -24,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from lens._api import ReplayResult, assert_decisions, assert_replays, diff, replay
     from lens.explain._report import WhyReport
-    from lens.explain._why import why
+    from lens.explain._resend_why import why
     from lens.playback._diff import RunDiff
     from recorder import open_store
 
@@ -40,8 +42,8 @@ __all__ = [
     "why",
 ]
 
-_HOMES = {"RunDiff": "lens.playback._diff", "open_store": "recorder", "why": "lens.explain._why",
-          "WhyReport": "lens.explain._report"}
+_HOMES = {"RunDiff": "lens.playback._diff", "open_store": "recorder",
+          "why": "lens.explain._resend_why", "WhyReport": "lens.explain._report"}
 
 
 def __getattr__(name: str) -> Any:

@@ -1,5 +1,6 @@
 """``footprint why RUN``: the answer's causal past, suspects ranked, and — with
-``--agent`` — a search by counterfactual re-runs that may call a suspect a cause.
+``--agent`` — a search by counterfactual re-runs that may call a suspect a cause; with
+``--resend`` the same search re-sends the explained call's recorded request instead.
 
 Exit 0 with a report, 2 on bad input.
 """
@@ -21,11 +22,22 @@ __all__ = ["add_parser", "run"]
 def add_parser(sub: Any) -> None:
     """Register ``why`` on the CLI's subparsers."""
     p = sub.add_parser("why", help="why did a run answer that: causal past, suspects, and "
-                                   "counterfactual re-runs with --agent")
+                                   "counterfactual re-runs with --agent (or re-sends of the "
+                                   "recorded request with --resend)")
     p.add_argument("run", metavar="RUN", help="a run id, a unique prefix, or 'last'")
     p.add_argument("--agent", metavar="MODULE:FACTORY", default=None,
                    help="rebuild this agent to re-run without candidates (causal verdicts); "
                         "without it the report is correlational only")
+    tier = p.add_argument_group("re-send tier (request-level, no agent needed)")
+    tier.add_argument("--resend", action="store_true",
+                      help="re-send the explained call's recorded request with pieces removed "
+                           "(claims hold for that request; later steps are not re-run)")
+    tier.add_argument("--provider", metavar="FILE.py:FACTORY|MODULE:FACTORY", default=None,
+                      help="with --resend: a factory returning the Provider to re-send through")
+    tier.add_argument("--base-url", metavar="URL", default=None,
+                      help="with --resend: an OpenAI-compatible server to re-send to")
+    tier.add_argument("--model", metavar="NAME", default=None,
+                      help="with --resend: the model name to send (default: the recorded one)")
     p.add_argument("--step", default=None, metavar="llm#k",
                    help="explain this model call instead of the last one")
     outcome = p.add_mutually_exclusive_group()
@@ -37,7 +49,7 @@ def add_parser(sub: Any) -> None:
     outcome.add_argument("--label", action="store_true",
                          help="compare answers by their first word only (APPROVED: …)")
     p.add_argument("--budget", type=count_arg(1, 10_000), default=None, metavar="N",
-                   help="at most N re-runs (default: as many as the search needs)")
+                   help="at most N re-runs or re-sends (default: as many as the search needs)")
     p.add_argument("--seeds", type=count_arg(1, 10_000), default=None, metavar="N",
                    help="live baseline re-runs and most re-runs per test (default 12)")
     p.add_argument("--alpha", type=float, default=0.05, metavar="A",
@@ -49,7 +61,7 @@ def add_parser(sub: Any) -> None:
 
 
 @contextmanager
-def _bar(enabled: bool) -> Iterator[Any]:
+def _bar(enabled: bool, what: str = "re-run") -> Iterator[Any]:
     """A rich progress bar on stderr while re-runs go (``None`` when off)."""
     if not enabled:
         yield None
@@ -58,7 +70,7 @@ def _bar(enabled: bool) -> Iterator[Any]:
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
     console = Console(file=sys.stderr)
-    with Progress(TextColumn("why: re-run"), BarColumn(), MofNCompleteColumn(),
+    with Progress(TextColumn(f"why: {what}"), BarColumn(), MofNCompleteColumn(),
                   TextColumn("{task.description}"), console=console, transient=True) as bar:
         task = bar.add_task("", total=None)
 
@@ -76,18 +88,62 @@ def run(args: argparse.Namespace) -> int:
     from lens.playback._agent_ref import load_target
 
     try:
+        _tier_args(args)
         store = open_from(args)
         try:
-            agent = load_target(args.agent) if args.agent else None  # why builds it per seed
-            with _bar(agent is not None) as tick:
-                report = why(store, args.run, agent=agent, step=args.step,
-                             expect=args.expect, judge=args.judge, budget=args.budget,
-                             label=args.label, seeds=args.seeds, alpha=args.alpha,
-                             progress=tick)
+            if args.resend:
+                report = _resend(store, args)
+            else:
+                agent = load_target(args.agent) if args.agent else None  # built per seed
+                with _bar(agent is not None) as tick:
+                    report = why(store, args.run, agent=agent, step=args.step,
+                                 expect=args.expect, judge=args.judge, budget=args.budget,
+                                 label=args.label, seeds=args.seeds, alpha=args.alpha,
+                                 progress=tick)
         finally:
             store.close()
     except FootprintError as exc:
         print(f"footprint why: {exc}", file=sys.stderr)
         return 2
-    print(why_json(report) if args.json else "\n".join(render_why(report)))
+    if args.json:
+        print(why_json(report))
+        return 0
+    if args.resend:
+        from lens.explain._resend_why import render_resend
+
+        print("\n".join(render_resend(report)))
+        return 0
+    print("\n".join(render_why(report)))
     return 0
+
+
+def _tier_args(args: argparse.Namespace) -> None:
+    """The re-send options make sense only with ``--resend``, and it needs somewhere to send."""
+    from footprint._errors import ConfigError
+
+    given = [f for f, v in (("--provider", args.provider), ("--base-url", args.base_url),
+                            ("--model", args.model)) if v]
+    if not args.resend:
+        if given:
+            raise ConfigError(f"{given[0]} is an option of the re-send tier; add --resend")
+        return
+    if args.agent:
+        raise ConfigError("--agent and --resend are two tiers (re-run the agent, or re-send "
+                          "one request); pick one")
+    if not args.provider and not args.base_url:
+        raise ConfigError("--resend needs somewhere to send: --provider FILE.py:FACTORY or "
+                          "--base-url URL --model NAME")
+
+
+def _resend(store: Any, args: argparse.Namespace) -> Any:
+    """The re-send tier: the plan on stderr before any call, then the report."""
+    from lens.explain._resend_why import why
+
+    def plan(line: str) -> None:
+        print(f"footprint why: {line}", file=sys.stderr, flush=True)
+
+    with _bar(True, "re-send") as tick:
+        return why(store, args.run, resend=args.provider, base_url=args.base_url,
+                   model=args.model, step=args.step, expect=args.expect, judge=args.judge,
+                   budget=args.budget, label=args.label, seeds=args.seeds, alpha=args.alpha,
+                   progress=tick, plan=plan)

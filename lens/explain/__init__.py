@@ -9,6 +9,12 @@ of pieces), ``_stats`` (Fisher's exact test, Bonferroni), ``_outcome`` (the
 answer comparators: whole answer, ``--expect``, ``--judge``), ``_verdicts`` and
 ``_report`` (the conclusion, text and JSON). ``_why`` runs them.
 
+The re-send tier (``why --resend``) swaps the re-runs for re-sends of one
+recorded request: ``_request`` (the request taken apart into pieces),
+``_resend`` (the ``Resender``: one re-send per trial, and the plan), and
+``_resend_why`` (the tier end to end, and ``lens.why`` with both tiers).
+The search and verdicts take either maker through the ``_trial`` protocol.
+
 The package is named ``explain`` rather than ``why`` so the public function
 ``lens.why`` is never shadowed by a subpackage of the same name.
 

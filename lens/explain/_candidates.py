@@ -42,21 +42,24 @@ from lens.playback._stream import clip
 
 __all__ = ["Candidate", "CandidateKind", "Removal", "candidates", "guard_text", "one_per_removal"]
 
-CandidateKind = Literal["injection", "tool_result", "message", "cursor_move", "gate", "lease"]
+CandidateKind = Literal["injection", "tool_result", "message", "cursor_move", "gate", "lease",
+                        "tool_definition"]
 
 
 @dataclass(frozen=True, slots=True, order=True)
 class Removal:
     """How to take a candidate out of a re-run: ``without`` an injection, drop a tool,
-    hide a skill, or withhold a history message (by its index in the request)."""
+    hide a skill, or withhold a history message (by its index in the request); a
+    ``piece`` is a piece of one recorded request, for the re-send tier."""
 
-    what: Literal["injection", "tool", "skill", "message"]
+    what: Literal["injection", "tool", "skill", "message", "piece"]
     key: str
 
     def describe(self) -> str:
         return {"injection": f"without {self.key!r}", "tool": f"tool {self.key!r} dropped",
                 "skill": f"skill {self.key!r} hidden",
-                "message": f"history message {self.key} withheld"}[self.what]
+                "message": f"history message {self.key} withheld",
+                "piece": f"{self.key!r} removed from the request"}[self.what]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -32,7 +32,7 @@ from recorder.write._rows import BLOB_KEY, ENVELOPE_NAMES
 __all__ = ["PastRead", "read_earlier", "read_past"]
 
 CORE_TYPES = ("run.start", "run.end", "run.error", "llm.start", "tool.end",
-              "tool.effect", "skill.rejected", "skill.escalated")
+              "tool.effect", "skill.rejected", "skill.escalated", "run.source")
 _CORE = frozenset(CORE_TYPES)
 Keep = Callable[[int, str], bool]
 _SEQ = ENVELOPE_NAMES.index("seq")

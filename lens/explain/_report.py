@@ -18,6 +18,7 @@ __all__ = [
     "Conclusion",
     "Effect",
     "ModelCalls",
+    "ResendInfo",
     "Role",
     "Suspect",
     "WhyReport",
@@ -32,7 +33,7 @@ __all__ = [
 
 Conclusion = Literal["confirmed", "inconclusive", "cause-not-found", "broke", "correlational"]
 SuspectKind = Literal["injection", "tool_result", "message", "cursor_move", "gate", "lease",
-                      "set"]
+                      "tool_definition", "set"]
 Effect = Literal["value", "necessary"]
 Role = Literal["root", "mediator", "necessary"]
 
@@ -98,6 +99,17 @@ class ModelCalls:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class ResendInfo:
+    """The re-send tier: the request re-sent, through which provider, and the plan."""
+
+    provider: str
+    request: str
+    pieces: int
+    planned_calls: int
+    scope: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class WhyReport:
     """Why a run answered what it did: mode, conclusion, suspects, baseline and flags."""
 
@@ -129,6 +141,8 @@ class WhyReport:
     ``result #call_2``, ``answer (llm#3)``."""
     necessary: tuple[str, ...] = ()
     """Pieces whose removal lost the answer: needed, reported apart from the root causes."""
+    resend: ResendInfo | None = None
+    """Set by the re-send tier (``why --resend``): claims hold for one recorded request."""
 
 
 def path_line(r: WhyReport) -> str | None:

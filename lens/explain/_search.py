@@ -33,8 +33,9 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from lens.explain._candidates import Removal
-from lens.explain._rerun import BudgetSpent, Rerunner
+from lens.explain._rerun import BudgetSpent
 from lens.explain._stats import Ablation, Tally, sequential
+from lens.explain._trial import Trial
 
 __all__ = ["Finding", "Probe", "SearchResult", "search"]
 
@@ -88,7 +89,7 @@ class SearchResult:
 
 @dataclass(slots=True)
 class _Search:
-    rerunner: Rerunner
+    rerunner: Trial
     base: Tally
     screen_seeds: int
     probes: list[Probe] = field(default_factory=list)
@@ -170,7 +171,7 @@ def _halves(group: list[Removal]) -> tuple[list[Removal], list[Removal]]:
     return group[:mid], group[mid:]
 
 
-def _confirm(rerunner: Rerunner, base: Tally, removals: Sequence[Removal], seeds: int,
+def _confirm(rerunner: Trial, base: Tally, removals: Sequence[Removal], seeds: int,
              alpha: float, rng: random.Random) -> tuple[Ablation, tuple[str, ...], Tally]:
     """The confirming test: each variant re-run paired with a live baseline re-run on the
     same seed, the two in a shuffled (seeded) order, and the test run against the baseline
@@ -203,7 +204,7 @@ def _confirm(rerunner: Rerunner, base: Tally, removals: Sequence[Removal], seeds
     return sequential(grown, one, seeds, alpha), tuple(changed), paired[0]
 
 
-def _findings(rerunner: Rerunner, base: Tally, found: Sequence[tuple[Removal, ...]],
+def _findings(rerunner: Trial, base: Tally, found: Sequence[tuple[Removal, ...]],
               seeds: int, alpha: float, out: list[Finding], rng: random.Random) -> None:
     """Confirm each set found, appending to ``out`` (kept when the budget stops it)."""
     for removals in found:
@@ -216,7 +217,7 @@ def _findings(rerunner: Rerunner, base: Tally, found: Sequence[tuple[Removal, ..
                            paired=paired))
 
 
-def search(rerunner: Rerunner, base: Tally, units: Sequence[Removal], *, seeds: int,
+def search(rerunner: Trial, base: Tally, units: Sequence[Removal], *, seeds: int,
            alpha: float, order: str = "") -> SearchResult:
     """Screen ``units`` by delta debugging, then confirm each set found (see module doc).
 

@@ -36,6 +36,7 @@ from lens.explain._report import Baseline, ModelCalls, WhyReport
 from lens.explain._rerun import BudgetSpent, Progress, Rerun, Rerunner
 from lens.explain._search import SearchResult, search
 from lens.explain._stats import Tally, baseline_stable, seeds_needed
+from lens.explain._trial import Trial
 from lens.explain._verdicts import Seen, conclude, suspects_of
 from lens.playback._conversation import conversation_of, resolve_run, restore_turn
 from lens.playback._stream import clip
@@ -144,7 +145,7 @@ def _dropped_prompt(past: Past, events: Sequence[Event]) -> list[str]:
     return []
 
 
-def _baseline(rr: Rerunner, seeds: int) -> tuple[Tally, Baseline, str | None]:
+def _baseline(rr: Trial, seeds: int) -> tuple[Tally, Baseline, str | None]:
     """Live re-runs of the unchanged agent; twice as many when the first ones vary.
 
     A noisy model can look stable in a few runs by chance; when any of the
@@ -175,7 +176,7 @@ def _baseline(rr: Rerunner, seeds: int) -> tuple[Tally, Baseline, str | None]:
                            outcomes=outs), stopped
 
 
-def _by_facts(rr: Rerunner, runs: Sequence[Rerun]) -> bool:
+def _by_facts(rr: Trial, runs: Sequence[Rerun]) -> bool:
     """Switch the default comparator to facts when the baseline varied only in wording."""
     recorded = fact_key(rr.past.answer)
     answered = [g.answer for g in runs if g.run != "broke"]
@@ -188,7 +189,7 @@ def _by_facts(rr: Rerunner, runs: Sequence[Rerun]) -> bool:
     return True
 
 
-def _units(rr: Rerunner, cands: Sequence[Candidate]) -> tuple[list[Removal], dict[Removal, str]]:
+def _units(rr: Trial, cands: Sequence[Candidate]) -> tuple[list[Removal], dict[Removal, str]]:
     units: list[Removal] = []
     refused: dict[Removal, str] = {}
     for c in cands:
@@ -306,7 +307,7 @@ def _why(source: Any, run: str | None, agent: Any | None, step: str | None,
     return _causal(report, rr, cands, o.seeds, alpha)
 
 
-def _causal(report: WhyReport, rr: Rerunner, cands: Sequence[Candidate], seeds: int,
+def _causal(report: WhyReport, rr: Trial, cands: Sequence[Candidate], seeds: int,
             alpha: float) -> WhyReport:
     flags = list(report.flags)
     if not rr.cassette_ok():
@@ -346,7 +347,7 @@ def _causal(report: WhyReport, rr: Rerunner, cands: Sequence[Candidate], seeds: 
     return _ordered(out, rr, cands, refused, result)
 
 
-def _ordered(report: WhyReport, rr: Rerunner, cands: Sequence[Candidate],
+def _ordered(report: WhyReport, rr: Trial, cands: Sequence[Candidate],
              refused: Mapping[Removal, str], result: SearchResult | None) -> WhyReport:
     """Suspects with their verdicts, in causal order, and the conclusion they support."""
     seen = Seen(answer=report.answer, expect=rr.comparator.mode == "expect", worded=rr.wording)
@@ -367,7 +368,7 @@ _REMEDY = {
 }
 
 
-def _blind(rr: Rerunner) -> list[str]:
+def _blind(rr: Trial) -> list[str]:
     """Re-runs the chosen comparator called "same" although their facts differ."""
     if not rr.blind or rr.comparator.mode not in _REMEDY:
         return []

@@ -1,0 +1,154 @@
+"""The re-send tier: prove cause by re-sending one recorded request with pieces removed.
+
+Where the re-run tier rebuilds the agent and re-runs its whole turn, this
+tier takes the explained call's recorded request (:mod:`lens.explain._request`)
+and sends it again through a provider — the unchanged request first, as the
+baseline, then variants without pieces — with the same search, statistics,
+comparators and report as the re-run tier. It needs no agent factory, so it
+serves a native run cheaply and a run recorded from a foreign trace alike.
+
+Its claims are request-level: "removing X changed the answer of request
+llm#k in n/N re-sends"; the agent's later steps were not re-run, and the
+report says so.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import defaultdict
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+from typing import Any
+
+from footprint._errors import ConfigError
+from footprint.providers import LLMRequest, LLMResponse, Provider
+from lens.explain._candidates import Removal
+from lens.explain._facts import canonical
+from lens.explain._outcome import Comparator, effect, normalise
+from lens.explain._past import Past
+from lens.explain._request import RecordedRequest
+from lens.explain._rerun import BudgetSpent, Progress, Rerun
+from lens.playback._stream import clip
+
+__all__ = ["Plan", "Resender", "plan_of", "provider_of"]
+
+Plan = Callable[[str], None]
+
+
+class Resender:
+    """Re-sends the recorded request without some pieces, one seed at a time."""
+
+    def __init__(self, rec: RecordedRequest, provider: Provider, past: Past,
+                 comparator: Comparator, *, model: str | None = None,
+                 budget: int | None = None, progress: Progress | None = None) -> None:
+        self.rec, self.provider, self.past = rec, provider, past
+        self.comparator = comparator
+        self.recorded_key = comparator.recorded_key(past.answer)
+        self.model, self.budget, self.progress = model, budget, progress
+        self.runs = self.made = self.saved = 0
+        self.blind: list[tuple[str, str]] = []
+        self.wording: dict[frozenset[Removal], list[str]] = defaultdict(list)
+        self.errors: list[str] = []
+        self.called: dict[frozenset[Removal], set[str]] = defaultdict(set)
+        """Per removal set: the tools a re-send asked for instead of answering in text."""
+        self._loop = asyncio.new_event_loop()
+
+    def close(self) -> None:
+        self._loop.close()
+
+    def use(self, comparator: Comparator) -> None:
+        self.comparator = comparator
+        self.recorded_key = comparator.recorded_key(self.past.answer)
+
+    def removable(self, removal: Removal) -> str | None:
+        if removal.what != "piece" or all(p.id != removal.key for p in self.rec.pieces):
+            return f"{removal.describe()} is not a piece of the recorded request"
+        return None
+
+    def cassette_ok(self) -> bool:
+        return True  # every re-send is one live call; nothing is served from the recording
+
+    def request(self, removals: Sequence[Removal], seed: int) -> LLMRequest:
+        """The request a trial sends: the recorded one without ``removals``, on ``seed``."""
+        req = self.rec.without(r.key for r in removals)
+        return replace(req, seed=seed, model=self.model or req.model)
+
+    def rerun(self, removals: Sequence[Removal], seed: int, *, live: bool = False,
+              what: str = "") -> Rerun:
+        """Send the request without ``removals`` once (every send is live)."""
+        if self.budget is not None and self.runs >= self.budget:
+            raise BudgetSpent(f"the budget of {self.budget} re-sends is spent")
+        self.runs += 1
+        if self.progress is not None:
+            self.progress(self.runs, self.budget, what.replace("re-run", "re-send") or "re-send")
+        try:
+            got = self._loop.run_until_complete(self.provider.complete(
+                self.request(removals, seed)))
+        except Exception as exc:  # a send that raises is broke, whatever it raised
+            note = f"raised {type(exc).__name__}: {clip(exc, 80)}"
+            self.errors.append(note)
+            return Rerun(run="broke", answer="", note=note)
+        finally:
+            self.made += 1
+        if got.tool_calls and not got.content:
+            self.called[frozenset(removals)] |= {c.name for c in got.tool_calls}
+        return self._outcome(_said(got), frozenset(removals))
+
+    def _outcome(self, text: str, removed: frozenset[Removal]) -> Rerun:
+        key = self.comparator.rerun_key(self.past.answer, text)
+        if key != self.recorded_key:
+            return Rerun(run="changed", answer=text)
+        if normalise(text) != normalise(self.past.answer):
+            self.wording[removed].append(text)
+        if self.comparator.mode not in ("normalised", "facts") and canonical(
+                text) != canonical(self.past.answer) and effect(self.past.answer,
+                                                                 text) == "value":
+            self.blind.append((self.past.answer, text))
+        return Rerun(run="same", answer=text)
+
+
+def _said(got: LLMResponse) -> str:
+    """What a response said, as :func:`lens.explain._custody.said` reads a recorded one."""
+    import json
+
+    if got.content:
+        return got.content
+    return "; ".join(f"{c.name}({json.dumps(dict(c.arguments), sort_keys=True)})"
+                     for c in got.tool_calls)
+
+
+def provider_of(provider: Any, *, base_url: str | None = None,
+                model: str | None = None) -> Provider:
+    """The provider to re-send through: a ``Provider``, a factory of one (``FILE.py:FACTORY``
+    or ``module:FACTORY``), or an OpenAI-compatible server at ``base_url``."""
+    if base_url is not None:
+        if provider is not None:
+            raise ConfigError("--provider and --base-url both say where to re-send; pick one")
+        from footprint.providers import OpenAIChat
+
+        return OpenAIChat(model or "default", base_url=base_url)
+    if isinstance(provider, str):
+        from lens.playback._agent_ref import load_target
+
+        provider = load_target(provider)
+    if not isinstance(provider, Provider) and callable(provider):
+        provider = provider()
+    if not isinstance(provider, Provider):
+        raise ConfigError(f"--provider gave {type(provider).__name__}, not a Provider (an "
+                          "object with name and async complete(request)); name a factory "
+                          "returning one, e.g. tests/models.py:make_model")
+    return provider
+
+
+def plan_of(pieces: int, seeds: int, budget: int | None) -> tuple[int, str]:
+    """The planned number of calls and the line that says it (before any is spent)."""
+    screens = pieces + 1 + 2 * max(1, pieces.bit_length())
+    confirm = 2 * seeds
+    total = seeds + screens + confirm
+    capped = min(total, budget) if budget is not None else total
+    cap = f"; --budget {budget} caps it at {budget}" if budget is not None and budget < total \
+        else ""
+    return capped, (f"plan: {seeds} baseline re-sends (up to {2 * seeds} if they vary), about "
+                    f"{screens} screening re-sends over {pieces} pieces, and {confirm} "
+                    f"confirming re-sends per cause found (half of them interleaved "
+                    f"baselines): about {total} calls{cap}")

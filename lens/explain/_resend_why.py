@@ -1,0 +1,255 @@
+"""``why --resend``: the re-send tier run end to end, and ``lens.why`` with both tiers.
+
+Reads the explained call's recorded request (:mod:`lens.explain._request`),
+plans and announces the calls, re-sends it through a provider
+(:class:`lens.explain._resend.Resender`) under the re-run tier's own baseline,
+search and verdicts (:func:`lens.explain._why._causal`), and scopes the
+claims to the request (spec/explain.md: the re-send tier).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+from footprint._errors import ConfigError, RunError
+from footprint.events import ContextInjected, LLMEnd, RunSource, ToolEnd
+from footprint.providers import Message, Provider
+from lens.explain._candidates import Candidate, CandidateKind, Removal
+from lens.explain._custody import overlap
+from lens.explain._outcome import make_comparator
+from lens.explain._past import Landing, Past, causal_past, landings_of
+from lens.explain._report import ResendInfo, Suspect, WhyReport, render_why
+from lens.explain._request import (
+    Part,
+    Piece,
+    RecordedRequest,
+    excerpt,
+    pieces_of,
+    request_of,
+)
+from lens.explain._rerun import Progress
+from lens.explain._resend import Plan, Resender, plan_of, provider_of
+from lens.explain._why import DEFAULT_SEEDS, Judge, _causal, _judge, _load, _Loaded
+from lens.explain._why import why as rerun_why
+
+__all__ = ["SCOPE", "render_resend", "why"]
+
+SCOPE = "request-level; later steps of the agent were not re-run"
+
+
+def _landed(loaded: _Loaded, past: Past, slot: str) -> list[ContextInjected]:
+    """The pieces that landed in ``slot`` of the explained call, in the order they landed."""
+    got: Sequence[Landing] = loaded.landings if loaded.landings is not None else \
+        landings_of(loaded.events, past)
+    step = past.explained.step_id
+    return sorted((g.piece for g in got if g.step == step and g.piece.slot == slot),
+                  key=lambda e: e.seq)
+
+
+def _parts(loaded: _Loaded, past: Past) -> list[Part]:
+    """The explained call's landed system parts, in the order they landed."""
+    return [Part(id=e.injection_id or ("base prompt" if e.source == "base" else e.source),
+                 text=e.raw_content or "", flavor=e.source)
+            for e in _landed(loaded, past, "system-prompt")]
+
+
+_KIND: dict[str, CandidateKind] = {
+    "system": "injection", "document": "injection", "message": "message",
+    "exchange": "tool_result", "tool": "tool_definition"}
+
+
+def _candidate(p: Piece, past: Past, origin: str | None) -> Candidate:
+    step = past.explained.step_id
+    where = f" ({len(p.at)} copies)" if len(p.at) > 1 else ""
+    chain = (f"in the recorded request of {step}{where}",) + ((origin,) if origin else ())
+    return Candidate(kind=_KIND[p.kind], id=p.id, label=p.label, flavor=p.flavor,
+                     step_id=step, seq=past.explained.start.seq, chain=chain,
+                     excerpt=excerpt(p), score=round(overlap(p.text, past.answer), 4),
+                     removal=Removal("piece", p.id), reach=(step,))
+
+
+def _origins(loaded: _Loaded, past: Past, rec: RecordedRequest) -> dict[str, str]:
+    """Where each message and tool call came from, as far as the recording tells."""
+    mine = [e for e in loaded.events if isinstance(e, LLMEnd)]
+    chooser = {e.tool_call_id: e.parent_step for e in loaded.events
+               if isinstance(e, ToolEnd) and e.parent_step}
+    chooser |= {c.id: e.step_id for e in mine for c in e.tool_calls}
+    said = {e.content: e.step_id for e in mine if e.content}
+    earlier = {e.tool_call_id for e in loaded.earlier if isinstance(e, ToolEnd)}
+    injected = {e.raw_content: e.injection_id or e.source
+                for e in _landed(loaded, past, "messages") if e.raw_content}
+    out: dict[str, str] = {}
+    for p in rec.pieces:
+        if p.kind == "exchange":
+            call = p.at[0]
+            out[p.id] = (f"origin: chosen by {chooser[call]}" if call in chooser else
+                         "origin: a call of an earlier turn" if call in earlier else "")
+        elif p.kind == "message":
+            m = rec.request.messages[int(p.at[0])]
+            out[p.id] = f"origin: {injected[m.content]!r} (recorded in the messages slot)" \
+                if m.content in injected else _said_by(m, said, past.turn)
+    return {k: v for k, v in out.items() if v}
+
+
+def _said_by(m: Message, said: dict[str, str], turn: int) -> str:
+    if m.role == "assistant" and m.content in said:
+        return f"origin: said by {said[m.content]} of this run"
+    if turn > 0 and m.role in ("user", "assistant"):
+        return f"origin: the {'person' if m.role == 'user' else 'agent'} in an earlier turn"
+    return f"origin: a {m.role} message the recording does not trace further"
+
+
+def why(store_or_events: Any, run: str | None = None, *, agent: Any | None = None,
+        step: str | None = None, expect: str | None = None, judge: Judge | str | None = None,
+        budget: int | None = None, label: bool = False, seeds: int | None = None,
+        alpha: float = 0.05, progress: Progress | None = None, resend: Any | None = None,
+        base_url: str | None = None, model: str | None = None,
+        plan: Plan | None = None) -> WhyReport:
+    """:func:`lens.explain._why.why`, plus the re-send tier: with ``resend`` (a
+    ``Provider``, a factory of one or ``FILE.py:FACTORY``) the recorded request of the
+    explained call is re-sent without pieces (or, with ``base_url``, through an
+    OpenAI-compatible server; ``model`` overrides the recorded model name);
+    ``plan(line)`` hears the planned number of calls before any is spent."""
+    if resend is None and base_url is None:
+        if model is not None or plan is not None:
+            raise ConfigError("model= and plan= belong to the re-send tier; pass resend= too")
+        return rerun_why(store_or_events, run, agent=agent, step=step, expect=expect,
+                         judge=judge, budget=budget, label=label, seeds=seeds, alpha=alpha,
+                         progress=progress)
+    if agent is not None:
+        raise ConfigError("agent= and resend= are two tiers (re-run the agent, or re-send one "
+                          "request); pick one")
+    _check(budget, seeds, alpha)
+    from lens.playback._source import opened
+
+    ask = _Ask(step=step, expect=expect, judge=judge, budget=budget, label=label,
+               seeds=seeds or DEFAULT_SEEDS, alpha=alpha, progress=progress, model=model,
+               plan=plan)
+    chosen = provider_of(resend, base_url=base_url, model=model)
+    with opened(store_or_events) as source:
+        return _tiered(_load(source, run, step, reruns=False), chosen, ask)
+
+
+def _check(budget: int | None, seeds: int | None, alpha: float) -> None:
+    if budget is not None and budget < 1:
+        raise ConfigError(f"budget={budget} allows no re-send; pass 1 or more (or none)")
+    if seeds is not None and seeds < 1:
+        raise ConfigError(f"seeds={seeds}; pass 1 or more")
+    if not 0 < alpha < 1:
+        raise ConfigError(f"alpha={alpha}; pass a level between 0 and 1, e.g. 0.05")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _Ask:
+    step: str | None
+    expect: str | None
+    judge: Judge | str | None
+    budget: int | None
+    label: bool
+    seeds: int
+    alpha: float
+    progress: Progress | None
+    model: str | None
+    plan: Plan | None
+
+
+def _tiered(loaded: _Loaded, provider: Provider, a: _Ask) -> WhyReport:
+    """Plan, announce, baseline, search and scope (module doc)."""
+    past = causal_past(loaded.events, a.step)
+    fn, name = _judge(a.judge)
+    comparator = make_comparator(expect=a.expect, judge=fn, judge_name=name, label=a.label)
+    if comparator.mode == "expect" and comparator.recorded_key(past.answer) == "expected":
+        raise ConfigError(f"the recorded answer already matches --expect {a.expect!r}; "
+                          "nothing to explain — give the answer you wanted instead")
+    step = past.explained.step_id
+    rec, flags = pieces_of(request_of(past.explained.start.request_ref, step),
+                           _parts(loaded, past), past.user_message, step)
+    origins = _origins(loaded, past, rec)
+    cands = [_candidate(p, past, origins.get(p.id)) for p in rec.pieces]
+    flags += _foreign(loaded, step)
+    planned, line = plan_of(len(cands), a.seeds, a.budget)
+    if a.plan is not None:
+        a.plan(line)
+    info = ResendInfo(provider=provider.name, request=step, pieces=len(cands),
+                      planned_calls=planned, scope=SCOPE)
+    report = WhyReport(
+        run_id=past.run_id, step=step, answer=past.answer,
+        outcome=comparator.recorded_key(past.answer), comparator=comparator.describe,
+        comparator_mode=comparator.mode, mode="CAUSAL", conclusion="correlational",
+        conclusion_text="", suspects=(), run_status=past.status, alpha=a.alpha,
+        flags=(f"request-level: the recorded request of {step} was re-sent through "
+               f"{provider.name!r} with pieces removed; claims hold for that request ("
+               f"{SCOPE})", *past.flags, *flags),
+        events_read=loaded.read, events_total=loaded.total, resend=info)
+    rr = Resender(rec, provider, past, comparator, model=a.model, budget=a.budget,
+                  progress=a.progress)
+    try:
+        out = _causal(report, rr, cands, a.seeds, a.alpha)
+    finally:
+        rr.close()
+    base = out.baseline
+    if rr.errors and base is not None and base.runs and base.broke == base.runs:
+        raise RunError(f"the provider {provider.name!r} failed every baseline re-send of "
+                       f"{step} ({rr.errors[0]}); check --provider or --base-url/--model")
+    return _scoped(out, step, rr)
+
+
+def _words(text: str) -> str:
+    return (text.replace("re-runs", "re-sends").replace("re-run", "re-send")
+            .replace("the unchanged agent", "the unchanged request"))
+
+
+def _foreign(loaded: _Loaded, step: str) -> list[str]:
+    """What a run taken in from another framework's trace cannot tell, said once."""
+    src = next((e for e in loaded.events if isinstance(e, RunSource)), None)
+    if src is None:
+        return []
+    cut = [f for f in src.flagged if step in f]
+    return [f"foreign-run: recorded from a trace of {src.framework} ({src.dialect}), fidelity "
+            f"{src.fidelity}; the trace cannot tell {', '.join(src.unknown) or 'nothing more'}"
+            + (f"; cut by the emitter: {'; '.join(cut)}" if cut else "")]
+
+
+def _went_on(s: Suspect, rr: Resender) -> str:
+    """For a confirmed removal whose re-sends asked for a tool instead of answering: say so."""
+    keys = s.ids or ((s.id,) if s.id else ())
+    tools = rr.called.get(frozenset(Removal("piece", k) for k in keys))
+    if not tools or s.verdict != "confirmed":
+        return ""
+    return (f"without it the request was answered by a tool call ({', '.join(sorted(tools))}) "
+            "instead: the agent would have gone on, which a re-send cannot follow; explain it "
+            "with --agent to see where the agent ends")
+
+
+def _scoped(r: WhyReport, step: str, rr: Resender) -> WhyReport:
+    """The report in the re-send tier's words, every claim scoped to the request."""
+    roots = [s for s in r.suspects if s.role == "root"]
+    if r.conclusion == "confirmed" and len(roots) == 1:
+        s = roots[0]
+        to = f" ({', '.join(s.changes[:3])})" if s.changes else ""
+        base = r.baseline
+        text = (f"removing {s.label} changed the answer of request {step}{to} in "
+                f"{s.flips}/{s.runs - s.broke} re-sends, confidence "
+                f"{100 * (s.confidence or 0):.2f}% against {base.same if base else 0}/"
+                f"{base.runs if base else 0} unchanged re-sends ({SCOPE})")
+    else:
+        text = f"{_words(r.conclusion_text)} ({SCOPE})"
+    went = {id(s): _went_on(s, rr) for s in r.suspects}
+    flags = [f if f.startswith("request-level") else _words(f) for f in r.flags]
+    flags += [f"went-on: {s.label}: {went[id(s)]}" for s in r.suspects if went[id(s)]]
+    return replace(r, conclusion_text=text, flags=tuple(flags), suspects=tuple(
+        replace(s, note="; ".join(x for x in (_words(s.note), went[id(s)]) if x))
+        for s in r.suspects))
+
+
+def render_resend(r: WhyReport) -> list[str]:
+    """The report as text (:func:`lens.explain._report.render_why`) in the re-send tier's
+    words, with the request re-sent and the provider named first."""
+    lines = [line if SCOPE in line else _words(line) for line in render_why(r)]
+    if r.resend is not None:
+        lines.insert(1, f"re-sent: the recorded request of {r.resend.request} "
+                        f"({r.resend.pieces} pieces) through {r.resend.provider!r}, "
+                        f"{r.reruns} calls")
+    return lines

@@ -1,0 +1,56 @@
+"""``why --resend`` on runs taken in from other frameworks' traces (issue 23, must show).
+
+Each framework's offline agent (``tests/foreign_agents.py``: pydantic-ai, the
+OpenAI Agents SDK, LangChain) answers a refund question under a system
+instruction holding a planted stale passage (``STALE``: a 60-day window); its
+spans reach ``footprint receive`` on 127.0.0.1 through the stock OTLP
+exporter. Then the command a user types re-sends the answer's recorded request
+through a model that reads its request (``tests/resend_providers.py:refund_desk``)
+and must name the instruction with the stale passage as the root, and no
+innocent piece.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import jsonschema
+import pytest
+from foreign_agents import FRAMEWORKS, STALE
+from ingest_support import record
+from planted_support import ROOT
+
+from lens.explain._report import schema
+
+
+def _why(store: Path) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    return subprocess.run(
+        [sys.executable, "-m", "lens.cli", "why", "last", "--store", str(store), "--resend",
+         "--provider", "tests/resend_providers.py:refund_desk", "--json"],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=120, check=False)
+
+
+@pytest.mark.parametrize("framework", sorted(FRAMEWORKS))
+def test_given_a_foreign_agent_with_a_stale_passage_when_resent_then_the_passage_is_the_root(
+        framework: str, tmp_path: Path) -> None:
+    record(framework, tmp_path / "store")
+    done = _why(tmp_path / "store")
+    assert done.returncode == 0, done.stderr[-400:]
+    report = json.loads(done.stdout)
+    jsonschema.validate(report, schema())
+    roots = [s for s in report["suspects"] if s["role"] == "root"]
+    assert len(roots) == 1 and STALE[:40] in roots[0]["excerpt"]
+    assert roots[0]["kind"] == "injection" and roots[0]["changes"][0] == "APPROVED → DECLINED"
+    others = [s for s in report["suspects"] if s["verdict"] == "confirmed" and s is not roots[0]]
+    assert all(s["effect"] == "necessary" and s["kind"] == "tool_result" for s in others)
+    assert report["root_causes"] == [roots[0]["label"]]
+    traced = [s for s in report["suspects"] if s["kind"] in ("message", "tool_result")]
+    assert traced and all(any(c.startswith("origin: ") for c in s["chain"]) for s in traced)
+    assert any(f.startswith("foreign-run: recorded from a trace of ") for f in report["flags"])
+    assert report["conclusion_text"].endswith("(request-level; later steps of the agent were "
+                                              "not re-run)")

@@ -1,0 +1,105 @@
+"""A recorded request taken apart into pieces (``lens.explain._request``): round trips,
+removals that keep the request valid, identical content as one piece."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from footprint.agent._wire import request_json
+from footprint.providers import LLMRequest, Message, ToolCall, ToolSpec
+from lens.explain._request import Part, pieces_of, request_of
+
+_TEXT = st.text(alphabet="abcdefgh XYZ.,:", min_size=1, max_size=20).map(str.strip).filter(bool)
+
+
+@st.composite
+def _exchange(draw: st.DrawFn, n: int) -> list[Message]:
+    """An assistant turn that calls 1-2 tools, and their results."""
+    calls = [ToolCall(id=f"call_{n}_{i}", name=draw(st.sampled_from(["price", "stock"])),
+                      arguments={"q": draw(_TEXT)})
+             for i in range(draw(st.integers(1, 2)))]
+    said = draw(st.one_of(st.just(""), _TEXT))
+    return [Message(role="assistant", content=said, tool_calls=tuple(calls)),
+            *(Message(role="tool", content=draw(_TEXT), tool_call_id=c.id, tool_name=c.name)
+              for c in calls)]
+
+
+@st.composite
+def requests(draw: st.DrawFn) -> tuple[LLMRequest, list[Part], str]:
+    parts = [Part(id=f"p{i}", text=t) for i, t in enumerate(draw(st.lists(_TEXT, max_size=4)))]
+    history: list[Message] = []
+    for n in range(draw(st.integers(0, 3))):
+        if draw(st.booleans()):
+            history += draw(_exchange(n))
+        else:
+            history.append(Message(role=draw(st.sampled_from(["user", "assistant"])),
+                                   content=draw(_TEXT)))
+    question = draw(_TEXT)
+    tools = tuple(ToolSpec(name=n, description=draw(_TEXT), input_schema={"type": "object"})
+                  for n in draw(st.lists(st.sampled_from(["price", "stock", "ship"]),
+                                         unique=True, max_size=3)))
+    req = LLMRequest(model="m", system="\n\n".join(p.text for p in parts),
+                     messages=(*history, Message(role="user", content=question)), tools=tools,
+                     temperature=draw(st.one_of(st.none(), st.just(0.5))))
+    return req, parts, question
+
+
+@settings(max_examples=60, deadline=None)
+@given(requests())
+def test_given_a_request_when_written_and_read_back_then_it_is_the_same_request(
+        got: tuple[LLMRequest, list[Part], str]) -> None:
+    req, parts, question = got
+    assert request_of(request_json(req), "llm#1") == req
+    rec, _ = pieces_of(req, parts, question, "llm#1")
+    assert rec.without(()) == req
+
+
+@settings(max_examples=80, deadline=None)
+@given(requests(), st.data())
+def test_given_any_pieces_removed_when_the_request_is_rebuilt_then_it_stays_valid(
+        got: tuple[LLMRequest, list[Part], str], data: st.DataObject) -> None:
+    req, parts, question = got
+    rec, _ = pieces_of(req, parts, question, "llm#1")
+    gone = data.draw(st.lists(st.sampled_from([p.id for p in rec.pieces]), unique=True)
+                     if rec.pieces else st.just([]))
+    out = rec.without(gone)
+    calls = [c.id for m in out.messages for c in m.tool_calls]
+    results = [m.tool_call_id for m in out.messages if m.role == "tool"]
+    assert sorted(calls) == sorted(r for r in results if r is not None)
+    assert all(m.content or m.tool_calls for m in out.messages if m.role == "assistant")
+    assert out.messages[-1] == Message(role="user", content=question)
+    assert len(out.messages) <= len(req.messages) and len(out.system) <= len(req.system)
+
+
+def test_given_a_tool_call_when_its_exchange_is_removed_then_its_result_goes_with_it() -> None:
+    call = ToolCall(id="call_1", name="price", arguments={"sku": "C40"})
+    req = LLMRequest(model="m", system="Base.", messages=(
+        Message(role="user", content="price?"),
+        Message(role="assistant", content="", tool_calls=(call,)),
+        Message(role="tool", content="189", tool_call_id="call_1", tool_name="price"),
+        Message(role="user", content="and now?")))
+    rec, _ = pieces_of(req, [], "and now?", "llm#2")
+    piece = next(p for p in rec.pieces if p.kind == "exchange")
+    assert piece.label == "tool call #call_1 (price) + its result"
+    assert rec.without([piece.id]).messages == (req.messages[0], req.messages[3])
+
+
+def test_given_identical_content_twice_when_taken_apart_then_it_is_one_piece() -> None:
+    parts = [Part(id="memo", text="C40 now 189."), Part(id="list", text="C40 149 EUR."),
+             Part(id="memo-again", text="C40 now 189.")]
+    req = LLMRequest(model="m", system="\n\n".join(p.text for p in parts),
+                     messages=(Message(role="user", content="price?"),))
+    rec, flags = pieces_of(req, parts, "price?", "llm#1")
+    memo = [p for p in rec.pieces if p.text == "C40 now 189."]
+    assert not flags and len(memo) == 1 and memo[0].at == ("0", "2")
+    assert rec.without([memo[0].id]).system == "C40 149 EUR."
+
+
+def test_given_parts_that_do_not_rebuild_the_system_when_taken_apart_then_it_is_one_piece(
+        ) -> None:
+    req = LLMRequest(model="m", system="Base. Rule one.",
+                     messages=(Message(role="user", content="q"),))
+    rec, flags = pieces_of(req, [Part(id="rule", text="Rule one.")], "q", "llm#1")
+    assert [p.id for p in rec.pieces if p.kind == "system"] == ["system"]
+    assert flags[0].startswith("system-whole: llm#1's system text could not be split")
