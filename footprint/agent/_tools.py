@@ -95,8 +95,25 @@ def tool(
     ``deterministic=True`` declares that equal arguments give an equal
     result, so a replay re-runs it when its recorded result was redacted.
     """
-    check_callable(f"tool({brief(fn)})", fn, fix="pass the function to wrap")
     check_positive("tool(timeout_s=...)", timeout_s, example="timeout_s=30")
+    tool_name, text = _named(fn, name, description, schema)
+    if not isinstance(deterministic, bool):
+        raise ConfigError(f"tool {tool_name!r}: deterministic={deterministic!r} is not a "
+                          "bool; pass True or False")
+    input_schema = dict(schema) if schema is not None else schema_from_signature(fn)
+    return SkillTool(
+        schema=SkillToolSchema(name=tool_name, description=text, input_schema=input_schema),
+        execute=_runner(fn),
+        wants=wants,
+        timeout_s=timeout_s,
+        deterministic=deterministic,
+    )
+
+
+def _named(fn: Callable[..., Any], name: str | None, description: str | None,
+           schema: Mapping[str, Any] | None) -> tuple[str, str]:
+    """The tool's checked name and description (``tool``'s arguments validated)."""
+    check_callable(f"tool({brief(fn)})", fn, fix="pass the function to wrap")
     if name is not None:
         check_str("tool(name=...)", name, fix="pass a tool name such as name='lookup'")
     if schema is not None:
@@ -113,10 +130,11 @@ def tool(
             f"tool {tool_name!r} has no description; give the function a docstring "
             "or pass description="
         )
-    if not isinstance(deterministic, bool):
-        raise ConfigError(f"tool {tool_name!r}: deterministic={deterministic!r} is not a "
-                          "bool; pass True or False")
-    input_schema = dict(schema) if schema is not None else schema_from_signature(fn)
+    return tool_name, text
+
+
+def _runner(fn: Callable[..., Any]) -> Callable[[Mapping[str, Any]], Any]:
+    """``fn`` called with the validated arguments as keywords (awaited for a coroutine)."""
 
     def execute(args: Mapping[str, Any]) -> Any:
         return fn(**dict(args))
@@ -127,13 +145,7 @@ def tool(
     runs: Callable[[Mapping[str, Any]], Any] = (
         execute_async if inspect.iscoroutinefunction(fn) else execute)
     runs.__wrapped__ = fn  # type: ignore[attr-defined]  # what it runs (collision check)
-    return SkillTool(
-        schema=SkillToolSchema(name=tool_name, description=text, input_schema=input_schema),
-        execute=runs,
-        wants=wants,
-        timeout_s=timeout_s,
-        deterministic=deterministic,
-    )
+    return runs
 
 
 _JSON_TYPES: dict[str, tuple[type, ...]] = {
