@@ -11,7 +11,7 @@ from typing import Any
 from footprint._errors import ConfigError, RunError
 from footprint.providers._arguments import decode_arguments, raw_arguments_of
 from footprint.providers._http import Backoff, HttpCall, post_json
-from footprint.providers._pool import HttpPool
+from footprint.providers._pool import HttpPool, PooledClient
 from footprint.providers._settings import Generation, WireSettings, generation, wire_settings
 from footprint.providers._stream import post_stream
 from footprint.providers._types import (
@@ -236,7 +236,7 @@ def _generation(
     )
 
 
-class AnthropicMessages:
+class AnthropicMessages(PooledClient):
     """A :class:`~footprint.providers.Provider` speaking the Anthropic Messages API.
 
     ``POST {base_url}/v1/messages`` with ``x-api-key`` and
@@ -307,19 +307,6 @@ class AnthropicMessages:
     @property
     def base_url(self) -> str:
         return self._settings.base_url
-
-    @property
-    def pool(self) -> HttpPool:
-        """The pooled HTTP client this provider reuses."""
-        return self._pool
-
-    async def aclose(self) -> None:
-        """Close the pooled client; the next call opens a new one."""
-        await self._pool.aclose()
-
-    def close(self) -> None:
-        """``aclose`` for code without a running event loop."""
-        self._pool.close()
 
     async def complete(self, request: LLMRequest) -> LLMResponse:
         settings = self._settings

@@ -13,7 +13,7 @@ from typing import Any, TypeAlias
 from footprint._errors import ConfigError, RunError
 from footprint.providers._arguments import decode_arguments, encode_arguments
 from footprint.providers._http import Backoff, HttpCall, post_json
-from footprint.providers._pool import HttpPool
+from footprint.providers._pool import HttpPool, PooledClient
 from footprint.providers._settings import Generation, WireSettings, generation, wire_settings
 from footprint.providers._stream import post_stream
 from footprint.providers._types import (
@@ -248,7 +248,7 @@ def _wire_options(tool_choice: object, stream: object, send_seed: object) -> Wir
                        send_seed=bool(send_seed))
 
 
-class OpenAIChat:
+class OpenAIChat(PooledClient):
     """A :class:`~footprint.providers.Provider` speaking OpenAI Chat Completions.
 
     ``POST {base_url}/chat/completions``. ``base_url`` defaults to env
@@ -331,19 +331,6 @@ class OpenAIChat:
     @property
     def base_url(self) -> str:
         return self._settings.base_url
-
-    @property
-    def pool(self) -> HttpPool:
-        """The pooled HTTP client this provider reuses."""
-        return self._pool
-
-    async def aclose(self) -> None:
-        """Close the pooled client; the next call opens a new one."""
-        await self._pool.aclose()
-
-    def close(self) -> None:
-        """``aclose`` for code without a running event loop."""
-        self._pool.close()
 
     async def complete(self, request: LLMRequest) -> LLMResponse:
         settings = self._settings

@@ -21,7 +21,7 @@ from footprint._errors import RunError
 if TYPE_CHECKING:
     import httpx
 
-__all__ = ["HttpPool"]
+__all__ = ["HttpPool", "PooledClient"]
 
 
 def _remember_missing_sniffio() -> None:
@@ -101,3 +101,23 @@ class HttpPool:
             self._clients.pop(loop, None)
             if not loop.is_closed():
                 loop.run_until_complete(client.aclose())
+
+
+class PooledClient:
+    """What a wire provider shares: one pooled HTTP client (``self._pool``), reused by
+    every call and released on request."""
+
+    _pool: HttpPool
+
+    @property
+    def pool(self) -> HttpPool:
+        """The pooled HTTP client this provider reuses."""
+        return self._pool
+
+    async def aclose(self) -> None:
+        """Close the pooled client; the next call opens a new one."""
+        await self._pool.aclose()
+
+    def close(self) -> None:
+        """``aclose`` for code without a running event loop."""
+        self._pool.close()
