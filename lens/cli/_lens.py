@@ -38,11 +38,14 @@ def add_parser(sub: Any) -> None:
 
 
 def has_terminal() -> bool:
-    """Whether stdin and stdout are a terminal (without one the UI would spin, drawing
-    to nobody)."""
+    """Whether the UI has somewhere to draw: stdin and stdout a terminal, or a driver
+    Textual was handed instead (``TEXTUAL_DRIVER``: textual-serve's web driver, for a
+    browser session of ``footprint lens --serve``). Without either it would spin, drawing
+    to nobody."""
+    import os
     import sys
 
-    return sys.stdin.isatty() and sys.stdout.isatty()
+    return bool(os.environ.get("TEXTUAL_DRIVER")) or (sys.stdin.isatty() and sys.stdout.isatty())
 
 
 def run(args: argparse.Namespace) -> int:
