@@ -102,7 +102,8 @@ def test_given_a_recorded_three_turn_conversation_when_the_last_turn_is_replayed
                    for e in events)
         assert all(e.result.startswith("[redacted sha256:")
                    for e in events if isinstance(e, ToolEnd))
-        result = replay_conversation(store, ids[2][:12], make_agent(decider=decider))
+        # a prefix past the id's millisecond stamp: runs made in one millisecond share it
+        result = replay_conversation(store, ids[2][:24], make_agent(decider=decider))
     assert [r.turn for r in result.turns] == [0, 1, 2]
     assert result.identical, result.last
     assert [r.tools_rerun for r in result.turns] == [1, 1, 1]

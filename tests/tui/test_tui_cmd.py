@@ -83,6 +83,7 @@ def test_given_an_agent_reference_when_lens_runs_then_the_app_holds_it(
 ) -> None:
     held: list[str | None] = []
     monkeypatch.setattr(LensApp, "run", lambda self, **_: held.append(self.state.agent))
+    monkeypatch.setattr(_cmd_lens, "has_terminal", lambda: True)
     monkeypatch.chdir(ROOT)
     ref = "examples/planted/wrong_fact.py:make_agent"
     assert _cmd_lens.run(_parse("--agent", ref, "--store", str(desk_store[0]))) == 0
