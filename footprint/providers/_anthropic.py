@@ -10,9 +10,15 @@ from typing import Any
 
 from footprint._errors import ConfigError, RunError
 from footprint.providers._arguments import decode_arguments, raw_arguments_of
-from footprint.providers._http import Backoff, HttpCall, post_json
+from footprint.providers._http import Backoff, post_json
 from footprint.providers._pool import HttpPool, PooledClient
-from footprint.providers._settings import Generation, WireSettings, generation, wire_settings
+from footprint.providers._settings import (
+    Generation,
+    WireSettings,
+    generation,
+    wire_call,
+    wire_settings,
+)
 from footprint.providers._stream import post_stream
 from footprint.providers._types import (
     LLMRequest,
@@ -318,19 +324,7 @@ class AnthropicMessages(PooledClient):
         headers = {"content-type": "application/json", "anthropic-version": ANTHROPIC_VERSION}
         if settings.api_key:
             headers["x-api-key"] = settings.api_key
-        call = HttpCall(
-            provider=self._name,
-            url=f"{settings.base_url}/v1/messages",
-            base_url=settings.base_url,
-            model=str(payload["model"]),
-            payload=payload,
-            headers=headers,
-            timeout=settings.timeout,
-            max_retries=settings.max_retries,
-            api_key_env=settings.api_key_env,
-            has_api_key=bool(settings.api_key),
-            deadline=settings.deadline,
-        )
+        call = wire_call(self._name, settings, "/v1/messages", payload, headers)
         if not self._stream:
             return parse_anthropic_response(
                 await post_json(call, self._backoff, self._pool), self._name)

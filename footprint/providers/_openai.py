@@ -12,9 +12,15 @@ from typing import Any, TypeAlias
 
 from footprint._errors import ConfigError, RunError
 from footprint.providers._arguments import decode_arguments, encode_arguments
-from footprint.providers._http import Backoff, HttpCall, post_json
+from footprint.providers._http import Backoff, post_json
 from footprint.providers._pool import HttpPool, PooledClient
-from footprint.providers._settings import Generation, WireSettings, generation, wire_settings
+from footprint.providers._settings import (
+    Generation,
+    WireSettings,
+    generation,
+    wire_call,
+    wire_settings,
+)
 from footprint.providers._stream import post_stream
 from footprint.providers._types import (
     LLMRequest,
@@ -338,19 +344,7 @@ class OpenAIChat(PooledClient):
         headers = {"content-type": "application/json"}
         if settings.api_key:
             headers["authorization"] = f"Bearer {settings.api_key}"
-        call = HttpCall(
-            provider=self._name,
-            url=f"{settings.base_url}/chat/completions",
-            base_url=settings.base_url,
-            model=str(payload["model"]),
-            payload=payload,
-            headers=headers,
-            timeout=settings.timeout,
-            max_retries=settings.max_retries,
-            api_key_env=settings.api_key_env,
-            has_api_key=bool(settings.api_key),
-            deadline=settings.deadline,
-        )
+        call = wire_call(self._name, settings, "/chat/completions", payload, headers)
         if not self._options.stream:
             body = await post_json(call, self._backoff, self._pool)
             return parse_openai_response(body, self._name)

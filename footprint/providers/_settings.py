@@ -6,9 +6,13 @@ import dataclasses
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 from footprint._errors import ConfigError
 from footprint.providers._types import LLMRequest
+
+if TYPE_CHECKING:
+    from footprint.providers._http import HttpCall
 
 __all__ = ["Generation", "WireSettings", "check_stop", "generation", "wire_settings"]
 
@@ -132,4 +136,19 @@ def wire_settings(
         timeout=float(timeout),
         max_retries=max_retries,
         deadline=float(deadline) if deadline is not None else None,
+    )
+
+
+def wire_call(provider: str, settings: WireSettings, path: str, payload: dict[str, Any],
+              headers: dict[str, str]) -> HttpCall:
+    """The :class:`HttpCall` of one request to ``settings.base_url + path`` (every wire
+    provider's limits, retries and deadline from its settings)."""
+    from footprint.providers._http import HttpCall
+
+    return HttpCall(
+        provider=provider, url=f"{settings.base_url}{path}", base_url=settings.base_url,
+        model=str(payload["model"]), payload=payload, headers=headers,
+        timeout=settings.timeout, max_retries=settings.max_retries,
+        api_key_env=settings.api_key_env, has_api_key=bool(settings.api_key),
+        deadline=settings.deadline,
     )
