@@ -29,7 +29,7 @@ def receiver(tmp_path: Path) -> Iterator[Receiver]:
 def _runs(store: Path) -> list[tuple[str, str, int]]:
     with open_store(store) as s:
         return [(r[0], r[1], r[2]) for r in s.rows(
-            "SELECT run_id, status, iterations FROM runs ORDER BY start_ns")]
+            "SELECT run_id, status, iterations FROM runs ORDER BY start_ns, run_id")]
 
 
 def _post(r: Receiver, body: bytes, headers: dict[str, str], path: str = "/v1/traces") -> int:
