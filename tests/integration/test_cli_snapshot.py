@@ -30,7 +30,7 @@ def test_given_a_follow_up_when_snapshot_then_the_folder_holds_the_conversation_
     tmp_path: Path, capsys: pytest.CaptureFixture[str],
 ) -> None:
     run_id = _record(tmp_path / "store")
-    assert footprint(["snapshot", run_id[:12], "--agent", DESK, "-o", str(tmp_path / "out"),
+    assert footprint(["snapshot", run_id[:24], "--agent", DESK, "-o", str(tmp_path / "out"),
                       "--store", str(tmp_path / "store")]) == 0
     folder = tmp_path / "out" / f"support_desk_{run_id[-8:]}"
     assert f"wrote {folder} (" in capsys.readouterr().out
