@@ -12,6 +12,7 @@ is a judge for ``footprint evaluate --judge examples.feedback_loop:helpful``.
 
 from __future__ import annotations
 
+import argparse
 import sys
 import tempfile
 from pathlib import Path
@@ -70,8 +71,12 @@ def helpful(run: StoredRun) -> Score | None:
 
 
 def main(argv: list[str]) -> int:
-    if len(argv) > 1:
-        return _loop(argv[1])
+    summary = (__doc__ or "").split("\n")[0]
+    parser = argparse.ArgumentParser(prog="feedback_loop.py", description=summary)
+    parser.add_argument("store", nargs="?", help="store directory (default: a temporary one)")
+    args = parser.parse_args(argv[1:])
+    if args.store:
+        return _loop(args.store)
     with tempfile.TemporaryDirectory(prefix="footprint-loop-") as store:
         return _loop(store)
 

@@ -15,7 +15,7 @@ from typing import Any
 
 __all__ = ["add_parser", "run"]
 
-_EXAMPLE = "examples.judges:helpful"
+_EXAMPLE = "examples/feedback_loop.py:helpful"
 
 
 def add_parser(sub: Any) -> None:

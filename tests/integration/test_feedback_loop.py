@@ -279,3 +279,15 @@ def test_given_four_processes_giving_feedback_on_one_run_when_verified_then_all_
         seqs = [s for (s,) in store.rows("SELECT seq FROM scores ORDER BY seq")]
     assert result.valid, result.summary()
     assert len(seqs) == 12 and len(set(seqs)) == 12
+
+
+def test_given_the_judge_example_in_evaluates_help_when_loaded_then_it_is_the_examples_judge(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from lens.cli._evaluate import _EXAMPLE
+    from lens.playback._agent_ref import load_target
+
+    monkeypatch.chdir(ROOT)
+    judge = load_target(_EXAMPLE, flag="--judge", kind="a judge function")
+    assert judge.__name__ == "helpful"
+    assert Path(judge.__code__.co_filename) == ROOT / "examples" / "feedback_loop.py"
