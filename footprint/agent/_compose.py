@@ -79,9 +79,10 @@ class _Piece:
     text: str
     source: ContextSource
     reason: str
-    proof: Evidence
+    proof: Evidence | None  # None: the admission of ``admitted``, found only when recorded
     injection_id: str | None = None
     as_role: Literal["system", "user", "assistant", "tool"] | None = None
+    admitted: Injection | None = None
 
 
 def _digest(state: RunState, text: str) -> tuple[str, str]:
@@ -92,27 +93,43 @@ def _digest(state: RunState, text: str) -> tuple[str, str]:
     return known
 
 
-def _record(em: RunEmitter, state: RunState, step: str, slot: Slot,
-            pieces: list[_Piece]) -> None:
+def _record(em: RunEmitter, state: RunState, frame: Frame, slot: Slot,
+             pieces: list[_Piece]) -> None:
+    if not em.keeps:
+        em.skip(len(pieces))
+        return
+    step = f"engine#{frame.iteration}"
     for position, p in enumerate(pieces):
         digest, summary = _digest(state, p.text)
+        proof = p.proof
+        if proof is None:
+            assert p.admitted is not None
+            proof = admission_of(p.admitted, frame, state)
         em.emit(
             ContextInjected, step, slot=slot, source=p.source, content_hash=digest,
             content_summary=summary, reason=p.reason,
-            admitted_via=p.proof.via,
+            admitted_via=proof.via,
             injection_id=p.injection_id, position=position, as_role=p.as_role,
-            raw_content=p.text, admitted_by=p.proof.seq,
+            raw_content=p.text, admitted_by=proof.seq,
         )
 
 
+def _used(slot: Slot, pieces: list[_Piece]) -> int:
+    """The slot's characters (system pieces are joined by a blank line)."""
+    return sum(len(p.text) for p in pieces) + (2 * (len(pieces) - 1) if slot == "system-prompt"
+                                               and pieces else 0)
+
+
 def _composed(em: RunEmitter, step: str, slot: Slot, pieces: list[_Piece], cap: int) -> None:
+    if not em.keeps:
+        em.skip(2 if cap and _used(slot, pieces) > cap else 1)
+        return
     shares: dict[str, list[int]] = {}
     for p in pieces:
         share = shares.setdefault(p.source, [0, 0])
         share[0] += len(p.text)
         share[1] += 1
-    used = sum(len(p.text) for p in pieces) + (2 * (len(pieces) - 1) if slot == "system-prompt"
-                                               and pieces else 0)
+    used = _used(slot, pieces)
     em.emit(SlotComposed, step, slot=slot, cap=cap, used=used,
             headroom_chars=max(cap - used, 0) if cap else 0,
             source_breakdown=tuple(SourceShare(source=s, chars=c, count=n)
@@ -138,8 +155,8 @@ def _system_pieces(setup: AgentSetup, frame: Frame, state: RunState,
         if text and inj.templated:  # only a template needs this iteration's facts
             text = project_active_injection(inj, frame.ctx).inject.system_prompt
         if text:
-            pieces.append(_Piece(text, inj.flavor, _reason(inj),
-                                 admission_of(inj, frame, state), injection_id=inj.id))
+            pieces.append(_Piece(text, inj.flavor, _reason(inj), None, injection_id=inj.id,
+                                 admitted=inj))
     return pieces
 
 
@@ -194,14 +211,14 @@ def _skill_offers(setup: AgentSetup, frame: Frame, state: RunState,
         gated = inj.metadata.get("auto_activate") == "currentSkill"
         if (gated and owner not in active) or (name in held and name not in carried):
             continue
-        proof = admission_of(inj, frame, state) if gated else base
+        proof = None if gated else base
         desc = step_tool_description(setup.plans, frame.ctx.step_pointer, name,
                                      tool.schema.description)
         spec = _spec(name, desc, tool.schema.input_schema)
         source: ContextSource = "skill" if gated else "registry"
         out.append((OfferedTool(spec=spec, kind="skill", tool=tool, injection_id=owner),
                     _Piece(f"{name}: {desc}", source, f"tool of skill '{owner}'", proof,
-                           injection_id=owner)))
+                           injection_id=owner, admitted=inj)))
     return out
 
 
@@ -253,11 +270,11 @@ def compose(setup: AgentSetup, frame: Frame, state: RunState, em: RunEmitter,
     step = f"engine#{frame.iteration}"
     deliver(setup, frame, state)
     system = _system_pieces(setup, frame, state, base)
-    _record(em, state, step, "system-prompt", system)
+    _record(em, state, frame, "system-prompt", system)
     messages = _message_pieces(setup, state)
-    _record(em, state, step, "messages", messages)
+    _record(em, state, frame, "messages", messages)
     offered, tool_pieces = _tools(setup, frame, state, base)
-    _record(em, state, step, "tools", tool_pieces)
+    _record(em, state, frame, "tools", tool_pieces)
     _composed(em, step, "system-prompt", system, SYSTEM_CAP)
     _composed(em, step, "messages", messages, 0)
     _composed(em, step, "tools", tool_pieces, 0)
