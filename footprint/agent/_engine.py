@@ -69,7 +69,7 @@ def _base_context(setup: AgentSetup, state: RunState, iteration: int) -> Injecti
     return InjectionContext(
         iteration=iteration,
         user_message=state.user_message,
-        history=history_view(state.history, setup.by_id),
+        history=history_view(state.history, setup.by_id, state.history_views),
         max_iterations=setup.max_iterations,
         last_tool_result=batch[-1] if batch else None,
         tool_results=batch,
