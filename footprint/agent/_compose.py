@@ -9,7 +9,7 @@ each slot then gets one ``context.slot_composed`` (and a
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -95,9 +95,6 @@ def _digest(state: RunState, text: str) -> tuple[str, str]:
 
 def _record(em: RunEmitter, state: RunState, frame: Frame, slot: Slot,
              pieces: list[_Piece]) -> None:
-    if not em.keeps:
-        em.skip(len(pieces))
-        return
     step = f"engine#{frame.iteration}"
     for position, p in enumerate(pieces):
         digest, summary = _digest(state, p.text)
@@ -114,22 +111,14 @@ def _record(em: RunEmitter, state: RunState, frame: Frame, slot: Slot,
         )
 
 
-def _used(slot: Slot, pieces: list[_Piece]) -> int:
-    """The slot's characters (system pieces are joined by a blank line)."""
-    return sum(len(p.text) for p in pieces) + (2 * (len(pieces) - 1) if slot == "system-prompt"
-                                               and pieces else 0)
-
-
 def _composed(em: RunEmitter, step: str, slot: Slot, pieces: list[_Piece], cap: int) -> None:
-    if not em.keeps:
-        em.skip(2 if cap and _used(slot, pieces) > cap else 1)
-        return
     shares: dict[str, list[int]] = {}
     for p in pieces:
         share = shares.setdefault(p.source, [0, 0])
         share[0] += len(p.text)
         share[1] += 1
-    used = _used(slot, pieces)
+    used = sum(len(p.text) for p in pieces) + (2 * (len(pieces) - 1) if slot == "system-prompt"
+                                               and pieces else 0)
     em.emit(SlotComposed, step, slot=slot, cap=cap, used=used,
             headroom_chars=max(cap - used, 0) if cap else 0,
             source_breakdown=tuple(SourceShare(source=s, chars=c, count=n)
@@ -143,11 +132,10 @@ def _reason(inj: Injection) -> str:
     return inj.description or f"{inj.flavor} '{inj.id}' active"
 
 
-def _system_pieces(setup: AgentSetup, frame: Frame, state: RunState,
-                   base: Evidence) -> list[_Piece]:
-    pieces: list[_Piece] = []
+def _system_texts(setup: AgentSetup, frame: Frame) -> Iterator[tuple[Injection | None, str]]:
+    """Each text of the system slot, in order, with the injection it comes from."""
     if setup.system_prompt:
-        pieces.append(_Piece(setup.system_prompt, "base", "the agent's system prompt", base))
+        yield None, setup.system_prompt
     for inj in frame.active:
         if inj.flavor == "skill" and inj.metadata.get("surface_mode") == "tool-only":
             continue
@@ -155,9 +143,15 @@ def _system_pieces(setup: AgentSetup, frame: Frame, state: RunState,
         if text and inj.templated:  # only a template needs this iteration's facts
             text = project_active_injection(inj, frame.ctx).inject.system_prompt
         if text:
-            pieces.append(_Piece(text, inj.flavor, _reason(inj), None, injection_id=inj.id,
-                                 admitted=inj))
-    return pieces
+            yield inj, text
+
+
+def _system_pieces(setup: AgentSetup, frame: Frame, base: Evidence) -> list[_Piece]:
+    return [
+        _Piece(text, "base", "the agent's system prompt", base) if inj is None
+        else _Piece(text, inj.flavor, _reason(inj), None, injection_id=inj.id, admitted=inj)
+        for inj, text in _system_texts(setup, frame)
+    ]
 
 
 def deliver(setup: AgentSetup, frame: Frame, state: RunState) -> None:
@@ -264,12 +258,26 @@ def _tools(setup: AgentSetup, frame: Frame, state: RunState,
     return offered, pieces
 
 
+def _unrecorded(setup: AgentSetup, frame: Frame, state: RunState, em: RunEmitter,
+                base: Evidence) -> Composition:
+    """``compose`` for a sink that keeps no events: the same slots, the events only counted
+    (one per piece, one per slot, and the system slot's budget pressure)."""
+    texts = [text for _, text in _system_texts(setup, frame)]
+    system = "\n\n".join(texts)
+    offered, tool_pieces = _tools(setup, frame, state, base)
+    em.skip(len(texts) + len(_message_pieces(setup, state)) + len(tool_pieces))
+    em.skip(4 if len(system) > SYSTEM_CAP else 3)
+    return Composition(system=system, tools=tuple(offered))
+
+
 def compose(setup: AgentSetup, frame: Frame, state: RunState, em: RunEmitter,
             base: Evidence) -> Composition:
     """Deliver messages, compose the three slots, record every piece that landed."""
     step = f"engine#{frame.iteration}"
     deliver(setup, frame, state)
-    system = _system_pieces(setup, frame, state, base)
+    if not em.keeps:
+        return _unrecorded(setup, frame, state, em, base)
+    system = _system_pieces(setup, frame, base)
     _record(em, state, frame, "system-prompt", system)
     messages = _message_pieces(setup, state)
     _record(em, state, frame, "messages", messages)

@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pytest
+
 from footprint.agent import Agent, RunResult, SeededIds, StepClock, tool
 from footprint.agent._emitter import RunEmitter
 from footprint.events import (
@@ -40,14 +42,14 @@ def _late(ctx: InjectionContext) -> bool:
     return ctx.iteration > 1
 
 
-def _agent(sink: EventSink, clock: StepClock) -> Agent:
+def _agent(sink: EventSink, clock: StepClock, steering: str) -> Agent:
     """A run that routes on a guarded tool return, picks a skill, and composes every slot."""
     skills = [define_skill(f"s{n}", f"skill {n}", f"Body of skill {n}.") for n in range(3)]
     graph = (skill_graph(*skills).entry(skills[0])
              .route(skills[0], skills[1], on_tool_return="step", guard={"score": {"gte": 61}})
              .route(skills[1], skills[2]).build(check="off"))
     injections = [
-        define_steering("steer", "Be precise."),
+        define_steering("steer", steering),
         define_instruction("rule", "After the first iteration, be brief.", active_when=_late),
         define_fact("fact", {"key": 1}),
         define_injection("ontool", "custom", OnToolReturn(tool_name="step"),
@@ -60,10 +62,10 @@ def _agent(sink: EventSink, clock: StepClock) -> Agent:
                  max_iterations=8, system_prompt="You are a test.")
 
 
-def _run(sink: EventSink) -> tuple[RunResult, int]:
+def _run(sink: EventSink, steering: str = "Be precise.") -> tuple[RunResult, int]:
     """The run's result and the clock's next reading after it (how often it was read)."""
     clock = StepClock()
-    result = _agent(sink, clock).run_sync("go")
+    result = _agent(sink, clock, steering).run_sync("go")
     return result, clock.now_ns()
 
 
@@ -85,11 +87,16 @@ def test_given_a_list_sink_beside_a_null_sink_when_a_run_records_then_its_events
     assert _records(beside.events) == _records(alone.events)
 
 
+@pytest.mark.parametrize("steering", ["Be precise.", "Be precise. " * 400],
+                         ids=["within-the-cap", "over-the-cap"])
 def test_given_only_a_null_sink_when_a_run_ends_then_its_answer_ids_and_clock_are_the_same(
+    steering: str,
 ) -> None:
     kept = ListSink()
-    with_events, kept_clock = _run(kept)
-    without, null_clock = _run(NullSink())
+    with_events, kept_clock = _run(kept, steering)
+    without, null_clock = _run(NullSink(), steering)
+    pressed = any(getattr(e, "type", "") == "context.budget_pressure" for e in kept.events)
+    assert pressed == (len(steering) > 4000)
     assert without == with_events
     assert without.answer == "done"
     assert null_clock == kept_clock  # one clock reading per event, kept or not
