@@ -26,12 +26,8 @@ from footprint.events import (
 )
 from footprint.graph import menu_outstanding
 from footprint.graph._steps import held_out_tools, step_tool_description
-from footprint.hostkit import (
-    SkillToolDescriptor,
-    list_skills_descriptor,
-    read_skill_descriptor,
-    skip_step_descriptor,
-)
+from footprint.hostkit import SkillToolDescriptor, skip_step_descriptor
+from footprint.hostkit._descriptors import skill_descriptors
 from footprint.injection import Injection, SkillTool, project_active_injection
 from footprint.injection._types import ContextSource, Slot
 from footprint.providers import Message, ToolSpec
@@ -224,11 +220,8 @@ def _engine_tools(setup: AgentSetup, frame: Frame, base: Evidence) -> list[Offer
     tr = frame.ctx.turn_route
     offer = tr if menu_outstanding(tr, cursor) else None
     target = setup.graph if setup.graph is not None else skills
-    descs = [
-        read_skill_descriptor(target, cursor=cursor, offer=offer, hidden=setup.hidden_skills,
-                              plans=setup.plans),
-        list_skills_descriptor(target, cursor=cursor, hidden=setup.hidden_skills),
-    ]
+    descs = [*skill_descriptors(target, cursor=cursor, offer=offer, hidden=setup.hidden_skills,
+                                plans=setup.plans)]
     if setup.plans and frame.ctx.step_pointer is not None:
         pointer = frame.ctx.step_pointer
         if pointer.step <= pointer.total:

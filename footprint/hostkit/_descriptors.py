@@ -25,7 +25,8 @@ from footprint.graph._steps import (
 from footprint.hostkit._contract import SkillToolDescriptor
 from footprint.injection._types import Injection, StepPointer, TurnRoute
 
-__all__ = ["list_skills_descriptor", "read_skill_descriptor", "skip_step_descriptor"]
+__all__ = ["list_skills_descriptor", "read_skill_descriptor", "skill_descriptors",
+           "skip_step_descriptor"]
 
 _NO_PLANS: Mapping[str, StepPlan] = MappingProxyType({})
 
@@ -139,7 +140,10 @@ def read_skill_descriptor(
     ``offer`` (the turn route) still has one outstanding. ``execute`` judges a
     pick with the graph's gate. Hidden ids appear nowhere.
     """
-    view = _view(graph_or_skills, cursor, offer, hidden)
+    return _read_skill(_view(graph_or_skills, cursor, offer, hidden), plans)
+
+
+def _read_skill(view: _View, plans: Mapping[str, StepPlan] | None) -> SkillToolDescriptor:
     steps = plans if plans is not None else _NO_PLANS
     schema = MappingProxyType({
         "type": "object",
@@ -173,7 +177,10 @@ def list_skills_descriptor(
     hidden: Iterable[str] = (),
 ) -> SkillToolDescriptor:
     """The ``list_skills`` tool: one line per visible skill, marked by reachability."""
-    view = _view(graph_or_skills, cursor, None, hidden)
+    return _list_skills(_view(graph_or_skills, cursor, None, hidden))
+
+
+def _list_skills(view: _View) -> SkillToolDescriptor:
     return SkillToolDescriptor(
         name="list_skills",
         description="List the skills you can read with read_skill, one line each"
@@ -181,6 +188,20 @@ def list_skills_descriptor(
         input_schema=MappingProxyType({"type": "object", "properties": {}}),
         execute=lambda _args: _list_execute(view),
     )
+
+
+def skill_descriptors(
+    graph_or_skills: SkillGraph | Sequence[Injection],
+    *,
+    cursor: str | None = None,
+    offer: TurnRoute | None = None,
+    hidden: Iterable[str] = (),
+    plans: Mapping[str, StepPlan] | None = None,
+) -> tuple[SkillToolDescriptor, SkillToolDescriptor]:
+    """``read_skill_descriptor(...)`` and ``list_skills_descriptor(...)`` from one view of
+    the skills (``list_skills`` never shows the menu, so ``offer`` is the read's alone)."""
+    view = _view(graph_or_skills, cursor, offer, hidden)
+    return _read_skill(view, plans), _list_skills(view)
 
 
 def skip_step_descriptor(
