@@ -9,7 +9,7 @@ each slot then gets one ``context.slot_composed`` (and a
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -26,12 +26,8 @@ from footprint.events import (
 )
 from footprint.graph import menu_outstanding
 from footprint.graph._steps import held_out_tools, step_tool_description
-from footprint.hostkit import (
-    SkillToolDescriptor,
-    list_skills_descriptor,
-    read_skill_descriptor,
-    skip_step_descriptor,
-)
+from footprint.hostkit import SkillToolDescriptor, skip_step_descriptor
+from footprint.hostkit._descriptors import skill_descriptors
 from footprint.injection import Injection, SkillTool, project_active_injection
 from footprint.injection._types import ContextSource, Slot
 from footprint.providers import Message, ToolSpec
@@ -79,9 +75,10 @@ class _Piece:
     text: str
     source: ContextSource
     reason: str
-    proof: Evidence
+    proof: Evidence | None  # None: the admission of ``admitted``, found only when recorded
     injection_id: str | None = None
     as_role: Literal["system", "user", "assistant", "tool"] | None = None
+    admitted: Injection | None = None
 
 
 def _digest(state: RunState, text: str) -> tuple[str, str]:
@@ -92,16 +89,21 @@ def _digest(state: RunState, text: str) -> tuple[str, str]:
     return known
 
 
-def _record(em: RunEmitter, state: RunState, step: str, slot: Slot,
-            pieces: list[_Piece]) -> None:
+def _record(em: RunEmitter, state: RunState, frame: Frame, slot: Slot,
+             pieces: list[_Piece]) -> None:
+    step = f"engine#{frame.iteration}"
     for position, p in enumerate(pieces):
         digest, summary = _digest(state, p.text)
+        proof = p.proof
+        if proof is None:
+            assert p.admitted is not None
+            proof = admission_of(p.admitted, frame, state)
         em.emit(
             ContextInjected, step, slot=slot, source=p.source, content_hash=digest,
             content_summary=summary, reason=p.reason,
-            admitted_via=p.proof.via,
+            admitted_via=proof.via,
             injection_id=p.injection_id, position=position, as_role=p.as_role,
-            raw_content=p.text, admitted_by=p.proof.seq,
+            raw_content=p.text, admitted_by=proof.seq,
         )
 
 
@@ -126,11 +128,10 @@ def _reason(inj: Injection) -> str:
     return inj.description or f"{inj.flavor} '{inj.id}' active"
 
 
-def _system_pieces(setup: AgentSetup, frame: Frame, state: RunState,
-                   base: Evidence) -> list[_Piece]:
-    pieces: list[_Piece] = []
+def _system_texts(setup: AgentSetup, frame: Frame) -> Iterator[tuple[Injection | None, str]]:
+    """Each text of the system slot, in order, with the injection it comes from."""
     if setup.system_prompt:
-        pieces.append(_Piece(setup.system_prompt, "base", "the agent's system prompt", base))
+        yield None, setup.system_prompt
     for inj in frame.active:
         if inj.flavor == "skill" and inj.metadata.get("surface_mode") == "tool-only":
             continue
@@ -138,9 +139,15 @@ def _system_pieces(setup: AgentSetup, frame: Frame, state: RunState,
         if text and inj.templated:  # only a template needs this iteration's facts
             text = project_active_injection(inj, frame.ctx).inject.system_prompt
         if text:
-            pieces.append(_Piece(text, inj.flavor, _reason(inj),
-                                 admission_of(inj, frame, state), injection_id=inj.id))
-    return pieces
+            yield inj, text
+
+
+def _system_pieces(setup: AgentSetup, frame: Frame, base: Evidence) -> list[_Piece]:
+    return [
+        _Piece(text, "base", "the agent's system prompt", base) if inj is None
+        else _Piece(text, inj.flavor, _reason(inj), None, injection_id=inj.id, admitted=inj)
+        for inj, text in _system_texts(setup, frame)
+    ]
 
 
 def deliver(setup: AgentSetup, frame: Frame, state: RunState) -> None:
@@ -194,14 +201,14 @@ def _skill_offers(setup: AgentSetup, frame: Frame, state: RunState,
         gated = inj.metadata.get("auto_activate") == "currentSkill"
         if (gated and owner not in active) or (name in held and name not in carried):
             continue
-        proof = admission_of(inj, frame, state) if gated else base
+        proof = None if gated else base
         desc = step_tool_description(setup.plans, frame.ctx.step_pointer, name,
                                      tool.schema.description)
         spec = _spec(name, desc, tool.schema.input_schema)
         source: ContextSource = "skill" if gated else "registry"
         out.append((OfferedTool(spec=spec, kind="skill", tool=tool, injection_id=owner),
                     _Piece(f"{name}: {desc}", source, f"tool of skill '{owner}'", proof,
-                           injection_id=owner)))
+                           injection_id=owner, admitted=inj)))
     return out
 
 
@@ -213,11 +220,8 @@ def _engine_tools(setup: AgentSetup, frame: Frame, base: Evidence) -> list[Offer
     tr = frame.ctx.turn_route
     offer = tr if menu_outstanding(tr, cursor) else None
     target = setup.graph if setup.graph is not None else skills
-    descs = [
-        read_skill_descriptor(target, cursor=cursor, offer=offer, hidden=setup.hidden_skills,
-                              plans=setup.plans),
-        list_skills_descriptor(target, cursor=cursor, hidden=setup.hidden_skills),
-    ]
+    descs = [*skill_descriptors(target, cursor=cursor, offer=offer, hidden=setup.hidden_skills,
+                                plans=setup.plans)]
     if setup.plans and frame.ctx.step_pointer is not None:
         pointer = frame.ctx.step_pointer
         if pointer.step <= pointer.total:
@@ -247,17 +251,31 @@ def _tools(setup: AgentSetup, frame: Frame, state: RunState,
     return offered, pieces
 
 
+def _unrecorded(setup: AgentSetup, frame: Frame, state: RunState, em: RunEmitter,
+                base: Evidence) -> Composition:
+    """``compose`` for a sink that keeps no events: the same slots, the events only counted
+    (one per piece, one per slot, and the system slot's budget pressure)."""
+    texts = [text for _, text in _system_texts(setup, frame)]
+    system = "\n\n".join(texts)
+    offered, tool_pieces = _tools(setup, frame, state, base)
+    em.skip(len(texts) + len(_message_pieces(setup, state)) + len(tool_pieces))
+    em.skip(4 if len(system) > SYSTEM_CAP else 3)
+    return Composition(system=system, tools=tuple(offered))
+
+
 def compose(setup: AgentSetup, frame: Frame, state: RunState, em: RunEmitter,
             base: Evidence) -> Composition:
     """Deliver messages, compose the three slots, record every piece that landed."""
     step = f"engine#{frame.iteration}"
     deliver(setup, frame, state)
-    system = _system_pieces(setup, frame, state, base)
-    _record(em, state, step, "system-prompt", system)
+    if not em.keeps:
+        return _unrecorded(setup, frame, state, em, base)
+    system = _system_pieces(setup, frame, base)
+    _record(em, state, frame, "system-prompt", system)
     messages = _message_pieces(setup, state)
-    _record(em, state, step, "messages", messages)
+    _record(em, state, frame, "messages", messages)
     offered, tool_pieces = _tools(setup, frame, state, base)
-    _record(em, state, step, "tools", tool_pieces)
+    _record(em, state, frame, "tools", tool_pieces)
     _composed(em, step, "system-prompt", system, SYSTEM_CAP)
     _composed(em, step, "messages", messages, 0)
     _composed(em, step, "tools", tool_pieces, 0)

@@ -9,6 +9,7 @@ trigger with that same object, and emits what it decided: route conflicts,
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from typing import Any
 
 from footprint.agent._emitter import RunEmitter
 from footprint.agent._setup import AgentSetup
@@ -31,6 +32,7 @@ from footprint.injection import (
     Always,
     Injection,
     InjectionContext,
+    InjectionEvaluation,
     LLMActivated,
     OnToolReturn,
     Rule,
@@ -67,7 +69,7 @@ def _base_context(setup: AgentSetup, state: RunState, iteration: int) -> Injecti
     return InjectionContext(
         iteration=iteration,
         user_message=state.user_message,
-        history=history_view(state.history, setup.by_id),
+        history=history_view(state.history, setup.by_id, state.history_views),
         max_iterations=setup.max_iterations,
         last_tool_result=batch[-1] if batch else None,
         tool_results=batch,
@@ -167,14 +169,12 @@ def _routing(setup: AgentSetup, active: tuple[Injection, ...]) -> tuple[RoutingE
     return tuple(out)
 
 
-def _evaluate(setup: AgentSetup, ctx: InjectionContext, move: CursorMove | None,
-              em: RunEmitter, step: str) -> tuple[tuple[Injection, ...], ContextEvaluated]:
-    evaluation = evaluate_injections(setup.injections, ctx)
-    _emit_reroutes(ctx, move, evaluation.active, em, step)  # spec §6: before the evaluation
+def _evaluated(setup: AgentSetup, ctx: InjectionContext, move: CursorMove | None,
+               evaluation: InjectionEvaluation) -> dict[str, Any]:
+    """The ``context.evaluated`` payload (built only for a sink that keeps it)."""
     summary = summarize_evaluation(setup.injections, evaluation)
     superseded = setup.graph.superseded_entries(ctx) if setup.graph is not None else ()
-    event = em.emit(
-        ContextEvaluated, step,
+    return dict(
         active_count=summary.active_count, skipped_count=summary.skipped_count,
         evaluated_total=summary.evaluated_total, active_ids=summary.active_ids,
         skipped=evaluation.skipped,
@@ -184,7 +184,16 @@ def _evaluate(setup: AgentSetup, ctx: InjectionContext, move: CursorMove | None,
         cursor_move=_with_reachable(setup, ctx, move), superseded_ids=superseded,
         routing=_routing(setup, evaluation.active),
     )
-    return evaluation.active, event
+
+
+def _evaluate(setup: AgentSetup, ctx: InjectionContext, move: CursorMove | None,
+              em: RunEmitter, step: str) -> tuple[tuple[Injection, ...], int]:
+    """The active set and the seq of its ``context.evaluated``."""
+    evaluation = evaluate_injections(setup.injections, ctx)
+    _emit_reroutes(ctx, move, evaluation.active, em, step)  # spec §6: before the evaluation
+    seq = em.emit_with(ContextEvaluated, step,
+                       lambda: _evaluated(setup, ctx, move, evaluation))
+    return evaluation.active, seq
 
 
 def _emit_reroutes(ctx: InjectionContext, move: CursorMove | None,
@@ -245,11 +254,11 @@ def begin_iteration(setup: AgentSetup, state: RunState, em: RunEmitter,
     move = setup.graph.explain_next_skill(ctx) if setup.graph is not None else None
     if move is not None:
         _emit_conflict(em, move, step)
-    active, event = _evaluate(setup, ctx, move, em, step)
+    active, evaluated = _evaluate(setup, ctx, move, em, step)
     frame = Frame(
         iteration=iteration, ctx=ctx, move=move,
         cursor=move.to if move is not None else None, active=active,
-        evaluated=Evidence(event.seq, step, "evaluated"),
+        evaluated=Evidence(evaluated, step, "evaluated"),
     )
     _emit_delta(state, frame, em, step)
     state.cursor = frame.cursor

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
 from footprint._errors import RunError
 from footprint.agent._compose import Composition, content_hash
@@ -56,6 +57,17 @@ async def _complete(provider: Provider, request: LLMRequest,
         ) from exc
 
 
+def _started(provider: str, request: LLMRequest, via: str | None,
+             skill_id: str | None) -> dict[str, Any]:
+    """The ``llm.start`` payload (built only for a sink that keeps it)."""
+    wire = request_json(request)
+    return dict(provider=provider, model=request.model, request_hash=content_hash(wire),
+                system_prompt_chars=len(request.system), messages_count=len(request.messages),
+                tools_count=len(request.tools), tool_names=tuple(t.name for t in request.tools),
+                brain_via=via, brain_skill_id=skill_id, temperature=request.temperature,
+                request_ref=wire)
+
+
 async def call_model(setup: AgentSetup, state: RunState, em: RunEmitter, comp: Composition,
                      cursor: str | None, *, offer_tools: bool = True) -> ModelCall:
     """Resolve the brain, send the request, record ``llm.start``/``llm.end``."""
@@ -64,25 +76,20 @@ async def call_model(setup: AgentSetup, state: RunState, em: RunEmitter, comp: C
     request = LLMRequest(model=model, system=comp.system, messages=tuple(state.history),
                          tools=tools, temperature=setup.temperature,
                          max_tokens=setup.max_tokens, stop=setup.stop, seed=state.seed)
-    wire = request_json(request)
     state.llm_calls += 1
     step = f"llm#{state.llm_calls}"
-    em.emit(LLMStart, step, provider=provider.name, model=model,
-            request_hash=content_hash(wire), system_prompt_chars=len(comp.system),
-            messages_count=len(request.messages), tools_count=len(tools),
-            tool_names=tuple(t.name for t in tools), brain_via=via, brain_skill_id=skill_id,
-            temperature=setup.temperature, request_ref=wire)
+    em.emit_with(LLMStart, step, lambda: _started(provider.name, request, via, skill_id))
     t0 = em.clock.monotonic_ns()
     response = await _complete(setup.model_source or provider, request, setup.model_timeout_s)
     duration = (em.clock.monotonic_ns() - t0) / 1e6
     usage = response.usage
-    em.emit(LLMEnd, step, content=response.content,
-            response_hash=content_hash(response_json(response)),
-            tool_calls=response.tool_calls, input_tokens=usage.input_tokens,
-            output_tokens=usage.output_tokens, cache_read_tokens=usage.cache_read_tokens,
-            cache_write_tokens=usage.cache_write_tokens, stop_reason=response.stop_reason,
-            duration_ms=duration, model=response.model or model,
-            time_to_first_chunk_s=response.time_to_first_chunk_s)
+    em.emit_with(LLMEnd, step, lambda: dict(
+        content=response.content, response_hash=content_hash(response_json(response)),
+        tool_calls=response.tool_calls, input_tokens=usage.input_tokens,
+        output_tokens=usage.output_tokens, cache_read_tokens=usage.cache_read_tokens,
+        cache_write_tokens=usage.cache_write_tokens, stop_reason=response.stop_reason,
+        duration_ms=duration, model=response.model or model,
+        time_to_first_chunk_s=response.time_to_first_chunk_s))
     state.input_tokens += usage.input_tokens
     state.output_tokens += usage.output_tokens
     state.history.append(Message(role="assistant", content=response.content,

@@ -72,13 +72,13 @@ def _one(setup: AgentSetup, state: RunState, em: RunEmitter, out: CallOutcome,
         em.emit(StepSkipped, step, skill_id=skip.skill_id or "", step=_info(skip.step),
                 total=skip.total, reason=skip.reason or "", policy=skip.policy or "advance",
                 tool_call_id=out.call.id)
-    end = em.emit(ToolEnd, step, parent_step=parent, tool_call_id=out.call.id,
-                  tool_name=out.call.name, result=out.text, status=out.status,
-                  error=out.error, duration_ms=out.duration_ms, status_by=out.status_by,
-                  timeout_s=out.timeout_s,
-                  step_note=out.advanced.result_suffix if out.advanced is not None else None)
-    proof = Evidence(end.seq, step, "read-skill")
-    state.tool_end_seq[out.call.id] = Evidence(end.seq, step, "tool-return")
+    end_seq = em.emit(ToolEnd, step, parent_step=parent, tool_call_id=out.call.id,
+                      tool_name=out.call.name, result=out.text, status=out.status,
+                      error=out.error, duration_ms=out.duration_ms, status_by=out.status_by,
+                      timeout_s=out.timeout_s,
+                      step_note=out.advanced.result_suffix if out.advanced is not None else None)
+    proof = Evidence(end_seq, step, "read-skill")
+    state.tool_end_seq[out.call.id] = Evidence(end_seq, step, "tool-return")
     if out.pick is not None and out.pick.accepted:
         state.activation_evidence[out.pick.requested_id] = proof
     elif out.call.name == "read_skill" and not out.error:
@@ -112,17 +112,17 @@ def record_effects(setup: AgentSetup, state: RunState, em: RunEmitter, frame: Fr
                                 activated_ids=state.activated, hidden=setup.hidden_skills)
     for o in result.outcomes:
         step = f"tool#{o.tool_call_id}" if o.tool_call_id else f"engine#{frame.iteration}"
-        ev = em.emit(ToolEffect, step, kind=o.kind, outcome=o.outcome, tool_name=o.tool_name,
-                     tool_call_id=o.tool_call_id, target_skill_id=o.target_skill_id,
-                     reason=o.reason, instruction_id=o.instruction_id,
-                     delivery_lease=o.delivery_lease, refusal_reason=o.refusal_reason,
-                     superseded_by=o.superseded_by)
+        seq = em.emit(ToolEffect, step, kind=o.kind, outcome=o.outcome, tool_name=o.tool_name,
+                      tool_call_id=o.tool_call_id, target_skill_id=o.target_skill_id,
+                      reason=o.reason, instruction_id=o.instruction_id,
+                      delivery_lease=o.delivery_lease, refusal_reason=o.refusal_reason,
+                      superseded_by=o.superseded_by)
         if o.outcome != "accepted":
             continue
         if o.instruction_id is not None:
-            state.lease_evidence[o.instruction_id] = Evidence(ev.seq, step, "lease")
+            state.lease_evidence[o.instruction_id] = Evidence(seq, step, "lease")
         if o.target_skill_id is not None and o.kind == "propose-transition":
-            state.activation_evidence[o.target_skill_id] = Evidence(ev.seq, step,
+            state.activation_evidence[o.target_skill_id] = Evidence(seq, step,
                                                                     "tool-proposal")
     state.leases = (*state.leases, *result.leases)
     if result.proposal is not None:

@@ -7,7 +7,8 @@ decisions said.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import operator
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from footprint.agent._workers import ToolWorkers
@@ -26,7 +27,7 @@ from footprint.injection import (
 from footprint.injection._types import ContextSource
 from footprint.providers import Message
 
-__all__ = ["Evidence", "RunState", "history_view"]
+__all__ = ["Evidence", "HistoryViews", "RunState", "history_view"]
 
 PERSON = "person"
 INJECTION_ORIGIN = "injection#"
@@ -40,6 +41,17 @@ class Evidence:
     seq: int
     step_id: str
     via: str
+
+
+class HistoryViews:
+    """The views of the messages one run has already seen (a run only appends to its
+    history): the next ``history_view`` builds views for the new messages alone."""
+
+    __slots__ = ("seen", "views")
+
+    def __init__(self) -> None:
+        self.seen: list[Message] = []
+        self.views: list[HistoryMessage] = []
 
 
 @dataclass(slots=True, kw_only=True)
@@ -70,6 +82,7 @@ class RunState:
     delivered: set[tuple[str, str, str]] = field(default_factory=set)
     delivered_evidence: dict[str, Evidence] = field(default_factory=dict)
     digests: dict[str, tuple[str, str]] = field(default_factory=dict)
+    history_views: HistoryViews = field(default_factory=HistoryViews)
     nudged: bool = False
     llm_calls: int = 0
     input_tokens: int = 0
@@ -85,12 +98,9 @@ def _injected_by(origin: str | None, by_id: Mapping[str, Injection]) -> Injected
     return InjectedBy(injection_id=inj_id, flavor=flavor)
 
 
-def history_view(
-    history: list[Message], by_id: Mapping[str, Injection]
-) -> tuple[HistoryMessage, ...]:
-    """The conversation as triggers see it, with who-wrote-what preserved."""
-    out: list[HistoryMessage] = []
-    for m in history:
+def _add_views(out: list[HistoryMessage], messages: Iterable[Message],
+               by_id: Mapping[str, Injection]) -> None:
+    for m in messages:
         if m.role == "system":
             continue
         origin = m.origin or ""
@@ -99,4 +109,20 @@ def history_view(
             injected_by=_injected_by(m.origin, by_id),
             library_written=origin.startswith(ENGINE_ORIGIN),
         ))
-    return tuple(out)
+
+
+def history_view(
+    history: list[Message], by_id: Mapping[str, Injection], memo: HistoryViews | None = None
+) -> tuple[HistoryMessage, ...]:
+    """The conversation as triggers see it, with who-wrote-what preserved.
+
+    With ``memo`` (kept with the same ``by_id``), messages seen before (the same
+    objects at the same places) reuse their views; any other history starts afresh."""
+    if memo is None:
+        memo = HistoryViews()
+    seen = len(memo.seen)
+    if seen > len(history) or not all(map(operator.is_, memo.seen, history)):
+        memo.seen, memo.views, seen = [], [], 0
+    _add_views(memo.views, history[seen:], by_id)
+    memo.seen.extend(history[seen:])
+    return tuple(memo.views)

@@ -41,6 +41,9 @@ def _declare_graph(setup: AgentSetup, em: RunEmitter) -> None:
     graph = setup.graph
     if graph is None or not graph.skill_ids:
         return
+    if not em.keeps:
+        em.skip()
+        return
     nodes = tuple(GraphNode(id=s.id, kind="skill", description=s.description, title=s.title)
                   for s in graph.skills)
     edges = tuple(
@@ -55,7 +58,7 @@ def _declare_graph(setup: AgentSetup, em: RunEmitter) -> None:
 def declare_run(setup: AgentSetup, em: RunEmitter) -> int:
     """``run.configured``, the graph and every injection; returns the configured seq."""
     tools = (*setup.baseline_tools, *setup.skill_tools)
-    conf = em.emit(
+    configured = em.emit(
         RunConfigured, "run", agent_name=setup.name, model=setup.model,
         provider=setup.provider.name, max_iterations=setup.max_iterations,
         injection_count=len(setup.injections), tool_names=tuple(tools),
@@ -65,11 +68,14 @@ def declare_run(setup: AgentSetup, em: RunEmitter) -> int:
                  **({"factory": setup.factory} if setup.factory is not None else {})},
     )
     _declare_graph(setup, em)
+    if not em.keeps:
+        em.skip(len(setup.injections))
+        return configured
     for inj in setup.injections:
         em.emit(InjectionDeclared, "run", injection_id=inj.id, flavor=inj.flavor,
                 trigger_kind=inj.trigger.kind, content_hash=content_hash(_content_of(inj)),
                 description=inj.description, title=inj.title)
-    return conf.seq
+    return configured
 
 
 def _score(item: tuple[str, float], relevance: dict[str, float]) -> ScoreEntry:

@@ -28,7 +28,14 @@ from footprint.events._context import (
     SourceShare,
     summarize_content,
 )
-from footprint.events._envelope import SCHEMA_VERSION, EventBase, EventSink, ListSink, NullSink
+from footprint.events._envelope import (
+    SCHEMA_VERSION,
+    EventBase,
+    EventSink,
+    ListSink,
+    NullSink,
+    keeps_events,
+)
 from footprint.events._evidence import (
     ConditionEvidence,
     Conflict,
@@ -160,6 +167,7 @@ __all__ = [
     "TurnRoutedBy",
     "field_types",
     "from_record",
+    "keeps_events",
     "payload_of",
     "summarize_content",
     "to_record",

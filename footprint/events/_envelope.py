@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
-__all__ = ["SCHEMA_VERSION", "EventBase", "EventSink", "ListSink", "NullSink"]
+__all__ = ["SCHEMA_VERSION", "EventBase", "EventSink", "ListSink", "NullSink", "keeps_events"]
 
 SCHEMA_VERSION = 1
 
@@ -35,15 +35,32 @@ class EventBase:
 
 @runtime_checkable
 class EventSink(Protocol):
-    """Where the host sends events. ``emit`` must never raise into or block a run."""
+    """Where the host sends events. ``emit`` must never raise into or block a run.
+
+    A sink that drops every event may say so with a class attribute
+    ``keeps_events = False`` (as :class:`NullSink` does): the engine then sends it
+    nothing and skips building the events, with the same seq numbers and clock
+    readings as ever. A sink without the attribute keeps events.
+    """
 
     def emit(self, event: EventBase) -> None: ...
 
 
+def keeps_events(sink: object) -> bool:
+    """Whether ``sink`` wants events (``False`` only when it says ``keeps_events = False``)."""
+    return getattr(sink, "keeps_events", True) is not False
+
+
 class NullSink:
-    """Discards every event (the default when nothing records)."""
+    """Discards every event (the default when nothing records).
+
+    ``keeps_events = False``: a run sends it nothing and builds no event. A subclass
+    that wants the events after all sets ``keeps_events = True``.
+    """
 
     __slots__ = ()
+
+    keeps_events = False
 
     def emit(self, event: EventBase) -> None:
         return None

@@ -25,7 +25,8 @@ from footprint.graph._steps import (
 from footprint.hostkit._contract import SkillToolDescriptor
 from footprint.injection._types import Injection, StepPointer, TurnRoute
 
-__all__ = ["list_skills_descriptor", "read_skill_descriptor", "skip_step_descriptor"]
+__all__ = ["list_skills_descriptor", "read_skill_descriptor", "skill_descriptors",
+           "skip_step_descriptor"]
 
 _NO_PLANS: Mapping[str, StepPlan] = MappingProxyType({})
 
@@ -40,13 +41,11 @@ class _View:
     hidden: frozenset[str]
     allowed: tuple[str, ...]
     menu: TurnRoute | None
-
-    @property
-    def ids(self) -> tuple[str, ...]:
-        return tuple(s.id for s in self.skills)
+    ids: tuple[str, ...]  # the visible skills' ids, in order
+    by_id: Mapping[str, Injection]  # the visible skills by id
 
     def line(self, skill_id: str) -> str:
-        skill = next(s for s in self.skills if s.id == skill_id)
+        skill = self.by_id[skill_id]
         return f"{skill_id} — {skill.description}" if skill.description else skill_id
 
 
@@ -64,8 +63,11 @@ def _view(graph_or_skills: SkillGraph | Sequence[Injection], cursor: str | None,
         allowed = tuple(s.id for s in pool if s.flavor == "skill" and s.id not in gone)
     skills = tuple(s for s in pool if s.flavor == "skill" and s.id not in gone)
     menu = offer if graph is not None and menu_outstanding(offer, cursor) else None
-    return _View(skills=skills, graph=graph, cursor=cursor, hidden=gone,
-                 allowed=allowed, menu=menu)
+    by_id: dict[str, Injection] = {}
+    for s in skills:
+        by_id.setdefault(s.id, s)  # the first of a repeated id, as a scan would find
+    return _View(skills=skills, graph=graph, cursor=cursor, hidden=gone, allowed=allowed,
+                 menu=menu, ids=tuple(s.id for s in skills), by_id=by_id)
 
 
 def _menu_lead(view: _View) -> str:
@@ -88,8 +90,9 @@ def _read_description(view: _View) -> str:
     parts = [head, _menu_lead(view)]
     if view.cursor is not None and view.cursor not in view.hidden:
         parts.append(f"You are in '{view.cursor}'. ")
-    reachable = [i for i in view.allowed if i in view.ids]
-    blocked = [i for i in view.ids if i not in view.allowed and i != view.cursor]
+    allowed = frozenset(view.allowed)
+    reachable = [i for i in view.allowed if i in view.by_id]
+    blocked = [i for i in view.ids if i not in allowed and i != view.cursor]
     parts.append("Reachable from here: " + ("; ".join(view.line(i) for i in reachable)
                                             if reachable else "none") + ".")
     if blocked:
@@ -99,7 +102,7 @@ def _read_description(view: _View) -> str:
 
 
 def _activated_text(view: _View, skill_id: str, plans: Mapping[str, StepPlan]) -> str:
-    skill = next(s for s in view.skills if s.id == skill_id)
+    skill = view.by_id[skill_id]
     mode = skill.metadata.get("surface_mode") or "auto"
     suffix = read_skill_suffix(plans, skill_id)
     if mode in ("tool-only", "both"):
@@ -117,7 +120,7 @@ def _read_execute(view: _View, plans: Mapping[str, StepPlan], args: Mapping[str,
                              hidden=view.hidden)
         if not verdict.accepted:
             return verdict.text or f'read_skill("{requested}") is refused.'
-    elif requested not in view.ids:
+    elif requested not in view.by_id:
         return f"Unknown skill '{requested}'. Available: {', '.join(view.ids)}."
     return _activated_text(view, requested, plans)
 
@@ -137,7 +140,10 @@ def read_skill_descriptor(
     ``offer`` (the turn route) still has one outstanding. ``execute`` judges a
     pick with the graph's gate. Hidden ids appear nowhere.
     """
-    view = _view(graph_or_skills, cursor, offer, hidden)
+    return _read_skill(_view(graph_or_skills, cursor, offer, hidden), plans)
+
+
+def _read_skill(view: _View, plans: Mapping[str, StepPlan] | None) -> SkillToolDescriptor:
     steps = plans if plans is not None else _NO_PLANS
     schema = MappingProxyType({
         "type": "object",
@@ -171,7 +177,10 @@ def list_skills_descriptor(
     hidden: Iterable[str] = (),
 ) -> SkillToolDescriptor:
     """The ``list_skills`` tool: one line per visible skill, marked by reachability."""
-    view = _view(graph_or_skills, cursor, None, hidden)
+    return _list_skills(_view(graph_or_skills, cursor, None, hidden))
+
+
+def _list_skills(view: _View) -> SkillToolDescriptor:
     return SkillToolDescriptor(
         name="list_skills",
         description="List the skills you can read with read_skill, one line each"
@@ -179,6 +188,20 @@ def list_skills_descriptor(
         input_schema=MappingProxyType({"type": "object", "properties": {}}),
         execute=lambda _args: _list_execute(view),
     )
+
+
+def skill_descriptors(
+    graph_or_skills: SkillGraph | Sequence[Injection],
+    *,
+    cursor: str | None = None,
+    offer: TurnRoute | None = None,
+    hidden: Iterable[str] = (),
+    plans: Mapping[str, StepPlan] | None = None,
+) -> tuple[SkillToolDescriptor, SkillToolDescriptor]:
+    """``read_skill_descriptor(...)`` and ``list_skills_descriptor(...)`` from one view of
+    the skills (``list_skills`` never shows the menu, so ``offer`` is the read's alone)."""
+    view = _view(graph_or_skills, cursor, offer, hidden)
+    return _read_skill(view, plans), _list_skills(view)
 
 
 def skip_step_descriptor(

@@ -2,9 +2,11 @@
 
 ``agent_iteration_overhead_us``: median microseconds the host spends per
 iteration (build the ctx, advance the cursor, evaluate, compose the three
-slots with provenance, emit every event, run one tool call, record it) for
-an agent with 50 injections and a 20-skill guarded graph, sending events to
-a ``NullSink``. The model answers instantly from a prebuilt response, so the
+slots, account for every event, run one tool call, record it) for an agent
+with 50 injections and a 20-skill guarded graph, sending events to a
+``NullSink``. A ``NullSink`` keeps no events, so the run builds none (nor
+their payloads) while handing out every seq and clock reading as a recorded
+run does. The model answers instantly from a prebuilt response, so the
 figure is host overhead only. Target: <= 2,000 µs.
 
 ``agent_iteration_per_otel_span``: that figure over the cost of one OTel SDK span

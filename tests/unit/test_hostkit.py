@@ -18,6 +18,7 @@ from footprint.hostkit import (
     read_skill_descriptor,
     skip_step_descriptor,
 )
+from footprint.hostkit._descriptors import skill_descriptors
 from footprint.injection import (
     InjectionContext,
     SkillStep,
@@ -242,3 +243,19 @@ def test_given_a_graph_with_no_hops_when_described_then_none_is_reachable() -> N
     graph = skill_graph(lone).entry(lone).build(check="off")
     d = read_skill_descriptor(graph, cursor="lone")
     assert "Reachable from here: none." in d.description
+
+
+@pytest.mark.parametrize("cursor", [None, "triage", "billing"])
+def test_given_one_view_when_both_skill_tools_are_described_then_each_is_as_described_alone(
+    cursor: str | None,
+) -> None:
+    graph = kit_graph()
+    offer = TurnRoute(by="menu", offered=("billing", "refund"), relevance={"billing": 0.6})
+    read, listing = skill_descriptors(graph, cursor=cursor, offer=offer, hidden=("audit",))
+    alone = (read_skill_descriptor(graph, cursor=cursor, offer=offer, hidden=("audit",)),
+             list_skills_descriptor(graph, cursor=cursor, hidden=("audit",)))
+    for both, one in zip((read, listing), alone, strict=True):
+        assert (both.name, both.description, both.input_schema) == (
+            one.name, one.description, one.input_schema)
+        for args in ({}, {"id": "billing"}, {"id": "audit"}, {"id": "faq"}, {"id": "nope"}):
+            assert both.execute(args) == one.execute(args)
