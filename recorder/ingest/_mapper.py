@@ -35,6 +35,7 @@ from recorder.ingest._dialects import (
     tool_info,
 )
 from recorder.ingest._flat import indexed
+from recorder.ingest._make import maker
 from recorder.ingest._pieces import msg_key, person_index, pieces_of, sha, wire_of
 from recorder.ingest._request import ChatRequest, Doc, arguments_of, text_of
 from recorder.ingest._spans import ForeignLog, ForeignSpan
@@ -92,7 +93,7 @@ class _Out:
     def add(self, cls: type[EventBase], step: str, iteration: int, ts: int,
             span: str | None = None, **fields: Any) -> EventBase:
         self.ts = max(self.ts, ts)
-        event = cls(run_id=self.run_id, seq=len(self.events), ts=self.ts, turn=self.turn,
+        event = maker(cls)(run_id=self.run_id, seq=len(self.events), ts=self.ts, turn=self.turn,
                     iteration=iteration, step_id=step, trace_id=self.trace_id, span_id=span,
                     **fields)
         self.events.append(event)

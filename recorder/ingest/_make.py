@@ -1,0 +1,69 @@
+"""Event construction for the mapper at a lower cost per field.
+
+A frozen dataclass's ``__init__`` sets every field through ``object.__setattr__``
+looked up anew each time; a mapped trace builds some twenty events of up to 25
+fields. :func:`maker` compiles, once per event class, a keyword-only function that
+makes the same frozen slotted instance by setting each slot through its descriptor.
+It is used only for a class whose ``__init__`` is the plain generated one (slotted,
+no ``__post_init__``); any other class is built by calling it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import keyword
+from collections.abc import Callable
+from typing import Any, cast
+
+from footprint.events import EventBase
+
+__all__ = ["maker"]
+
+Make = Callable[..., EventBase]
+_MISSING = object()
+
+
+def _descriptor(cls: type, name: str) -> Any:
+    for klass in cls.__mro__:
+        if name in vars(klass):
+            return vars(klass)[name]
+    return None
+
+
+def _plain(cls: type) -> bool:
+    """A slotted dataclass whose ``__init__`` only stores its arguments."""
+    if not dataclasses.is_dataclass(cls) or hasattr(cls, "__post_init__"):
+        return False
+    fields = dataclasses.fields(cls)
+    return "__dict__" not in dir(cls) and all(
+        f.init and f.name.isidentifier() and not keyword.iskeyword(f.name)
+        and hasattr(_descriptor(cls, f.name), "__set__") for f in fields)
+
+
+def _build(cls: type) -> Make:
+    if not _plain(cls):
+        return cls
+    namespace: dict[str, Any] = {"_new": object.__new__, "_cls": cls, "_MISSING": _MISSING}
+    params, body = [], []
+    for f in dataclasses.fields(cls):
+        n = f.name
+        namespace[f"_set_{n}"] = _descriptor(cls, n).__set__
+        if f.default is not dataclasses.MISSING:
+            namespace[f"_d_{n}"] = f.default
+            params.append(f"{n}=_d_{n}")
+        elif f.default_factory is not dataclasses.MISSING:
+            namespace[f"_f_{n}"] = f.default_factory
+            params.append(f"{n}=_MISSING")
+            body.append(f"    if {n} is _MISSING:\n        {n} = _f_{n}()\n")
+        else:
+            params.append(n)
+        body.append(f"    _set_{n}(self, {n})\n")
+    source = (f"def make(*, {', '.join(params)}):\n    self = _new(_cls)\n"
+              + "".join(body) + "    return self\n")
+    exec(compile(source, f"<maker of {cls.__qualname__}>", "exec"), namespace)
+    return cast(Make, namespace["make"])
+
+
+maker: Callable[[type], Make] = functools.cache(_build)
+"""The compiled constructor of an event class (same instance as ``cls(**fields)``)."""
