@@ -10,12 +10,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import orjson
+
 from footprint.agent._wire import request_json
 from footprint.events import summarize_content
 from footprint.providers import LLMRequest, Message, ToolCall, ToolSpec
 from recorder.ingest._request import ChatRequest, Doc, Msg
 
-__all__ = ["Piece", "msg_key", "pieces_of", "sha", "wire_of"]
+__all__ = ["Piece", "msg_key", "pieces_of", "sha", "wire_of", "wire_reference"]
 
 _SOURCES = {"user": "user", "assistant": "assistant", "tool": "tool-result"}
 _SUMMARY_SCAN = 2000  # a summary is one short line: fold only the start of a long text
@@ -45,9 +47,8 @@ def _message(m: Msg) -> Message:
                    tool_call_id=m.tool_call_id, tool_name=m.tool_name)
 
 
-def wire_of(req: ChatRequest) -> str:
-    """The request as footprint's canonical request JSON (as a native ``llm.start`` holds
-    it): the system instructions joined by blank lines, every message, every tool."""
+def wire_reference(req: ChatRequest) -> str:
+    """:func:`wire_of` the long way: footprint's ``LLMRequest`` and ``request_json``."""
     request = LLMRequest(
         model=req.model, system="\n\n".join(req.system),
         messages=tuple(_message(m) for m in req.messages),
@@ -55,6 +56,62 @@ def wire_of(req: ChatRequest) -> str:
                              input_schema=t.parameters) for t in req.tools),
         temperature=req.temperature, max_tokens=req.max_tokens)
     return request_json(request)
+
+
+class _Inexact(Exception):
+    """A value ``orjson`` might spell otherwise than the standard library."""
+
+
+_INF = float("inf")
+
+
+def _plain(value: Any) -> Any:
+    """``json_safe`` of the reference path, for the values ``orjson`` spells byte for byte
+    as ``json.dumps`` does; :class:`_Inexact` for any other (a float ``repr`` writes with a
+    negative exponent, NaN, infinities, subclasses of the JSON types)."""
+    kind = type(value)
+    if kind is str or kind is int or kind is bool or value is None:
+        return value
+    if kind is float:
+        if value != value or value in (_INF, -_INF) or 0 < abs(value) < 1e-4:
+            raise _Inexact
+        return value
+    if isinstance(value, Mapping):
+        return {k if type(k) is str else str(k): _plain(v) for k, v in value.items()}
+    if kind is list or kind is tuple or kind is set or kind is frozenset:
+        return [_plain(v) for v in value]
+    raise _Inexact
+
+
+def _wire_message(m: Msg) -> dict[str, Any]:
+    out: dict[str, Any] = {"role": m.role, "content": m.content}
+    if m.tool_calls:
+        out["tool_calls"] = [{"id": c.id, "name": c.name, "arguments": _plain(c.arguments)}
+                             for c in m.tool_calls]
+    if m.tool_call_id is not None:
+        out["tool_call_id"] = m.tool_call_id
+    if m.tool_name is not None:
+        if type(m.tool_name) is not str:
+            raise _Inexact
+        out["tool_name"] = m.tool_name
+    return out
+
+
+def wire_of(req: ChatRequest) -> str:
+    """The request as footprint's canonical request JSON (as a native ``llm.start`` holds
+    it): the system instructions joined by blank lines, every message, every tool.
+
+    Spelled by ``orjson`` from plain data, the same text as :func:`wire_reference`
+    (which any value ``orjson`` might spell otherwise falls back to)."""
+    try:
+        body = {"model": req.model, "system": "\n\n".join(req.system),
+                "messages": [_wire_message(m) for m in req.messages],
+                "tools": [{"name": t.name, "description": t.description,
+                           "input_schema": _plain(t.parameters)} for t in req.tools],
+                "temperature": _plain(req.temperature), "max_tokens": _plain(req.max_tokens)}
+        return orjson.dumps(body, option=orjson.OPT_SORT_KEYS).decode("utf-8")
+    except (_Inexact, orjson.JSONEncodeError, TypeError):
+        return wire_reference(req)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
