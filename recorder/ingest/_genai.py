@@ -22,6 +22,7 @@ __all__ = ["CONTENT_KEYS", "genai_request", "parse_json"]
 
 CONTENT_KEYS = ("gen_ai.input.messages", "gen_ai.output.messages", "gen_ai.system_instructions")
 _TRUNCATION_MARKS = ("[truncated]", "...(truncated)", "<truncated>", "…[truncated]")
+assert all("truncated" in mark for mark in _TRUNCATION_MARKS)
 _ROLES = {"user": "user", "assistant": "assistant", "model": "assistant", "tool": "tool",
           "system": "system", "developer": "system"}
 
@@ -38,6 +39,8 @@ def parse_json(value: Any) -> Any:
 
 def truncated(text: str) -> bool:
     tail = text[-24:].lower()
+    if "truncated" not in tail:  # every mark holds the word
+        return False
     return any(mark in tail for mark in _TRUNCATION_MARKS)
 
 
@@ -58,7 +61,7 @@ def _split(role: str, parts: list[Any], notes: list[str]) -> list[Msg]:
         if isinstance(part, str):
             texts.append(part)
             continue
-        if not isinstance(part, Mapping):
+        if type(part) is not dict and not isinstance(part, Mapping):
             continue
         kind = part.get("type")
         cut = cut or "truncated" in part  # footprint's own exporter marks a cut part so
@@ -87,7 +90,7 @@ def messages_of(raw: Any, notes: list[str]) -> list[Msg]:
     if not isinstance(raw, list):
         return out
     for m in raw:
-        if not isinstance(m, Mapping):
+        if type(m) is not dict and not isinstance(m, Mapping):
             continue
         parts = m.get("parts")
         if parts is None and "content" in m:
@@ -102,7 +105,7 @@ def _tools(raw: Any) -> tuple[ToolDef, ...]:
         return ()
     out = []
     for t in raw:
-        if not isinstance(t, Mapping):
+        if type(t) is not dict and not isinstance(t, Mapping):
             continue
         fn = t.get("function") if isinstance(t.get("function"), Mapping) else t
         assert isinstance(fn, Mapping)

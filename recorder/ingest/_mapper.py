@@ -5,7 +5,6 @@ becomes an iteration (pieces, ``llm.start``, ``llm.end``), each tool span a
 from __future__ import annotations
 
 import hashlib
-import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -62,7 +61,8 @@ def run_id_for(trace_id: str, start_ns: int) -> str:
         :10], "big")
     value = (ms << 80) | (0x7 << 76) | ((rand >> 68) & 0xFFF) << 64 | (0b10 << 62) | (
         rand & ((1 << 62) - 1))
-    return str(uuid.UUID(int=value))
+    h = f"{value:032x}"  # as str(uuid.UUID(int=value)) spells it
+    return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
 
 
 @dataclass(slots=True)
@@ -92,7 +92,8 @@ class _Out:
 
     def add(self, cls: type[EventBase], step: str, iteration: int, ts: int,
             span: str | None = None, **fields: Any) -> EventBase:
-        self.ts = max(self.ts, ts)
+        if ts > self.ts:
+            self.ts = ts
         event = maker(cls)(run_id=self.run_id, seq=len(self.events), ts=self.ts, turn=self.turn,
                     iteration=iteration, step_id=step, trace_id=self.trace_id, span_id=span,
                     **fields)
@@ -244,6 +245,20 @@ def _end(w: _Walk, root: ForeignSpan, spans: Sequence[ForeignSpan], chats: int) 
               iteration_count=chats, duration_ms=(root.end_ns - root.start_ns) / 1e6)
 
 
+_RUN_KEYS = ("gen_ai.conversation.id", "session.id", "conversation.id", "user.id")
+
+
+def _merged(spans: Sequence[ForeignSpan], keys: tuple[str, ...]) -> dict[str, Any]:
+    """``keys`` as the spans' attributes merged (the first span holding a key wins)."""
+    attrs: dict[str, Any] = {}
+    for key in keys:
+        for s in spans:
+            if key in s.attributes:
+                attrs[key] = s.attributes[key]
+                break
+    return attrs
+
+
 def _head(out: _Out, root: ForeignSpan, spans: Sequence[ForeignSpan],
           reqs: Sequence[ChatRequest], flagged: list[str], framework: str) -> None:
     agent = agent_name(spans, root)
@@ -265,9 +280,7 @@ def _head(out: _Out, root: ForeignSpan, spans: Sequence[ForeignSpan],
     first = reqs[0] if reqs else None
     person = person_index(first) if first is not None else None
     user = first.messages[person].content if first is not None and person is not None else ""
-    attrs: dict[str, Any] = {}
-    for s in spans:
-        attrs.update({k: v for k, v in s.attributes.items() if k not in attrs})
+    attrs = _merged(spans, _RUN_KEYS)
     out.add(RunStart, "run", 0, root.start_ns, root.span_id, user_message=user,
             conversation_id=conversation_of(attrs),
             session_id=str(attrs["session.id"]) if attrs.get("session.id") else None,

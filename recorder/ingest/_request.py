@@ -30,7 +30,7 @@ def text_of(value: Any) -> str:
 def arguments_of(value: Any) -> Mapping[str, Any]:
     """Tool-call arguments as a mapping (a JSON object string is parsed; other values kept
     under ``"input"``)."""
-    if isinstance(value, Mapping):
+    if type(value) is dict or isinstance(value, Mapping):
         return MappingProxyType(dict(value))
     if isinstance(value, str):
         try:

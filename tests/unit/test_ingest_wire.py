@@ -3,9 +3,12 @@ footprint's own ``request_json`` writes, byte for byte, whatever the request hol
 
 from __future__ import annotations
 
+import uuid
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from recorder.ingest import run_id_for
 from recorder.ingest._pieces import wire_of, wire_reference
 from recorder.ingest._request import Call, ChatRequest, Msg, ToolDef
 
@@ -42,3 +45,11 @@ def test_given_floats_json_spells_otherwise_when_spelled_then_the_reference_text
         req = ChatRequest(dialect="otel-genai", temperature=value,
                           tools=(ToolDef(name="t", parameters={"x": value}),))
         assert wire_of(req) == wire_reference(req)
+
+
+@given(st.text(max_size=40), st.integers(-(1 << 80), 1 << 80))
+def test_given_any_trace_when_its_run_id_is_made_then_it_is_spelled_as_uuid_spells_it(
+        trace_id: str, start_ns: int) -> None:
+    run_id = run_id_for(trace_id, start_ns)
+    assert str(uuid.UUID(run_id)) == run_id
+    assert uuid.UUID(run_id).version == 7
