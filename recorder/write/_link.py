@@ -9,6 +9,7 @@ property test holds them to it).
 
 from __future__ import annotations
 
+import bisect
 import functools
 import hashlib
 from collections.abc import Iterable
@@ -185,14 +186,13 @@ class RunHeads:
         return sorted(cuts.union(e + 1 for e in ends))
 
     @staticmethod
-    def _terminal_rows(table: pa.Table, order: list[int] | None, start: int,
-                       end: int) -> list[int]:
-        """The positions in ``start..end`` (of the run-grouped rows) of terminal events."""
+    def _terminal_rows(table: pa.Table, order: list[int] | None) -> list[int]:
+        """The positions (in the run-grouped rows) of terminal events, one pass a batch."""
         types = table.column("type")
-        part = (types.slice(start, end - start) if order is None
-                else types.take(pa.array(order[start:end], pa.int64())))
-        mask = pc.is_in(part, value_set=_TERMINAL)
-        return [start + i for i in pc.indices_nonzero(mask).to_pylist()]
+        if order is not None:
+            types = types.take(pa.array(order, pa.int64()))
+        mask = pc.is_in(types, value_set=_TERMINAL)
+        return list(pc.indices_nonzero(mask).to_pylist())
 
     def _link(self, table: pa.Table, runs: list[str], last_seqs: dict[str, int],
               ended: set[str]) -> list[tuple[str, int, bytes]]:
@@ -205,6 +205,7 @@ class RunHeads:
         ends = memoryview(frames.buffers()[1]).cast("i")[frames.offset:]
         data = frames.buffers()[2]
         seqs = table.column("seq")
+        terminals = self._terminal_rows(table, order) if ended else []
         heads = []
         for run, start, end in spans:
             stream = self._streams.get(run)
@@ -213,7 +214,8 @@ class RunHeads:
             self._ended.pop(run, None)  # events after its end: it is open again
             done = self._counts.get(run, 0)
             self._counts[run] = done + end - start
-            terminal = self._terminal_rows(table, order, start, end) if run in ended else []
+            terminal = (terminals[bisect.bisect_left(terminals, start):
+                                  bisect.bisect_left(terminals, end)] if run in ended else [])
             at = start
             for cut in self._cuts(start, end, done, terminal):
                 stream.update(data.slice(ends[at], ends[cut] - ends[at]))

@@ -1,4 +1,4 @@
-"""The store's rows for a fixed set of OTLP batches, compared with a golden file made by
+"""The store's rows (and each run's final chain head) for a fixed set of OTLP batches, compared with a golden file made by
 the mapper and writer as they stood before the ingest fast path (``golden/ingest_rows.json``).
 
 Regenerate only on purpose (a deliberate change of what is stored):
@@ -77,8 +77,14 @@ def stored_rows(store: Path) -> dict[str, list[dict[str, Any]]]:
     events = read("events").drop_columns(
         [c for c in ("date",) if c in read("events").column_names])
     blobs = read("blobs")
+    final: dict[str, tuple[int, str]] = {}  # each run's head after its last record
+    for row in read("chain").to_pylist():
+        if row["last_seq"] >= final.get(row["run_id"], (-1, ""))[0]:
+            final[row["run_id"]] = (row["last_seq"], row["head"].hex())
     return {"events": _rows(events, ("run_id", "seq")),
-            "blobs": _rows(blobs.select(["hash", "chars", "text"]), ("hash",))}
+            "blobs": _rows(blobs.select(["hash", "chars", "text"]), ("hash",)),
+            "heads": [{"run_id": r, "last_seq": s, "head": h}
+                      for r, (s, h) in sorted(final.items())]}
 
 
 def ingest(store: Path) -> dict[str, list[dict[str, Any]]]:
@@ -96,6 +102,7 @@ def test_given_fixed_batches_when_ingested_then_the_stored_rows_match_the_golden
     for g, w in zip(got["events"], want["events"], strict=True):
         assert g == w
     assert got["blobs"] == want["blobs"]
+    assert got["heads"] == want["heads"]
 
 
 if __name__ == "__main__" and "--write" in sys.argv:
