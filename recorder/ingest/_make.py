@@ -11,16 +11,13 @@ no ``__post_init__``); any other class is built by calling it.
 from __future__ import annotations
 
 import dataclasses
-import functools
 import keyword
 from collections.abc import Callable
-from typing import Any, cast
-
-from footprint.events import EventBase
+from typing import Any, TypeVar, cast
 
 __all__ = ["maker"]
 
-Make = Callable[..., EventBase]
+T = TypeVar("T")
 _MISSING = object()
 
 
@@ -41,12 +38,12 @@ def _plain(cls: type) -> bool:
         and hasattr(_descriptor(cls, f.name), "__set__") for f in fields)
 
 
-def _build(cls: type) -> Make:
+def _build(cls: type[T]) -> Callable[..., T]:
     if not _plain(cls):
         return cls
     namespace: dict[str, Any] = {"_new": object.__new__, "_cls": cls, "_MISSING": _MISSING}
     params, body = [], []
-    for f in dataclasses.fields(cls):
+    for f in dataclasses.fields(cast(Any, cls)):
         n = f.name
         namespace[f"_set_{n}"] = _descriptor(cls, n).__set__
         if f.default is not dataclasses.MISSING:
@@ -62,8 +59,15 @@ def _build(cls: type) -> Make:
     source = (f"def make(*, {', '.join(params)}):\n    self = _new(_cls)\n"
               + "".join(body) + "    return self\n")
     exec(compile(source, f"<maker of {cls.__qualname__}>", "exec"), namespace)
-    return cast(Make, namespace["make"])
+    return cast(Callable[..., T], namespace["make"])
 
 
-maker: Callable[[type], Make] = functools.cache(_build)
-"""The compiled constructor of an event class (same instance as ``cls(**fields)``)."""
+_makers: dict[type, Callable[..., Any]] = {}
+
+
+def maker(cls: type[T]) -> Callable[..., T]:
+    """The compiled constructor of a dataclass (the same instance as ``cls(**fields)``)."""
+    found = _makers.get(cls)
+    if found is None:
+        found = _makers[cls] = _build(cls)
+    return found

@@ -15,6 +15,7 @@ import orjson
 from footprint.agent._wire import request_json
 from footprint.events import summarize_content
 from footprint.providers import LLMRequest, Message, ToolCall, ToolSpec
+from recorder.ingest._make import maker
 from recorder.ingest._request import ChatRequest, Doc, Msg
 
 __all__ = ["Piece", "msg_key", "pieces_of", "sha", "wire_of", "wire_reference"]
@@ -32,6 +33,12 @@ def _digest(text: str) -> tuple[str, str]:
     """A piece text's hash and summary: a history message, the system text and the tool
     list repeat in every later call of a trace, so each is worked out once."""
     return sha(text), summarize_content(text[:_SUMMARY_SCAN])
+
+
+@functools.lru_cache(maxsize=256)
+def _reason(step: str, framework: str) -> str:
+    return (f"in the request of {step} as {framework} recorded it; "
+            "the trace does not say why it was admitted")
 
 
 def msg_key(m: Msg) -> str:
@@ -130,8 +137,7 @@ class Piece:
     rank_position: int | None = None
 
     def fields(self, step: str, framework: str) -> dict[str, Any]:
-        reason = (f"in the request of {step} as {framework} recorded it; "
-                  "the trace does not say why it was admitted")
+        reason = _reason(step, framework)
         if self.truncated:
             reason += "; TRUNCATED by the emitter"
         digest, summary = _digest(self.text)
@@ -142,15 +148,18 @@ class Piece:
                 "retrieval_score": self.retrieval_score, "rank_position": self.rank_position}
 
 
+_piece = maker(Piece)
+
+
 def _system(req: ChatRequest, docs: Sequence[Doc]) -> list[Piece]:
-    out = [Piece(slot="system-prompt", source="base", injection_id=f"system:{sha(t)[:12]}",
+    out = [_piece(slot="system-prompt", source="base", injection_id=f"system:{_digest(t)[0][:12]}",
                  position=i, text=t, as_role="system", admitted_via="baseline")
            for i, t in enumerate(req.system)]
     system_text = "\n\n".join(req.system)
     for rank, d in enumerate(docs):
         slot = "system-prompt" if d.content and d.content in system_text else "messages"
         doc_id = d.doc_id or sha(d.content)[:12]
-        out.append(Piece(slot=slot, source="rag", injection_id=f"doc:{doc_id}",
+        out.append(_piece(slot=slot, source="rag", injection_id=f"doc:{doc_id}",
                          position=len(out), text=d.content, as_role=None,
                          admitted_via="retrieval", retrieval_score=d.score, rank_position=rank))
     return out
@@ -166,7 +175,7 @@ def _messages(req: ChatRequest, origins: Mapping[str, str], person: int | None) 
         else:
             origin = origins.get(msg_key(m), f"history#{i}")
         text = m.content or "; ".join(f"{c.name}({dict(c.arguments)})" for c in m.tool_calls)
-        out.append(Piece(slot="messages", source=_SOURCES.get(m.role, "user"),
+        out.append(_piece(slot="messages", source=_SOURCES.get(m.role, "user"),
                          injection_id=origin, position=i, text=text, as_role=m.role,
                          admitted_via="delivered", truncated=m.truncated))
     return out
@@ -181,7 +190,7 @@ def person_index(req: ChatRequest) -> int | None:
 def pieces_of(req: ChatRequest, docs: Sequence[Doc], origins: Mapping[str, str],
               person: int | None) -> list[Piece]:
     """Every piece of one request, in slot order (system prompt, messages, tools)."""
-    tools = [Piece(slot="tools", source="registry", injection_id=f"tool:{t.name}", position=i,
+    tools = [_piece(slot="tools", source="registry", injection_id=f"tool:{t.name}", position=i,
                    text=f"{t.name}: {t.description}", as_role=None, admitted_via="baseline")
              for i, t in enumerate(req.tools)]
     return _system(req, docs) + _messages(req, origins, person) + tools
