@@ -10,6 +10,7 @@ from typing import Any, Literal, TypeAlias
 
 from recorder.ingest._genai import CONTENT_KEYS, genai_request, parse_json
 from recorder.ingest._indexed import legacy_request, openinference_request
+from recorder.ingest._make import maker
 from recorder.ingest._request import ChatRequest, text_of
 from recorder.ingest._spans import ForeignLog, ForeignSpan
 
@@ -132,7 +133,7 @@ def tool_info(span: ForeignSpan) -> ToolInfo:
                       "input.value", "traceloop.entity.input"))
     result = _first(a, ("gen_ai.tool.call.result", "tool_response", "output.value",
                         "traceloop.entity.output"))
-    return ToolInfo(name=str(name), call_id=str(call_id) if call_id else None,
+    return maker(ToolInfo)(name=str(name), call_id=str(call_id) if call_id else None,
                     arguments=parse_json(args), result=_tool_result(result))
 
 

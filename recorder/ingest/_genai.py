@@ -9,6 +9,7 @@ from typing import Any
 import orjson
 
 from recorder.ingest._flat import number
+from recorder.ingest._make import maker
 from recorder.ingest._request import (
     Call,
     ChatRequest,
@@ -23,6 +24,7 @@ __all__ = ["CONTENT_KEYS", "genai_request", "parse_json"]
 CONTENT_KEYS = ("gen_ai.input.messages", "gen_ai.output.messages", "gen_ai.system_instructions")
 _TRUNCATION_MARKS = ("[truncated]", "...(truncated)", "<truncated>", "…[truncated]")
 assert all("truncated" in mark for mark in _TRUNCATION_MARKS)
+_call, _msg, _tooldef, _request = maker(Call), maker(Msg), maker(ToolDef), maker(ChatRequest)
 _ROLES = {"user": "user", "assistant": "assistant", "model": "assistant", "tool": "tool",
           "system": "system", "developer": "system"}
 
@@ -68,11 +70,11 @@ def _split(role: str, parts: list[Any], notes: list[str]) -> list[Msg]:
         if kind == "text":
             texts.append(text_of(part.get("content")))
         elif kind == "tool_call":
-            calls.append(Call(id=str(part.get("id") or ""), name=str(part.get("name") or ""),
+            calls.append(_call(id=str(part.get("id") or ""), name=str(part.get("name") or ""),
                               arguments=arguments_of(part.get("arguments"))))
         elif kind == "tool_call_response":
             text = _result(part)
-            results.append(Msg(role="tool", content=text, tool_call_id=str(part.get("id") or ""),
+            results.append(_msg(role="tool", content=text, tool_call_id=str(part.get("id") or ""),
                                tool_name=part.get("name"), truncated=truncated(text)))
         elif kind not in ("thinking", "reasoning"):
             notes.append(f"a {kind!r} part is not text and was left out")
@@ -80,7 +82,7 @@ def _split(role: str, parts: list[Any], notes: list[str]) -> list[Msg]:
     out = []
     if texts or calls or not results:
         mapped = _ROLES.get(role, "user")
-        out.append(Msg(role=mapped, content=text, tool_calls=tuple(calls),  # type: ignore[arg-type]
+        out.append(_msg(role=mapped, content=text, tool_calls=tuple(calls),
                        truncated=cut or truncated(text)))
     return out + results
 
@@ -110,7 +112,7 @@ def _tools(raw: Any) -> tuple[ToolDef, ...]:
         fn = t.get("function") if isinstance(t.get("function"), Mapping) else t
         assert isinstance(fn, Mapping)
         params = parse_json(fn.get("parameters") or fn.get("input_schema") or {})
-        out.append(ToolDef(name=str(fn.get("name") or ""),
+        out.append(_tooldef(name=str(fn.get("name") or ""),
                            description=str(fn.get("description") or ""),
                            parameters=params if isinstance(params, Mapping) else {}))
     return tuple(out)
@@ -161,7 +163,7 @@ def genai_request(attrs: Mapping[str, Any]) -> ChatRequest:
     system = _system(parse_json(attrs.get("gen_ai.system_instructions")))
     system += [m.content for m in inputs if m.role == "system"]
     output_raw = parse_json(attrs.get("gen_ai.output.messages"))
-    return ChatRequest(
+    return _request(
         dialect="otel-genai", system=tuple(system),
         messages=tuple(m for m in inputs if m.role != "system"),
         tools=_tools(parse_json(attrs.get("gen_ai.tool.definitions"))),

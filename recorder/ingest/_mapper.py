@@ -155,7 +155,7 @@ def _chat(w: _Walk, k: int, span: ForeignSpan, req: ChatRequest,
 
 def _chat_end(w: _Walk, k: int, span: ForeignSpan, req: ChatRequest) -> None:
     text = "\n".join(m.content for m in req.output if m.content)
-    calls = tuple(ToolCall(id=c.id, name=c.name, arguments=c.arguments)
+    calls = tuple(maker(ToolCall)(id=c.id, name=c.name, arguments=c.arguments)
                   for m in req.output for c in m.tool_calls)
     if span.status == "error" and not text:
         text = span.status_message

@@ -9,11 +9,13 @@ from typing import Any, Literal
 from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
+from recorder.ingest._make import maker
 from recorder.ingest._spans import Batch, ForeignLog, ForeignSpan, SpanEvent, StatusCode
 
 __all__ = ["BadPayload", "decode_logs", "decode_proto", "decode_traces"]
 
 _STATUS: dict[int, StatusCode] = {0: "unset", 1: "ok", 2: "error"}
+_foreign_span = maker(ForeignSpan)
 
 
 class BadPayload(ValueError):
@@ -46,7 +48,7 @@ def _span(raw: Any, resource: dict[str, Any], scope: str) -> ForeignSpan | None:
     trace_id, span_id = _hex(raw.trace_id, 16), _hex(raw.span_id, 8)
     if trace_id is None or span_id is None:
         return None
-    return ForeignSpan(
+    return _foreign_span(
         trace_id=trace_id, span_id=span_id, name=raw.name, parent_id=_hex(raw.parent_span_id, 8),
         start_ns=raw.start_time_unix_nano, end_ns=raw.end_time_unix_nano,
         attributes=proto_attributes(raw.attributes),
