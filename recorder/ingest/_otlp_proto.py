@@ -35,7 +35,13 @@ def proto_value(value: Any) -> Any:
 
 
 def proto_attributes(items: Any) -> dict[str, Any]:
-    return {kv.key: proto_value(kv.value) for kv in items}
+    out: dict[str, Any] = {}
+    for kv in items:
+        value = kv.value
+        kind = value.WhichOneof("value")
+        # a string (most attributes) is read here; every other kind by proto_value
+        out[kv.key] = value.string_value if kind == "string_value" else proto_value(value)
+    return out
 
 
 def _hex(raw: bytes, size: int) -> str | None:
