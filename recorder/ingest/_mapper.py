@@ -260,7 +260,8 @@ def _merged(spans: Sequence[ForeignSpan], keys: tuple[str, ...]) -> dict[str, An
 
 
 def _head(out: _Out, root: ForeignSpan, spans: Sequence[ForeignSpan],
-          reqs: Sequence[ChatRequest], flagged: list[str], framework: str) -> None:
+          reqs: Sequence[ChatRequest], flagged: list[str], framework: str,
+          unmapped: int) -> None:
     agent = agent_name(spans, root)
     tools = tuple(dict.fromkeys(t.name for r in reqs for t in r.tools))
     model = next((r.model for r in reqs if r.model), "?")
@@ -275,8 +276,7 @@ def _head(out: _Out, root: ForeignSpan, spans: Sequence[ForeignSpan],
     out.add(RunSource, "run", 0, root.start_ns, root.span_id, source="otlp",
             framework=framework, dialect=dialect, fidelity=fidelity,
             foreign_trace_id=root.trace_id, unknown=UNKNOWN, flagged=tuple(flagged),
-            spans=len(spans), unmapped_spans=sum(kind_of(s) in ("other", "foreign")
-                                                 for s in spans))
+            spans=len(spans), unmapped_spans=unmapped)
     first = reqs[0] if reqs else None
     person = person_index(first) if first is not None else None
     user = first.messages[person].content if first is not None and person is not None else ""
@@ -291,8 +291,9 @@ def map_trace(spans: Sequence[ForeignSpan], logs: Sequence[ForeignLog],
               conversation: Conversation | None = None) -> MappedRun | None:
     """The run one trace's spans make (``None`` when no span is a model or tool call)."""
     ordered = sorted(spans, key=lambda s: (s.start_ns, s.end_ns))
-    chats = [s for s in ordered if kind_of(s) == "chat"]
-    if not chats and not any(kind_of(s) == "tool" for s in ordered):
+    kinds = list(map(kind_of, ordered))
+    chats = [s for s, kind in zip(ordered, kinds, strict=True) if kind == "chat"]
+    if not chats and "tool" not in kinds:
         return None
     by_span: dict[str, list[ForeignLog]] = {}
     for log in logs:
@@ -307,23 +308,24 @@ def map_trace(spans: Sequence[ForeignSpan], logs: Sequence[ForeignLog],
     rooted = any(s.parent_id is None for s in ordered)
     if not rooted:
         flagged.append("run: the trace's root span never arrived (the run is incomplete)")
-    _head(out, root, ordered, reqs, flagged, framework)
+    _head(out, root, ordered, reqs, flagged, framework,
+          sum(kind in ("other", "foreign") for kind in kinds))
     w = _Walk(out=out, framework=framework, origins=dict(conv.origins),
               turn_tag=f"turn{conv.turns}")
-    _walk(w, ordered, dict(zip((s.span_id for s in chats), reqs, strict=True)))
+    _walk(w, ordered, kinds, dict(zip((s.span_id for s in chats), reqs, strict=True)))
     if rooted:  # without its root the run has no end to record
         _end(w, root, ordered, len(chats))
     _remember(conv, w)
     return MappedRun(run_id=out.run_id, events=tuple(out.events),
-                     mapped_spans=sum(kind_of(s) in ("chat", "tool", "agent", "retriever")
-                                      for s in ordered),
+                     mapped_spans=sum(kind in ("chat", "tool", "agent", "retriever")
+                                      for kind in kinds),
                      empty_chats=sum(not r.has_content for r in reqs))
 
 
-def _walk(w: _Walk, ordered: Sequence[ForeignSpan], reqs: Mapping[str, ChatRequest]) -> None:
+def _walk(w: _Walk, ordered: Sequence[ForeignSpan], kinds: Sequence[str],
+          reqs: Mapping[str, ChatRequest]) -> None:
     k, tools, retrieved = 0, 0, []
-    for span in ordered:
-        kind = kind_of(span)
+    for span, kind in zip(ordered, kinds, strict=True):
         if kind == "retriever":
             retrieved.append(span)
         elif kind == "chat":

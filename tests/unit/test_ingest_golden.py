@@ -1,5 +1,6 @@
-"""The store's rows (and each run's final chain head) for a fixed set of OTLP batches, compared with a golden file made by
-the mapper and writer as they stood before the ingest fast path (``golden/ingest_rows.json``).
+"""The store's rows (and each run's final chain head) for a fixed set of OTLP batches,
+compared with a golden file made by the mapper and writer as they stood before the ingest
+fast path (``golden/ingest_rows.json``).
 
 Regenerate only on purpose (a deliberate change of what is stored):
 ``python tests/unit/test_ingest_golden.py --write``.
