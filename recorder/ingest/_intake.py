@@ -195,8 +195,7 @@ class Intake:
             sink = ParquetSink(self.store)
             note_writer(self.store, sink.writer_id)
             self._recorder = Recorder(sinks=[sink], on_full="block", interval_s=_DRAIN_S)
-        for event in run.events:
-            self._recorder.emit(event)
+        self._recorder.emit_all(run.events)
         self.runs.append(run.run_id)
 
     def count(self, report: BatchReport) -> BatchReport:

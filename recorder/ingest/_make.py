@@ -15,7 +15,7 @@ import keyword
 from collections.abc import Callable
 from typing import Any, TypeVar, cast
 
-__all__ = ["maker"]
+__all__ = ["MAKERS", "maker"]
 
 T = TypeVar("T")
 _MISSING = object()
@@ -62,12 +62,13 @@ def _build(cls: type[T]) -> Callable[..., T]:
     return cast(Callable[..., T], namespace["make"])
 
 
-_makers: dict[type, Callable[..., Any]] = {}
+MAKERS: dict[type, Callable[..., Any]] = {}
+"""The constructors compiled so far, by class (read it to skip a call to :func:`maker`)."""
 
 
 def maker(cls: type[T]) -> Callable[..., T]:
     """The compiled constructor of a dataclass (the same instance as ``cls(**fields)``)."""
-    found = _makers.get(cls)
+    found = MAKERS.get(cls)
     if found is None:
-        found = _makers[cls] = _build(cls)
+        found = MAKERS[cls] = _build(cls)
     return found

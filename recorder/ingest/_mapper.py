@@ -34,6 +34,7 @@ from recorder.ingest._dialects import (
     tool_info,
 )
 from recorder.ingest._flat import indexed
+from recorder.ingest._make import MAKERS as _MAKERS
 from recorder.ingest._make import maker
 from recorder.ingest._pieces import msg_key, person_index, pieces_of, sha, wire_of
 from recorder.ingest._request import ChatRequest, Doc, arguments_of, text_of
@@ -94,9 +95,10 @@ class _Out:
             span: str | None = None, **fields: Any) -> EventBase:
         if ts > self.ts:
             self.ts = ts
-        event = maker(cls)(run_id=self.run_id, seq=len(self.events), ts=self.ts, turn=self.turn,
-                    iteration=iteration, step_id=step, trace_id=self.trace_id, span_id=span,
-                    **fields)
+        make = _MAKERS.get(cls) or maker(cls)
+        event = make(run_id=self.run_id, seq=len(self.events), ts=self.ts, turn=self.turn,
+                     iteration=iteration, step_id=step, trace_id=self.trace_id, span_id=span,
+                     **fields)
         self.events.append(event)
         return event
 

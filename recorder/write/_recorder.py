@@ -174,6 +174,18 @@ class Recorder:
             run = event.run_id
             self._overflow[run] = self._overflow.get(run, 0) + 1
 
+    def emit_all(self, events: Sequence[EventBase]) -> None:
+        """:meth:`emit` each of ``events``, in order; one append when all fit the buffer."""
+        buf = self._buf
+        n = len(buf)
+        if n + len(events) <= self._cap and not self._closed:
+            buf.extend(events)
+            if n <= self._batch < n + len(events):
+                self._wake.set()
+            return
+        for event in events:
+            self.emit(event)
+
     def _wait_for_room(self) -> bool:
         """Back-pressure: wait until the writer has taken a batch; ``False`` if it is gone."""
         while len(self._buf) >= self._cap:
