@@ -5,7 +5,7 @@ becomes an iteration (pieces, ``llm.start``, ``llm.end``), each tool span a
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -95,7 +95,7 @@ class _Out:
             span: str | None = None, **fields: Any) -> EventBase:
         if ts > self.ts:
             self.ts = ts
-        make = _MAKERS.get(cls) or maker(cls)
+        make: Callable[..., EventBase] = _MAKERS.get(cls) or maker(cls)
         event = make(run_id=self.run_id, seq=len(self.events), ts=self.ts, turn=self.turn,
                      iteration=iteration, step_id=step, trace_id=self.trace_id, span_id=span,
                      **fields)
