@@ -90,6 +90,8 @@ def merge_logs(attrs: Mapping[str, Any], logs: Iterable[ForeignLog]) -> Mapping[
     """A span's attributes with the content its log records carried: a record holding
     ``gen_ai.input.messages``… adds them; the older per-message events
     (``gen_ai.user.message``, ``gen_ai.choice``…) become the same message lists."""
+    if isinstance(logs, list | tuple) and not logs:
+        return attrs  # nothing to merge: read the span's own attributes
     merged = dict(attrs)
     inputs: list[dict[str, Any]] = []
     outputs: list[dict[str, Any]] = []
