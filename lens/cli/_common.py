@@ -11,7 +11,8 @@ from lens.playback._stream import clip
 if TYPE_CHECKING:
     from recorder import Store
 
-__all__ = ["MAX_COUNT", "clip", "count_arg", "open_from", "seconds_arg", "table", "usd"]
+__all__ = ["MAX_COUNT", "chain_key_from", "clip", "count_arg", "key_file_option", "open_from",
+           "seconds_arg", "table", "usd"]
 
 MAX_COUNT = 1_000_000_000  # the largest count an option takes (a --limit, --seeds, …)
 
@@ -41,6 +42,33 @@ def seconds_arg(text: str) -> float:
     if not 0 < value <= 86_400:  # also refuses nan and inf
         raise argparse.ArgumentTypeError(f"{text[:24]!r} is out of range; use 0 < SECONDS <= 86400")
     return value
+
+
+def key_file_option(parser: argparse.ArgumentParser, what: str) -> None:
+    """Add ``--key-file FILE``: the chain key ``what`` needs for a keyed run."""
+    parser.add_argument("--key-file", metavar="FILE", default=None,
+                        help=f"the chain key the run was recorded with (default: "
+                             f"$FOOTPRINT_CHAIN_KEY); {what}")
+
+
+def chain_key_from(path: str | None) -> bytes | None:
+    """The chain key from ``--key-file`` (its bytes, one trailing newline dropped), else
+    ``$FOOTPRINT_CHAIN_KEY``, else ``None``."""
+    import os
+
+    from footprint._errors import ConfigError
+    from recorder.write._chain import KEY_ENV
+
+    if path is None:
+        text = os.environ.get(KEY_ENV)
+        return text.encode("utf-8") if text else None
+    try:
+        with open(path, "rb") as file:
+            data = file.read(1 << 16)
+    except OSError as exc:
+        raise ConfigError(f"--key-file {path!r}: {exc.strerror or exc}; pass the file that "
+                          "holds the chain key") from None
+    return data[:-2] if data.endswith(b"\r\n") else data.removesuffix(b"\n")
 
 
 def open_from(args: argparse.Namespace) -> Store:

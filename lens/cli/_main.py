@@ -50,7 +50,7 @@ def _store_option(p: argparse.ArgumentParser) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from lens.cli._common import MAX_COUNT, count_arg
+    from lens.cli._common import MAX_COUNT, count_arg, key_file_option
     from lens.cli._exits import epilog, short_epilog
 
     parser = _Parser(
@@ -86,9 +86,7 @@ def build_parser() -> argparse.ArgumentParser:
                           "stderr says when rows were cut")
     verify = sub.add_parser("verify", help="check a run's SHA-256 hash chain")
     verify.add_argument("run", metavar="RUN", help="a run id, a unique prefix, or 'last'")
-    verify.add_argument("--key-file", metavar="FILE", default=None,
-                        help="the chain key the run was recorded with (default: "
-                             "$FOOTPRINT_CHAIN_KEY); every head must then be its HMAC")
+    key_file_option(verify, "every head must then be its HMAC")
     for p in (demo, runs, show, sql, verify):
         _store_option(p)
     importlib.import_module("lens.cli._export_otlp").add_parser(sub)
