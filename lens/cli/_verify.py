@@ -19,16 +19,17 @@ def _resolve(store: Store, ref: str) -> str:
     """The run ``ref`` names; a run whose events are gone (a damaged or deleted file) but
     whose chain heads remain is found by its heads, so verify can name what is missing."""
     from footprint._errors import ConfigError
+    from recorder.store._runref import resolve_ref
 
     try:
         return store.resolve_run(ref)
     except ConfigError:
         found = [r for (r,) in store.rows(
             "SELECT DISTINCT run_id FROM _chain_all WHERE run_id = ? OR "
-            "(length(?) > 0 AND starts_with(run_id, ?))", [ref, ref, ref])]
-        if len(found) == 1 or ref in found:
-            return ref if ref in found else found[0]
-        raise
+            "(length(?) > 0 AND starts_with(run_id, ?)) ORDER BY run_id", [ref, ref, ref])]
+        if not found:
+            raise
+        return resolve_ref(ref, found, where=f"the chain heads of {str(store.root)!r}")
 
 
 def run(args: argparse.Namespace) -> int:
