@@ -32,6 +32,7 @@ from footprint.events import (
     ToolEnd,
 )
 from lens.explain._custody import said
+from lens.explain._tier import Tier, Words
 
 __all__ = [
     "Call",
@@ -179,8 +180,10 @@ def _walk(events: Sequence[Event], explained: LLMStart) -> tuple[Call, ...]:
     return tuple(sorted(calls.values(), key=lambda c: c.start.seq))
 
 
-def causal_past(events: Sequence[Event], step: str | None = None) -> Past:
-    """Walk back from ``step`` (default: the last model call); a ``ConfigError`` when none."""
+def causal_past(events: Sequence[Event], step: str | None = None,
+                words: Words = Tier.RERUN.words) -> Past:
+    """Walk back from ``step`` (default: the last model call); a ``ConfigError`` when none.
+    ``words``: the tier's, for the flags that name its trials."""
     run_start = next((e for e in events if isinstance(e, RunStart)), None)
     ends = [e for e in events if isinstance(e, LLMEnd)]
     if run_start is None or not ends:
@@ -201,7 +204,7 @@ def causal_past(events: Sequence[Event], step: str | None = None) -> Past:
     final = step is None or explained_end.step_id == ends[-1].step_id
     if step is not None and status == "answered" and not final:
         flags.append(f"intermediate-step: explaining {explained_end.step_id}, not the final "
-                     f"answer ({ends[-1].step_id}); re-runs are compared there")
+                     f"answer ({ends[-1].step_id}); {words.trials} are compared there")
     return Past(
         run_id=run_start.run_id, turn=run_start.turn, user_message=run_start.user_message,
         conversation_id=run_start.conversation_id, explained=explained,

@@ -201,7 +201,8 @@ def _confirm(rerunner: Trial, base: Tally, removals: Sequence[Removal], seeds: i
         return Tally(changed=base.changed + p.changed, same=base.same + p.same,
                      broke=base.broke + p.broke)
 
-    return sequential(grown, one, seeds, alpha), tuple(changed), paired[0]
+    return (sequential(grown, one, seeds, alpha, words=rerunner.tier.words), tuple(changed),
+            paired[0])
 
 
 def _findings(rerunner: Trial, base: Tally, found: Sequence[tuple[Removal, ...]],

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import ClassVar
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -24,6 +25,7 @@ from lens.explain._candidates import Removal
 from lens.explain._rerun import Rerun
 from lens.explain._search import search
 from lens.explain._stats import Tally
+from lens.explain._tier import Tier
 
 ALPHA = 0.05
 
@@ -33,6 +35,7 @@ class Outcome:
     culprits: list[frozenset[Removal]]
     masks: frozenset[Removal]
     runs: int = 0
+    tier: ClassVar[Tier] = Tier.RERUN
 
     def changes(self, removed: frozenset[Removal]) -> bool:
         hit = any(c <= removed for c in self.culprits)
