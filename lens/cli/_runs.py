@@ -5,7 +5,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from lens.cli._common import open_from, table, usd
+from lens.cli._common import open_from, table
+from recorder.store._prices import usd
 
 __all__ = ["add_filters", "run"]
 
