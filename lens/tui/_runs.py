@@ -200,11 +200,13 @@ class RunsScreen(Loader):
             lines.focus()
         if rows == self._shown:
             return
+        before = {_field(r, "run_id"): r for r in self._shown or ()}
         self._shown = rows
         self._pricing.clear()
-        for row in rows:  # a run still going may cost more by now: priced again
-            if _field(row, "status") == "incomplete":
-                lines.costs.pop(str(_field(row, "run_id")), None)
+        for row in rows:  # a run that changed (grew, ended) may cost more now: priced again
+            run_id = _field(row, "run_id")
+            if run_id in before and before[run_id] != row:
+                lines.costs.pop(str(run_id), None)
         lines.use(rows)
         self.query_one(LensHeader).redraw()
 

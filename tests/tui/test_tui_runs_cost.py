@@ -14,7 +14,7 @@ from tui_support import SIZE, lens_on, record_desk, settle
 from footprint import Agent, ScriptedModel, SeededIds, StepClock
 from lens.tui import LensApp
 from lens.tui._runs import COLUMNS, RunLines, RunsScreen, cells
-from lens.tui._state import LensState
+from lens.tui._state import RUN_FIELDS, LensState
 from recorder import ParquetSink, Recorder, list_runs, open_store
 from recorder.store._prices import usd
 
@@ -126,3 +126,32 @@ def test_given_a_row_not_priced_yet_when_formatted_then_its_cost_is_pending() ->
     assert shown["cost"] == "…"
     assert shown["answer / error"] == "✗ llm#2 RunError: upstream said 503"
     assert dict(zip(COLUMNS, cells(row, (None, 1)), strict=True))["cost"] == "unpriced"
+
+
+async def test_given_a_run_that_changed_when_the_list_is_read_again_then_only_it_is_priced_again(
+    nine_runs: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    asked: list[list[str]] = []
+    priced = LensState.costs
+
+    def costs(self: LensState, run_ids: list[str]) -> dict[str, tuple[float | None, int]]:
+        asked.append(list(run_ids))
+        return priced(self, run_ids)
+
+    monkeypatch.setattr(LensState, "costs", costs)
+    async with lens_on(nine_runs, None) as pilot:
+        screen = pilot.app.screen
+        assert isinstance(screen, RunsScreen)
+        lines = screen.query_one(RunLines)
+        assert len(lines.costs) == 9
+        asked.clear()
+        rows = list(lines.rows)
+        grown = list(rows[4])
+        grown[RUN_FIELDS.index("events")] += 5  # as a --follow tick sees a run grow
+        rows[4] = tuple(grown)
+        screen._fill(rows)
+        await settle(pilot)
+        assert asked == [[lines.run_id(4)]] and len(lines.costs) == 9
+        screen._fill(list(rows))  # the same rows again: nothing is priced
+        await settle(pilot)
+        assert asked == [[lines.run_id(4)]]
