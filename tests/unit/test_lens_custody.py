@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from footprint._errors import ConfigError
 from footprint.events import Event, ListSink, LLMStart
 from lens._examples.support_desk import PLANTED_FACT, make_agent
 from lens.explain._custody import answer_custody, failing_custody, overlap
+from lens.explain._past import causal_past
 
 
 def _recorded(**kw: object) -> ListSink:
@@ -91,3 +94,15 @@ def test_given_a_step_with_no_model_call_when_failing_custody_is_walked_then_the
     events, _ = _cut_in_last_call()
     assert failing_custody(events, "llm#99", "boom") is None
     assert failing_custody([], "llm#1", "boom") is None
+
+
+def test_given_a_run_whose_only_call_failed_when_searched_then_the_refusal_names_that_call(
+) -> None:
+    events, start = _cut_in_last_call()
+    only = [e for e in events if e.type not in ("llm.end",)]
+    with pytest.raises(ConfigError, match=f"model call {start.step_id} failed before it "
+                                          "replied") as caught:
+        causal_past(only)
+    assert "no model call" not in str(caught.value)
+    with pytest.raises(ConfigError, match="the run has no model call"):
+        causal_past([e for e in only if e.type != "llm.start"])
