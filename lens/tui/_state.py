@@ -114,7 +114,7 @@ class LensState:
 
         query = RunQuery.from_where(self.where, limit=10**9)
         with self.gate.held() as store:
-            ids = list_runs(store, query).column("run_id").to_pylist()
+            ids = list_runs(store, query, costs=False).column("run_id").to_pylist()
         self.listed = len(ids)
         return self.gate.rows(_RUNS_SQL.format(where="WHERE run_id IN ?"), [ids]) if ids else []
 
