@@ -137,3 +137,25 @@ def test_given_the_answering_call_raised_when_the_why_screen_shows_then_it_match
 ) -> None:
     assert snap_compare(LensApp(desk_failed[0], run="last", view="why"), run_before=keys(),
                         terminal_size=SIZE)
+
+
+async def test_given_an_error_naming_a_model_call_when_why_opens_then_that_call_is_walked(
+    tmp_path: Path, desk_events: list[Event],
+) -> None:
+    _, start = _desk_failing_last_call(desk_events)
+    replied = [e for e in desk_events if e.seq <= start.seq + 1]  # its llm.end kept
+    assert replied[-1].type == "llm.end"
+    error = RunFailed(run_id=start.run_id, seq=start.seq + 2, ts=start.ts + 2, turn=start.turn,
+                      iteration=start.iteration, step_id=start.step_id,  # as a trace names it
+                      error_type="ContentFilterError", message="the reply was blocked",
+                      stage="llm")
+    path = _stored(tmp_path / "store", [*replied, error])
+    async with lens_on(path, view="why") as pilot:
+        screen = _why(pilot.app)
+        chain = " ".join(text_of(screen.query_one("#chain")).split())
+        custody = screen.custody
+    assert (f"← the model call that raised: {start.step_id} · support-desk/desk-senior · "
+            f"iteration {start.iteration} (llm.start seq {start.seq})") in chain
+    assert "no llm.end" not in chain
+    assert custody is not None and custody.call.step_id == start.step_id
+    assert custody.error == "ContentFilterError: the reply was blocked"
