@@ -83,18 +83,24 @@ def nine_runs(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return path
 
 
-async def test_given_more_runs_than_a_block_when_listed_then_only_blocks_on_screen_are_priced(
-    nine_runs: Path, monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    monkeypatch.setattr("lens.tui._runs.COST_BLOCK", 2)
-    asked: list[list[str]] = []
+@pytest.fixture
+def asked(monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
+    """The run ids the runs screen asks the state to price, one list a call."""
+    calls: list[list[str]] = []
     priced = LensState.costs
 
     def costs(self: LensState, run_ids: list[str]) -> dict[str, tuple[float | None, int]]:
-        asked.append(list(run_ids))
+        calls.append(list(run_ids))
         return priced(self, run_ids)
 
     monkeypatch.setattr(LensState, "costs", costs)
+    return calls
+
+
+async def test_given_more_runs_than_a_block_when_listed_then_only_blocks_on_screen_are_priced(
+    nine_runs: Path, monkeypatch: pytest.MonkeyPatch, asked: list[list[str]],
+) -> None:
+    monkeypatch.setattr("lens.tui._runs.COST_BLOCK", 2)
     app = LensApp(nine_runs)
     async with app.run_test(size=(120, 10)) as pilot:
         await settle(pilot)
@@ -129,16 +135,8 @@ def test_given_a_row_not_priced_yet_when_formatted_then_its_cost_is_pending() ->
 
 
 async def test_given_a_run_that_changed_when_the_list_is_read_again_then_only_it_is_priced_again(
-    nine_runs: Path, monkeypatch: pytest.MonkeyPatch,
+    nine_runs: Path, asked: list[list[str]],
 ) -> None:
-    asked: list[list[str]] = []
-    priced = LensState.costs
-
-    def costs(self: LensState, run_ids: list[str]) -> dict[str, tuple[float | None, int]]:
-        asked.append(list(run_ids))
-        return priced(self, run_ids)
-
-    monkeypatch.setattr(LensState, "costs", costs)
     async with lens_on(nine_runs, None) as pilot:
         screen = pilot.app.screen
         assert isinstance(screen, RunsScreen)
