@@ -12,7 +12,7 @@ if TYPE_CHECKING:
     from recorder import Store
 
 __all__ = ["MAX_COUNT", "chain_key_from", "clip", "count_arg", "key_file_option", "open_from",
-           "seconds_arg", "table", "usd"]
+           "seconds_arg", "table"]
 
 MAX_COUNT = 1_000_000_000  # the largest count an option takes (a --limit, --seeds, …)
 
@@ -92,13 +92,6 @@ def open_from(args: argparse.Namespace) -> Store:
     warnings.showwarning = one_line
     warnings.simplefilter("always", StoreWarning)
     return open_store(args.store)
-
-
-def usd(cost: float | None, unpriced: int = 0) -> str:
-    """A cost as the CLI prints it: ``$0.000450``, or ``unpriced`` (never a made-up 0)."""
-    if cost is None or unpriced:
-        return "unpriced"
-    return f"${cost:.8f}".rstrip("0").rstrip(".") if cost < 1 else f"${cost:,.2f}"
 
 
 def table(columns: Sequence[str], rows: Sequence[Sequence[object]], width: int = 60) -> str:

@@ -180,15 +180,26 @@ def _walk(events: Sequence[Event], explained: LLMStart) -> tuple[Call, ...]:
     return tuple(sorted(calls.values(), key=lambda c: c.start.seq))
 
 
+def _nothing_to_explain(events: Sequence[Event], started: bool, words: Words) -> str:
+    """Why no trial can explain the run: no ``run.start``, no model call, or a model call
+    that failed before it replied (there is no answer to compare trials with)."""
+    failed = next((e.step_id for e in reversed(events) if isinstance(e, LLMStart)), None)
+    if started and failed is not None:
+        return (f"model call {failed} failed before it replied (no llm.end), so the run has "
+                f"no answer for {words.trials} to change; `footprint show RUN` and the lens "
+                "why screen explain the failure from that call")
+    return ("the run has no model call (or no run.start) to explain; pick a run that "
+            "answered (see `footprint runs`)")
+
+
 def causal_past(events: Sequence[Event], step: str | None = None,
                 words: Words = Tier.RERUN.words) -> Past:
     """Walk back from ``step`` (default: the last model call); a ``ConfigError`` when none.
-    ``words``: the tier's, for the flags that name its trials."""
+    ``words``: the tier's, for the messages and flags that name its trials."""
     run_start = next((e for e in events if isinstance(e, RunStart)), None)
     ends = [e for e in events if isinstance(e, LLMEnd)]
     if run_start is None or not ends:
-        raise ConfigError("the run has no model call (or no run.start) to explain; pick a "
-                          "run that answered (see `footprint runs`)")
+        raise ConfigError(_nothing_to_explain(events, run_start is not None, words))
     explained_end = _explained(ends, step)
     status, flags = _status(events)
     explained_start = next((e for e in events if isinstance(e, LLMStart)

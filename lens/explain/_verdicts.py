@@ -107,7 +107,8 @@ def _sets(result: SearchResult, cands: Sequence[Candidate], seen: Seen) -> list[
         members = [next((c for c in cands if c.removal == r), None) for r in f.removals]
         ids = tuple(m.id if m is not None else r.key for m, r in zip(members, f.removals,
                                                                     strict=True))
-        weak = all(a.verdict != "confirmed" for _, a in f.alone)
+        weak = f.test.verdict == "confirmed" and all(
+            a.verdict != "confirmed" for _, a in f.alone)
         base = Suspect(rank=0, kind="set", id=None, ids=ids, label="set: " + " + ".join(ids),
                        flavor=None, step_id=members[0].step_id if members[0] else "",
                        score=None, chain=tuple(f"member: {r.describe()}" for r in f.removals),
@@ -121,6 +122,14 @@ def _sets(result: SearchResult, cands: Sequence[Candidate], seen: Seen) -> list[
     return out
 
 
+def _member_note(f: Finding) -> str:
+    keys = " + ".join(x.key for x in f.removals)
+    if f.test.verdict == "confirmed":
+        return f"part of a culprit set: {keys}"
+    return f"not tested alone: the set the screens flagged ({keys}) did not hold " \
+           f"({f.test.verdict})"
+
+
 def suspects_of(cands: Sequence[Candidate], result: SearchResult | None,
                 refused: Mapping[Removal, str], seen: Seen | str) -> tuple[Suspect, ...]:
     """One suspect per candidate (plus one per culprit set), ranked: verdict, then overlap."""
@@ -128,8 +137,7 @@ def suspects_of(cands: Sequence[Candidate], result: SearchResult | None,
     plain = [_plain(c, refused) for c in cands]
     if result is not None:
         singles = {f.removals[0]: f for f in result.findings if len(f.removals) == 1}
-        alone = {r: (a, "part of a culprit set: " + " + ".join(x.key for x in f.removals))
-                 for f in result.findings for r, a in f.alone}
+        alone = {r: (a, _member_note(f)) for f in result.findings for r, a in f.alone}
         plain = [_with_result(s, c.removal, result, singles, alone, seen)
                  for s, c in zip(plain, cands, strict=True)]
         plain = _sets(result, cands, seen) + plain

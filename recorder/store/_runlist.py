@@ -28,7 +28,7 @@ from recorder.store._views import CALL_COST
 if TYPE_CHECKING:
     from recorder.store._base import StoreView
 
-__all__ = ["RUN_COLUMNS", "STATUSES", "RunQuery", "count_runs", "list_runs"]
+__all__ = ["RUN_COLUMNS", "STATUSES", "RunQuery", "count_runs", "list_runs", "run_costs"]
 
 STATUSES = ("complete", "failed", "incomplete")
 RUN_COLUMNS = ("run_id", "started", "ended", "status", "turns", "iterations", "tokens",
@@ -353,16 +353,28 @@ pairing and :data:`CALL_COST`), from the raw events of those runs only: a filter
 view would come after its window over every run's calls."""
 
 
+def run_costs(store: StoreView, run_ids: list[str]) -> dict[str, tuple[float | None, int]]:
+    """Each run's ``(cost_usd, unpriced_calls)``, as :func:`list_runs` has them: the USD of
+    its model calls, ``None`` when a call's model is unpriced (never a made-up 0), and how
+    many calls are unpriced. Reads only those runs' model calls (the lens prices the runs
+    it lists a block at a time); a run with no model call costs 0."""
+    ids = list(run_ids)
+    found = {r[0]: (r[1], int(r[2])) for r in store.rows(_COSTS, [ids, ids])} if ids else {}
+    out: dict[str, tuple[float | None, int]] = {}
+    for run_id in ids:
+        cost, unpriced = found.get(run_id, (None, 0))
+        out[run_id] = (None if unpriced else (cost or 0.0), unpriced)
+    return out
+
+
 def _with_costs(store: StoreView, table: pa.Table) -> pa.Table:
     """``cost_usd`` (``NULL`` when a call's model is unpriced) and ``unpriced_calls`` for
     the runs of the page (as the ``runs`` view has them)."""
     ids = table.column("run_id").to_pylist()
-    found = {r[0]: (r[1], int(r[2])) for r in store.rows(_COSTS, [ids, ids])} if ids else {}
-    unpriced = [found.get(i, (None, 0))[1] for i in ids]
-    cost = [None if u else (found.get(i, (None, 0))[0] or 0.0) for i, u in zip(ids, unpriced,
-                                                                                strict=True)]
-    return table.append_column("cost_usd", pa.array(cost, pa.float64())).append_column(
-        "unpriced_calls", pa.array(unpriced, pa.int64()))
+    costs = run_costs(store, ids)
+    return table.append_column(
+        "cost_usd", pa.array([costs[i][0] for i in ids], pa.float64())).append_column(
+        "unpriced_calls", pa.array([costs[i][1] for i in ids], pa.int64()))
 
 
 def _with_blobs(store: StoreView, table: pa.Table, column: str, blob: str) -> pa.Table:
