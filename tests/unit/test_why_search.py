@@ -125,6 +125,7 @@ class ScreenOnly:
 
     pair: frozenset[Removal]
     confirming: list[tuple[Removal, ...]]
+    tier: ClassVar[Tier] = Tier.RERUN
 
     def rerun(self, removals: Sequence[Removal], seed: int, *, live: bool = False,
               what: str = "") -> Rerun:
