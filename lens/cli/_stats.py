@@ -104,7 +104,9 @@ def _print_table(rows: list[dict[str, Any]], *, priced: bool, grouped: bool, by:
                      _ms(r["p90_ms"]), _ms(r["p99_ms"]), f"{r['tokens']:,}",
                      f"{r['tokens_per_run']:,.0f}", f"{r['decisions']:,}",
                      *([_cost(r)] if priced else []))
-    Console(width=max(100, Console().width), highlight=False).print(view)
+    console = Console(highlight=False, markup=False)  # a group named "[beta]" is text
+    console.width = max(100, console.width)
+    console.print(view)
 
 
 def _plots(table: Any, by: str) -> str:

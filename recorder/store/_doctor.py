@@ -108,7 +108,8 @@ def examine(store: StoreView, progress: Progress | None = None) -> Checkup:
 
 
 def _ordered(table: pa.Table) -> pa.Table:
-    return table.sort_by([(n, "ascending") for n in ("level", "run_id", "iteration", "type")])
+    return table.sort_by([(n, "ascending") for n in ("level", "run_id", "iteration", "type",
+                                                     "first_seq")])
 
 
 def bad_outlines(store: StoreView, events: Iterable[Path]) -> list[DamagedFile]:

@@ -26,11 +26,12 @@ import duckdb
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from recorder.store._costs import CALL_ROWS
 from recorder.store._views import FAILED_STEP, STEP_TYPES
 from recorder.write._layout import SUMMARIES
 
 if TYPE_CHECKING:
-    from recorder.store._base import StoreView
+    from recorder.store._base import FoundFiles, StoreView
 
 __all__ = ["OUTLINE_SCHEMA", "OUTLINE_SELECT", "OUTLINE_VERSION", "Outlines", "outline_name",
            "outline_problem", "outline_view"]
@@ -53,12 +54,17 @@ OUTLINE_SCHEMA = pa.schema([
     pa.field("tags", pa.list_(pa.string())), pa.field("release", pa.string()),
     pa.field("environment", pa.string()),
     pa.field("score_value", pa.float64()), pa.field("score_label", pa.string()),
+    pa.field("end_seq", pa.int64()), pa.field("provider", pa.string()),
+    pa.field("cache_read_tokens", pa.int64()), pa.field("cache_write_tokens", pa.int64()),
 ])
 """One outline row; the run-level fields are ``NULL`` on iteration and type rows. A
 ``'score'`` row is one ``feedback.recorded`` event: ``type`` its score name, ``last_seq``
-its seq, ``start_ns`` its time, ``score_value``/``score_label`` what it gave."""
+its seq, ``start_ns`` its time, ``score_value``/``score_label`` what it gave. A ``'call'``
+row is one model call (``recorder.store._costs``): ``first_seq``/``end_seq`` its
+``llm.start``/``llm.end``, its ``model``, ``provider`` and tokens (``input_tokens`` …
+``cache_write_tokens``: the call's own, never summed into the run's)."""
 
-OUTLINE_VERSION = 3
+OUTLINE_VERSION = 4
 """Part of every cached outline's name: a new outline shape never reads an old cache."""
 
 _TOKENS = "TRY_CAST(try(json_extract_string(payload, '$.{}')) AS BIGINT)"
@@ -128,7 +134,8 @@ SELECT 'score' AS level, run_id, json_extract_string(payload, '$.name') AS type,
        TRY_CAST(json_extract_string(payload, '$.value') AS DOUBLE) AS score_value,
        json_extract_string(payload, '$.label') AS score_label
 FROM {{source}} WHERE type = 'feedback.recorded'
-"""
+UNION ALL BY NAME
+{CALL_ROWS}"""
 """The outline of ``{source}`` (any relation with the event columns)."""
 
 
@@ -299,12 +306,24 @@ def _outline_view(store: StoreView) -> str:
     if not store.outlined:
         files, tables = store.outlines.tables(store, store.files.events)
         con = store.con
-        con.register("_outline_mem", pa.concat_tables([OUTLINE_SCHEMA.empty_table(), *tables]))
-        con.register("_outline_live", Outlines._compute(con, "_live_events"))
-        parts = ["SELECT * FROM _outline_mem", "SELECT * FROM _outline_live"]
+        parts = []
+        if tables:
+            con.register("_outline_mem", pa.concat_tables(tables))
+            parts.append("SELECT * FROM _outline_mem")
+        if _has_live(store.files):  # an empty live set costs nothing (no query planned)
+            con.register("_outline_live", Outlines._compute(con, "_live_events"))
+            parts.append("SELECT * FROM _outline_live")
         if files:
             listed = ", ".join(_quote(p) for p in files)
             parts.append(f"SELECT * FROM read_parquet([{listed}])")
+        if not parts:
+            con.register("_outline_mem", OUTLINE_SCHEMA.empty_table())
+            parts.append("SELECT * FROM _outline_mem")
         con.execute("CREATE OR REPLACE VIEW _outline_all AS " + " UNION ALL BY NAME ".join(parts))
         store.outlined = True
     return "_outline_all"
+
+
+def _has_live(found: FoundFiles) -> bool:
+    """Whether the scan found live events (in memory or spilled)."""
+    return bool(found.live_event_files) or any(b.num_rows for b in found.live_events)

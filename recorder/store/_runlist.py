@@ -222,7 +222,7 @@ def _ns(day: datetime.date) -> int:
 
 
 _RUNS = """
-WITH o AS MATERIALIZED (SELECT * FROM {view}{narrow}),
+WITH o AS MATERIALIZED (SELECT * FROM (SELECT * FROM {view} WHERE level <> 'call'){narrow}),
 r AS (
   SELECT run_id, sum(events) FILTER (WHERE level = 'run')::BIGINT AS events,
          max(last_seq) AS last_seq, min(start_ns) AS start_ns, max(end_ns) AS end_ns,
