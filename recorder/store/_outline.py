@@ -27,7 +27,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from recorder.store._costs import CALL_ROWS
-from recorder.store._views import FAILED_STEP, STEP_TYPES
+from recorder.store._views import DECISION_TYPES, FAILED_STEP, STEP_TYPES
 from recorder.write._layout import SUMMARIES
 
 if TYPE_CHECKING:
@@ -56,20 +56,24 @@ OUTLINE_SCHEMA = pa.schema([
     pa.field("score_value", pa.float64()), pa.field("score_label", pa.string()),
     pa.field("end_seq", pa.int64()), pa.field("provider", pa.string()),
     pa.field("cache_read_tokens", pa.int64()), pa.field("cache_write_tokens", pa.int64()),
+    pa.field("decisions", pa.int64()),
 ])
 """One outline row; the run-level fields are ``NULL`` on iteration and type rows. A
 ``'score'`` row is one ``feedback.recorded`` event: ``type`` its score name, ``last_seq``
 its seq, ``start_ns`` its time, ``score_value``/``score_label`` what it gave. A ``'call'``
 row is one model call (``recorder.store._costs``): ``first_seq``/``end_seq`` its
 ``llm.start``/``llm.end``, its ``model``, ``provider`` and tokens (``input_tokens`` …
-``cache_write_tokens``: the call's own, never summed into the run's)."""
+``cache_write_tokens``: the call's own, never summed into the run's). ``decisions`` counts
+a row's events of the decision types (``recorder.store._views.DECISION_TYPES``)."""
 
 OUTLINE_VERSION = 4
-"""Part of every cached outline's name: a new outline shape never reads an old cache."""
+"""Part of every cached outline's name: a new outline shape never reads an old cache (nor
+does a new list of decision types: the cached counts follow it)."""
 
 _TOKENS = "TRY_CAST(try(json_extract_string(payload, '$.{}')) AS BIGINT)"
 _BLOB = "try(json_extract_string(payload, '$.{}.\"$blob\"'))"
 _STEPS = STEP_TYPES
+_DECISIONS = ", ".join(f"'{t}'" for t in DECISION_TYPES)
 _LABEL = "arg_min(try(json_extract_string(payload, '$.{0}')), seq) FILTER (WHERE type = " \
     "'run.start') AS {0}"
 _labels = ",\n         ".join(
@@ -85,6 +89,7 @@ WITH g AS (
          max(ts) FILTER (WHERE type IN ('run.end', 'run.error')) AS end_ns,
          count(*) FILTER (WHERE type = 'run.end') AS ended,
          count(*) FILTER (WHERE type = 'run.error') AS failed,
+         count(*) FILTER (WHERE type IN ({_DECISIONS})) AS decisions,
          coalesce(arg_min(model, seq) FILTER (WHERE type = 'run.configured'),
                   arg_min(model, seq) FILTER (WHERE type = 'llm.start')) AS model,
          CASE WHEN count(*) FILTER (WHERE type = 'run.configured') > 0 THEN 0
