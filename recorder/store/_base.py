@@ -10,10 +10,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import duckdb
 import pyarrow as pa
+
+if TYPE_CHECKING:
+    from recorder.store._costs import CallFacts
 
 __all__ = ["FoundFiles", "OutlineCache", "StoreView"]
 
@@ -44,6 +47,7 @@ class OutlineCache(Protocol):
 
     in_use: list[Path]
     rebuilt: dict[Path, str]
+    calls: CallFacts
 
     def tables(self, store: StoreView,
                events: Iterable[Path]) -> tuple[list[Path], list[pa.Table]]: ...

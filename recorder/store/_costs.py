@@ -5,21 +5,29 @@ model call of its file: the ``llm.start`` paired with the ``llm.end`` of the
 same rank in the run (as the ``llm_calls`` view pairs them), its model, its
 provider and its token counts. A run's cost is then a join of those rows with
 the price table (``recorder.store._prices``) under :data:`CALL_COST`, not a
-scan of every event's payload. A run whose events lie in more than one file
-(or in a file and the live segments) may have a call started in one and
-answered in the other, so its calls are paired anew from its own events.
+scan of every event's payload. Each outline also carries its :class:`CallFacts`
+(in its Parquet metadata): the models to price and the runs it holds without
+their ``run.start``. Such a run has events in another file (or in a file and
+the live segments), where a call may start that is answered here, so its calls
+are paired anew from its own events.
 """
 
 from __future__ import annotations
 
+import json
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from recorder.store._views import CALL_COST
 
 if TYPE_CHECKING:
+    import duckdb
+    import pyarrow as pa
+
     from recorder.store._base import StoreView
 
-__all__ = ["CALL_PRICES", "CALL_ROWS", "priced_calls"]
+__all__ = ["CALL_PRICES", "CALL_ROWS", "CallFacts", "call_facts", "priced_calls",
+           "with_call_facts"]
 
 _TOKENS = "TRY_CAST(try(json_extract_string(payload, '$.{0}')) AS BIGINT) AS {0}"
 CALL_ROWS = f"""
@@ -38,14 +46,54 @@ LEFT JOIN (SELECT run_id, seq, model, {_TOKENS.format('input_tokens')},
 """The model calls of ``{source}`` (any relation with the event columns), one row each:
 ``first_seq`` its ``llm.start``, ``end_seq`` its ``llm.end`` (``NULL``: never answered)."""
 
+
+@dataclass(frozen=True, slots=True)
+class CallFacts:
+    """What pricing needs of some outlines, known without a query: the ``models`` their call
+    rows name, and the runs ``partial`` there (no ``run.start``: another file may hold the
+    start of a call whose answer is here, so their calls are paired from their events)."""
+
+    models: frozenset[str] = frozenset()
+    partial: frozenset[str] = frozenset()
+
+    def __or__(self, other: CallFacts) -> CallFacts:
+        return CallFacts(self.models | other.models, self.partial | other.partial)
+
+
+FACTS_KEY = b"footprint.calls"
+"""The key of a cached outline's Parquet metadata that holds its :class:`CallFacts`."""
+_FACTS = """
+SELECT (SELECT list(DISTINCT model) FROM _outline_facts WHERE level = 'call'),
+       (SELECT list(DISTINCT run_id) FROM _outline_facts WHERE level = 'run' AND run_id NOT IN (
+            SELECT run_id FROM _outline_facts WHERE level = 'type' AND type = 'run.start'))
+"""
+
+
+def with_call_facts(con: duckdb.DuckDBPyConnection, table: pa.Table) -> pa.Table:
+    """Outline ``table`` with its :class:`CallFacts` in its schema's metadata."""
+    con.register("_outline_facts", table)
+    try:
+        models, partial = con.execute(_FACTS).fetchall()[0]
+    finally:
+        con.unregister("_outline_facts")
+    text = json.dumps({"models": sorted(m for m in models or () if m is not None),
+                       "partial": sorted(partial or ())})
+    return table.replace_schema_metadata({FACTS_KEY: text.encode()})
+
+
+def call_facts(metadata: dict[bytes, bytes] | None) -> CallFacts | None:
+    """The :class:`CallFacts` an outline's metadata holds (``None``: it holds none)."""
+    try:
+        found = json.loads((metadata or {})[FACTS_KEY])
+        return CallFacts(frozenset(map(str, found["models"])),
+                         frozenset(map(str, found["partial"])))
+    except (KeyError, TypeError, ValueError):
+        return None
+
+
 CALL_PRICES = "_call_prices"
 """The registered price table the call rows join (the models of the call rows only)."""
 
-_SPLIT = """
-SELECT (SELECT list(DISTINCT model) FROM {view} WHERE level = 'call' AND model IS NOT NULL),
-       (SELECT list(run_id) FROM (SELECT run_id FROM {view} WHERE level = 'run'
-                                  GROUP BY run_id HAVING count(*) > 1))
-"""
 _PRICED = f"""
 SELECT c.run_id, c.end_seq, {CALL_COST} AS cost_usd
 FROM ({{calls}}) c LEFT JOIN {CALL_PRICES} p ON p.model = c.model"""
@@ -57,13 +105,14 @@ def priced_calls(store: StoreView, view: str, picked: str) -> tuple[str, list[ob
     never answered), and its parameters; registers the price table it joins."""
     from recorder.store._prices import load_prices, prices_arrow
 
-    models, split = store.rows(_SPLIT.format(view=view))[0]
+    facts = store.outlines.calls
+    models, split = list(facts.models), sorted(facts.partial)
     events = ("(SELECT * FROM _events_all WHERE type IN ('llm.start', 'llm.end') "
               "AND run_id IN ?)")
     if split:  # a call answered in another file may name a model no call row names
-        models = [*(models or []), *(m for (m,) in store.rows(
-            f"SELECT DISTINCT model FROM {events} WHERE model IS NOT NULL", [split]))]
-    rows = load_prices(store.root).rows(models or [])
+        models.extend(m for (m,) in store.rows(
+            f"SELECT DISTINCT model FROM {events} WHERE model IS NOT NULL", [split]))
+    rows = load_prices(store.root).rows(models)
     store.con.register(CALL_PRICES, prices_arrow(rows))
     calls = (f"SELECT * FROM {view} WHERE level = 'call' "
              f"AND run_id IN (SELECT run_id FROM {picked})")

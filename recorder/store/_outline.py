@@ -26,7 +26,7 @@ import duckdb
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from recorder.store._costs import CALL_ROWS
+from recorder.store._costs import CALL_ROWS, CallFacts, call_facts, with_call_facts
 from recorder.store._views import DECISION_TYPES, FAILED_STEP, STEP_TYPES
 from recorder.write._layout import SUMMARIES
 
@@ -173,6 +173,9 @@ class Outlines:
         """The cached outline files the outline view reads now."""
         self.rebuilt: dict[Path, str] = {}
         """Damaged cached outlines met by this store, and why (rebuilt since)."""
+        self._facts: dict[str, CallFacts] = {}
+        self.calls = CallFacts()
+        """The :class:`CallFacts` of the outlines the outline view reads now."""
 
     def tables(self, store: StoreView, events: Iterable[Path]) -> tuple[list[Path], list[pa.Table]]:
         """Cached outline files and in-memory outlines covering ``events`` (sealed files)."""
@@ -181,6 +184,7 @@ class Outlines:
         files: list[Path] = []
         tables: list[pa.Table] = []
         damaged: dict[Path, str] = {}
+        facts = CallFacts()
         for path in events:
             try:
                 name = outline_name(path)
@@ -192,24 +196,28 @@ class Outlines:
                 files.append(folder / name)
             else:
                 table = self.compute(store.con, path)
+                self._facts[name] = call_facts(table.schema.metadata) or CallFacts()
                 if self._save(table, folder / name):
                     self._checked.add(name)
                     files.append(folder / name)
                 else:
                     self._memory[name] = table
                     tables.append(table)
+            facts |= self._facts[name]
         _warn_rebuilt(damaged)
-        self.in_use = files
+        self.in_use, self.calls = files, facts
         return files, tables
 
     def _sound(self, path: Path, damaged: dict[Path, str]) -> bool:
         """Whether cached outline ``path`` reads as an outline (checked once per process)."""
         if path.name in self._checked:
             return True
-        problem = outline_problem(path)
-        if problem is None:
+        problem, facts = _inspect(path)
+        if facts is not None:
             self._checked.add(path.name)
+            self._facts[path.name] = facts
             return True
+        problem = problem or "no call facts"
         damaged[path] = problem
         self._drop(path, problem)
         return False
@@ -239,8 +247,9 @@ class Outlines:
 
     @staticmethod
     def compute(con: duckdb.DuckDBPyConnection, path: Path) -> pa.Table:
-        """The outline of sealed events file ``path``, computed from the file."""
-        return Outlines._compute(con, f"read_parquet({_quote(path)})")
+        """The outline of sealed events file ``path``, computed from the file (its
+        :class:`CallFacts` in its metadata)."""
+        return with_call_facts(con, Outlines._compute(con, f"read_parquet({_quote(path)})"))
 
     @staticmethod
     def _compute(con: duckdb.DuckDBPyConnection, source: str) -> pa.Table:
@@ -275,15 +284,21 @@ def _fsync(path: Path) -> None:
 
 def outline_problem(path: Path) -> str | None:
     """Why cached outline ``path`` cannot be used (empty, garbage, another schema), or ``None``."""
+    return _inspect(path)[0]
+
+
+def _inspect(path: Path) -> tuple[str | None, CallFacts | None]:
+    """Why cached outline ``path`` cannot be used (or ``None``), and its call facts."""
     try:
         if path.stat().st_size == 0:
-            return "an empty file"
+            return "an empty file", None
         schema = pq.read_schema(path)
     except Exception as exc:  # a torn footer, garbage
-        return f"{type(exc).__name__}: {' '.join(str(exc).split())[:200]}"
+        return f"{type(exc).__name__}: {' '.join(str(exc).split())[:200]}", None
     if not schema.remove_metadata().equals(OUTLINE_SCHEMA):
-        return "not an outline's schema"
-    return None
+        return "not an outline's schema", None
+    facts = call_facts(schema.metadata)
+    return (None, facts) if facts is not None else ("no call facts in its metadata", None)
 
 
 def _warn_rebuilt(damaged: dict[Path, str]) -> None:
@@ -316,7 +331,9 @@ def _outline_view(store: StoreView) -> str:
             con.register("_outline_mem", pa.concat_tables(tables))
             parts.append("SELECT * FROM _outline_mem")
         if _has_live(store.files):  # an empty live set costs nothing (no query planned)
-            con.register("_outline_live", Outlines._compute(con, "_live_events"))
+            live = with_call_facts(con, Outlines._compute(con, "_live_events"))
+            store.outlines.calls |= call_facts(live.schema.metadata) or CallFacts()
+            con.register("_outline_live", live)
             parts.append("SELECT * FROM _outline_live")
         if files:
             listed = ", ".join(_quote(p) for p in files)

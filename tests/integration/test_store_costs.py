@@ -7,17 +7,21 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import warnings
+import zlib
 from pathlib import Path
 
+import pyarrow.parquet as pq
 import pytest
 
 from footprint.events import Event, LLMEnd, LLMStart, RunEnd, RunStart
 from recorder import ParquetSink, TrendQuery, open_store, trends
 from recorder.store._base import StoreView
-from recorder.store._costs import priced_calls
+from recorder.store._costs import call_facts, priced_calls
 from recorder.store._doctor import bad_outlines
-from recorder.store._outline import outline_view
+from recorder.store._outline import OUTLINE_VERSION, outline_view
 from recorder.store._prices import Price
+from recorder.store._views import DECISION_TYPES
 
 ROOT = Path(__file__).resolve().parents[2]
 DAY = 1_767_225_600_000_000_000  # 2026-01-01 00:00 UTC
@@ -151,3 +155,44 @@ def test_given_a_group_named_in_brackets_when_footprint_stats_then_it_is_printed
     assert done.returncode == 0, done.stderr
     groups = [line.split()[1] for line in done.stdout.splitlines()[1:]]
     assert groups == ["1.0", "[beta]"]
+
+
+def test_given_a_run_whose_answer_is_still_live_when_priced_then_it_pairs_as_in_the_events(
+    tmp_path: Path,
+) -> None:
+    events = _run(1, [("openai", "p", "p", {"input_tokens": 1000, "output_tokens": 100})])
+    root = _write(tmp_path / "store", [events[:2]])  # run.start and llm.start sealed
+    sink = ParquetSink(root)
+    try:
+        sink.export(events[2:3])  # its llm.end in a live segment
+        assert sink.force_flush()
+        with open_store(root) as store:
+            assert store.files.live_events and len(store.files.events) == 1
+            got, want = _from_outlines(store), _from_events(store)
+    finally:
+        sink.shutdown()
+    _same(got, want)
+    assert got[0][1:] == (pytest.approx(0.0045), 0)
+
+
+def test_given_a_cached_outline_without_call_facts_when_read_then_it_is_rebuilt_with_them(
+    tmp_path: Path,
+) -> None:
+    root = _write(tmp_path / "store", [[e for n, c in enumerate(RUNS) for e in _run(n, c)]])
+    with open_store(root) as store:
+        want = _from_outlines(store)
+    (cached,) = (root / "summaries").glob("*.parquet")
+    pq.write_table(pq.read_table(cached).replace_schema_metadata(None), cached)
+    with warnings.catch_warnings(record=True) as caught, open_store(root) as store:
+        warnings.simplefilter("always")
+        got = _from_outlines(store)
+    assert got == want and store.outlines.calls.models == {"p", "q", "r"}
+    assert any("no call facts" in str(w.message) for w in caught)
+    assert call_facts(pq.read_schema(cached).metadata) == store.outlines.calls
+
+
+def test_given_the_decision_types_when_outlines_count_them_then_a_new_list_needs_a_new_version(
+) -> None:
+    # a cached outline's run row counts its decisions: a changed DECISION_TYPES must bump
+    # OUTLINE_VERSION (so no stale count is read), then this pin
+    assert (OUTLINE_VERSION, zlib.crc32(" ".join(DECISION_TYPES).encode())) == (4, 3244560427)
