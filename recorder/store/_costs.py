@@ -99,8 +99,10 @@ SELECT c.run_id, c.end_seq, {CALL_COST} AS cost_usd
 FROM ({{calls}}) c LEFT JOIN {CALL_PRICES} p ON p.model = c.model"""
 
 
-def priced_calls(store: StoreView, view: str, picked: str) -> tuple[str, list[object]]:
-    """A query of every call of the runs of ``picked`` (a relation with ``run_id``):
+def priced_calls(store: StoreView, view: str, picked: str | None = None
+                 ) -> tuple[str, list[object]]:
+    """A query of every call of the runs of ``picked`` (a relation with ``run_id``; ``None``:
+    every run):
     ``run_id``, ``end_seq`` and ``cost_usd`` (``NULL`` when its model is unpriced or it was
     never answered), and its parameters; registers the price table it joins."""
     from recorder.store._prices import load_prices, prices_arrow
@@ -114,8 +116,9 @@ def priced_calls(store: StoreView, view: str, picked: str) -> tuple[str, list[ob
             f"SELECT DISTINCT model FROM {events} WHERE model IS NOT NULL", [split]))
     rows = load_prices(store.root).rows(models)
     store.con.register(CALL_PRICES, prices_arrow(rows))
-    calls = (f"SELECT * FROM {view} WHERE level = 'call' "
-             f"AND run_id IN (SELECT run_id FROM {picked})")
+    calls = f"SELECT * FROM {view} WHERE level = 'call'"
+    if picked is not None:
+        calls += f" AND run_id IN (SELECT run_id FROM {picked})"
     if not split:
         return _PRICED.format(calls=calls), []
     calls = (f"{calls} AND run_id NOT IN ? UNION ALL BY NAME "

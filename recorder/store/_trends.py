@@ -134,7 +134,8 @@ def trends(store: StoreView, query: TrendQuery | None = None) -> pa.Table:
     view = outline_view(store)
     cost, cost_join = "", ""
     if priced(store):
-        calls, more = priced_calls(store, view, "picked")
+        picked = None if where == "true" else "picked"  # no filter: every run's calls
+        calls, more = priced_calls(store, view, picked)
         cost, cost_join, params = _COST_COLUMNS, _COST.format(calls=calls), [*params, *more]
     sql = prefix + _PER_RUN.format(view=view, where=where, key=key, join=join, by=query.by,
                                    cost=cost, cost_join=cost_join)
