@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 
     from recorder.store._base import StoreView
 
-__all__ = ["CALL_PRICES", "CALL_ROWS", "CallFacts", "call_facts", "priced_calls",
+__all__ = ["CALL_PRICES", "CALL_ROWS", "FACTS_KEY", "CallFacts", "call_facts", "priced_calls",
            "with_call_facts"]
 
 _TOKENS = "TRY_CAST(try(json_extract_string(payload, '$.{0}')) AS BIGINT) AS {0}"

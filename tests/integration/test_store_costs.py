@@ -17,7 +17,7 @@ import pytest
 from footprint.events import Event, LLMEnd, LLMStart, RunEnd, RunStart
 from recorder import ParquetSink, TrendQuery, open_store, trends
 from recorder.store._base import StoreView
-from recorder.store._costs import call_facts, priced_calls
+from recorder.store._costs import FACTS_KEY, call_facts, priced_calls
 from recorder.store._doctor import bad_outlines
 from recorder.store._outline import OUTLINE_VERSION, outline_view
 from recorder.store._prices import Price
@@ -196,3 +196,16 @@ def test_given_the_decision_types_when_outlines_count_them_then_a_new_list_needs
     # a cached outline's run row counts its decisions: a changed DECISION_TYPES must bump
     # OUTLINE_VERSION (so no stale count is read), then this pin
     assert (OUTLINE_VERSION, zlib.crc32(" ".join(DECISION_TYPES).encode())) == (4, 3244560427)
+
+
+def test_given_a_cached_outline_whose_call_facts_were_edited_when_checked_then_it_is_named(
+    tmp_path: Path,
+) -> None:
+    root = _write(tmp_path / "store", [[e for n, c in enumerate(RUNS) for e in _run(n, c)]])
+    with open_store(root) as store:
+        outline_view(store)
+    (cached,) = (root / "summaries").glob("*.parquet")
+    edited = {FACTS_KEY: b'{"models": ["p"], "partial": []}'}  # 'q' and 'r' left out
+    pq.write_table(pq.read_table(cached).replace_schema_metadata(edited), cached)
+    with open_store(root) as store:
+        assert [d.path for d in bad_outlines(store, store.files.events)] == [cached]
