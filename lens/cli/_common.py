@@ -6,8 +6,6 @@ import argparse
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
-from lens.playback._stream import clip
-
 if TYPE_CHECKING:
     from recorder import Store
 
@@ -92,6 +90,14 @@ def open_from(args: argparse.Namespace) -> Store:
     warnings.showwarning = one_line
     warnings.simplefilter("always", StoreWarning)
     return open_store(args.store)
+
+
+def clip(value: object, width: int = 70) -> str:
+    """One line of at most ``width`` characters (``lens.playback._stream.clip``, imported on
+    first use: the event catalog it needs costs a command that prints no event ~70 ms)."""
+    from lens.playback._stream import clip as clipped
+
+    return clipped(value, width)
 
 
 def table(columns: Sequence[str], rows: Sequence[Sequence[object]], width: int = 60) -> str:

@@ -6,13 +6,12 @@ import os
 import re
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import duckdb
 import pyarrow as pa
 
 from footprint._errors import ConfigError
-from footprint.events import Event
 from recorder.store._damage import guarded
 from recorder.store._discover import StoreFiles, discover
 from recorder.store._livespill import LiveSpill
@@ -23,7 +22,10 @@ from recorder.store._runref import resolve_ref
 from recorder.store._sandbox import Sandbox
 from recorder.store._views import VIEWS
 from recorder.write._layout import resolve_store
-from recorder.write._rows import BLOB_SCHEMA, CHAIN_SCHEMA, EVENT_SCHEMA, STATS_SCHEMA
+from recorder.write._schemas import BLOB_SCHEMA, CHAIN_SCHEMA, EVENT_SCHEMA, STATS_SCHEMA
+
+if TYPE_CHECKING:
+    from footprint.events import Event
 
 __all__ = ["Store", "open_store"]
 

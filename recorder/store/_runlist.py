@@ -21,8 +21,6 @@ import pyarrow as pa
 from footprint._errors import ConfigError, did_you_mean
 from recorder.store._filters import WHERE_KEYS, parse_score, parse_since, parse_where
 from recorder.store._outline import outline_view
-from recorder.store._reader import BLOB_TEXTS
-from recorder.store._runcheck import checked_against_record
 from recorder.store._views import CALL_COST
 
 if TYPE_CHECKING:
@@ -222,7 +220,7 @@ def _ns(day: datetime.date) -> int:
 
 
 _RUNS = """
-WITH o AS MATERIALIZED (SELECT * FROM {view}{narrow}),
+WITH o AS MATERIALIZED (SELECT * FROM (SELECT * FROM {view} WHERE level <> 'call'){narrow}),
 r AS (
   SELECT run_id, sum(events) FILTER (WHERE level = 'run')::BIGINT AS events,
          max(last_seq) AS last_seq, min(start_ns) AS start_ns, max(end_ns) AS end_ns,
@@ -310,6 +308,8 @@ def list_runs(store: StoreView, query: RunQuery | None = None, *,
     on top of ``query`` (or the default query). ``costs=False`` leaves
     ``cost_usd``/``unpriced_calls`` ``NULL`` (they read the page's model calls, a scan of
     each run's calls: ``footprint show`` prices as it streams)."""
+    from recorder.store._runcheck import checked_against_record
+
     query = _merged(query, where)
     base, (where, params) = _base(store, query)
     order = "DESC" if query.newest_first else "ASC"
@@ -382,6 +382,8 @@ def _with_blobs(store: StoreView, table: pa.Table, column: str, blob: str) -> pa
     digests = [d for d in table.column(blob).to_pylist() if d]
     if not digests:
         return table
+    from recorder.store._reader import BLOB_TEXTS  # the event reader: only when needed
+
     texts = dict(store.rows(BLOB_TEXTS, [digests]))
     held = pa.array([texts.get(d) if d else None
                      for d in table.column(blob).to_pylist()], pa.string())
