@@ -21,7 +21,14 @@ if TYPE_CHECKING:
     from recorder.store._discover import StoreWarning
     from recorder.store._query import EventQuery
     from recorder.store._reader import DECODE_COLUMNS, StoreReader
-    from recorder.store._runlist import RUN_COLUMNS, STATUSES, RunQuery, count_runs, list_runs
+    from recorder.store._runlist import (
+        RUN_COLUMNS,
+        STATUSES,
+        RunQuery,
+        count_runs,
+        list_runs,
+        run_costs,
+    )
     from recorder.store._sandbox import SqlRefused
     from recorder.store._summary import IterationSpan, RunSummary
     from recorder.store._trends import TrendQuery, trends
@@ -88,6 +95,7 @@ _HOME = {
     "RunQuery": "recorder.store._runlist",
     "count_runs": "recorder.store._runlist",
     "list_runs": "recorder.store._runlist",
+    "run_costs": "recorder.store._runlist",
     "SqlRefused": "recorder.store._sandbox",
     "DROP": "recorder.write._sink",
     "Drop": "recorder.write._sink",
@@ -160,6 +168,7 @@ __all__ = [
     "record_canonical",
     "record_scores",
     "row_check",
+    "run_costs",
     "trends",
     "upcast",
     "verify_run",

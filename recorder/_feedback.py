@@ -4,7 +4,10 @@ A score is one ``feedback.recorded`` event of the run it judges. In a store
 it is appended after the run's terminal event as a segment of its own (no
 sealed file is rewritten): the run's chain is walked and verified first, and
 the new record continues it (its row check and the SHA-256 head), so
-``footprint verify`` covers it like every other record. With an
+``footprint verify`` covers it like every other record. A run recorded
+with a chain key (``ParquetSink(chain_key=…)``) takes feedback only with
+that key (``chain_key=…``, ``$FOOTPRINT_CHAIN_KEY``, ``--key-file``): its
+head is the HMAC like the run's, and without the key nothing is written. With an
 ``OTelSink`` it goes out as a ``gen_ai.evaluation.result`` under the run's
 root span (``recorder.otel._mapping.evaluation_span``).
 """
@@ -27,6 +30,7 @@ from recorder.otel._sink import OTelSink
 from recorder.store._catalog import Store, open_store
 from recorder.store._runlist import RunQuery, count_runs, list_runs
 from recorder.store._verify import ChainTail, chain_tail
+from recorder.write._chain import KEY_ENV, KEYED_FORMAT, chain_key
 from recorder.write._parquet_sink import ParquetSink
 from recorder.write._sink import ExportResult
 
@@ -106,30 +110,37 @@ def _moment(at: datetime.datetime | int | None) -> int:
 def feedback(target: Target | Sequence[Target], run_id: str, name: str, *,
              value: float | None = None, label: str | None = None,
              comment: str | None = None, by: str | None = None,
-             at: datetime.datetime | int | None = None) -> FeedbackRecorded:
+             at: datetime.datetime | int | None = None,
+             chain_key: bytes | str | None = None) -> FeedbackRecorded:
     """Attach a score to a recorded run; returns the ``feedback.recorded`` event written.
 
     ``target``: a store (``Store``, a path, or the ``ParquetSink`` that wrote
     it), an ``OTelSink``, or a sequence of those. In a store the run is found
     by id (a unique prefix or ``last`` works), its chain verified, and the
     event appended after its end in a new segment. ``at`` defaults to now.
+    ``chain_key`` (default ``$FOOTPRINT_CHAIN_KEY``): the key a keyed run was
+    recorded with; a keyed run without it, or a plain run with one, is refused.
     """
     score = Score(name=name, value=value, label=label, comment=comment)
     if by is not None and not isinstance(by, str):
         raise ConfigError(f"feedback(by={by!r}): pass who gave it as text (a user id)")
-    return record_scores(target, [(run_id, score)], by=by, at=_moment(at))[0]
+    return record_scores(target, [(run_id, score)], by=by, at=_moment(at),
+                         chain_key=chain_key)[0]
 
 
 def record_scores(target: Target | Sequence[Target], scores: Iterable[tuple[str, Score]], *,
-                  by: str | None = None, at: int | None = None) -> list[FeedbackRecorded]:
-    """Write many ``(run_id, Score)`` at once: one new segment for all of them."""
+                  by: str | None = None, at: int | None = None,
+                  chain_key: bytes | str | None = None) -> list[FeedbackRecorded]:
+    """Write many ``(run_id, Score)`` at once: one new segment for all of them
+    (``chain_key``: as :func:`feedback` takes it)."""
     stores, mirrors = _targets(target)
     pending = list(scores)
     events: list[FeedbackRecorded] = []
     stamp = time.time_ns() if at is None else at
     if stores:
+        secret = _secret(chain_key)
         for root in stores:
-            events = _append(root, pending, by, stamp)
+            events = _append(root, pending, by, stamp, secret)
     else:
         events = [_event(run, score, by, stamp, seq=0, turn=0) for run, score in pending]
     for sink in mirrors:
@@ -160,6 +171,16 @@ def _targets(target: object) -> tuple[list[Store | str | os.PathLike[str]], list
     return stores, mirrors
 
 
+def _secret(given: bytes | str | None) -> bytes | None:
+    """The key feedback is chained with: ``given``, else ``$FOOTPRINT_CHAIN_KEY``, else none."""
+    raw = given if given is not None else os.environ.get(KEY_ENV) or None
+    try:
+        return chain_key(raw, origin="feedback(chain_key=…)" if given is not None
+                         else f"${KEY_ENV}")
+    except ValueError as exc:
+        raise ConfigError(str(exc)) from None
+
+
 def _event(run_id: str, score: Score, by: str | None, ts: int, *, seq: int,
            turn: int) -> FeedbackRecorded:
     return FeedbackRecorded(
@@ -179,35 +200,36 @@ def _one_at_a_time(root: Path) -> Iterator[None]:
 
 
 def _append(where: Store | str | os.PathLike[str], pending: list[tuple[str, Score]],
-            by: str | None, ts: int) -> list[FeedbackRecorded]:
+            by: str | None, ts: int, key: bytes | None) -> list[FeedbackRecorded]:
     store = where if isinstance(where, Store) else open_store(where)
     try:
         with _one_at_a_time(store.root):
-            return _append_locked(store, pending, by, ts)
+            return _append_locked(store, pending, by, ts, key)
     finally:
         if not isinstance(where, Store):
             store.close()
 
 
 def _append_locked(store: Store, pending: list[tuple[str, Score]], by: str | None,
-                   ts: int) -> list[FeedbackRecorded]:
+                   ts: int, key: bytes | None) -> list[FeedbackRecorded]:
     store.refresh()
     tails: dict[str, tuple[ChainTail, int]] = {}
     events: list[FeedbackRecorded] = []
     for ref, score in pending:
         run_id = store.resolve_run(ref)
         if run_id not in tails:
-            tails[run_id] = (_tail(store, run_id), _turn(store, run_id))
+            tails[run_id] = (_tail(store, run_id, key), _turn(store, run_id))
         tail, turn = tails[run_id]
         seq = tail.next_seq + len([e for e in events if e.run_id == run_id])
         events.append(_event(run_id, score, by, ts, seq=seq, turn=turn))
-    _write(store.root, events, [t for t, _ in tails.values()])
+    _write(store.root, events, [t for t, _ in tails.values()], key)
     store.refresh()
     return events
 
 
-def _tail(store: Store, run_id: str) -> ChainTail:
-    tail = chain_tail(store, run_id)
+def _tail(store: Store, run_id: str, key: bytes | None) -> ChainTail:
+    _same_keying(store, run_id, key)
+    tail = chain_tail(store, run_id, key=key)
     if not isinstance(tail, ChainTail):
         raise RunError(f"run {run_id!r} cannot take feedback: its chain is {tail.summary()}; "
                        f"see `footprint verify {run_id}`")
@@ -217,13 +239,32 @@ def _tail(store: Store, run_id: str) -> ChainTail:
     return tail
 
 
+def _same_keying(store: Store, run_id: str, key: bytes | None) -> None:
+    """Refuse feedback whose head would not be the kind the run's heads are: HMACs under
+    the key for a keyed run, plain digests for a plain one."""
+    kinds = {k for (k,) in store.rows("SELECT DISTINCT format FROM _chain_all WHERE run_id = ?",
+                                      [run_id])}
+    where = str(store.root)
+    if KEYED_FORMAT in kinds and key is None:
+        raise ConfigError(
+            f"run {run_id!r} in store {where!r} was recorded with a chain key, and its "
+            "feedback must be chained with the same key: pass `--key-file FILE` (footprint "
+            f"feedback/evaluate), chain_key=… (recorder.feedback/evaluate) or ${KEY_ENV}")
+    if kinds and KEYED_FORMAT not in kinds and key is not None:
+        raise ConfigError(
+            f"run {run_id!r} in store {where!r} was recorded without a chain key, but a key "
+            f"was given (--key-file, chain_key=… or ${KEY_ENV}); drop it so the feedback is "
+            "chained like the run")
+
+
 def _turn(store: Store, run_id: str) -> int:
     found = store.rows("SELECT max(turn) FROM _events_all WHERE run_id = ?", [run_id])
     return int(found[0][0] or 0)
 
 
-def _write(root: Any, events: list[FeedbackRecorded], tails: list[ChainTail]) -> None:
-    sink = ParquetSink(root, adopt=False)
+def _write(root: Any, events: list[FeedbackRecorded], tails: list[ChainTail],
+           key: bytes | None) -> None:
+    sink = ParquetSink(root, adopt=False, chain_key=key)
     try:
         for tail in tails:
             sink.resume_chain(tail.run_id, check=tail.check, stream=tail.stream,
@@ -239,28 +280,32 @@ Judge = Callable[[StoredRun], "Score | Iterable[Score] | None"]
 def evaluate(store: Store | str | os.PathLike[str], judge: Judge, *,
              where: str | Mapping[str, object] | None = None, by: str | None = None,
              progress: Callable[[int, int], object] | None = None,
-             mirrors: Sequence[OTelSink] = ()) -> list[FeedbackRecorded]:
+             mirrors: Sequence[OTelSink] = (),
+             chain_key: bytes | str | None = None) -> list[FeedbackRecorded]:
     """Run ``judge(run) -> Score`` (or several, or ``None``) over the stored runs that
     match ``where`` and record what it returns as feedback (``by``: the judge's name).
-    ``progress(done, total)`` hears each run."""
+    ``progress(done, total)`` hears each run; ``chain_key`` as :func:`feedback` takes it."""
+    secret = _secret(chain_key)
     opened = store if isinstance(store, Store) else open_store(store)
     try:
-        scores = list(_judged(opened, judge, where, progress))
+        scores = list(_judged(opened, judge, where, progress, secret))
         if not scores:
             return []
-        return record_scores([opened, *mirrors], scores, by=by)
+        return record_scores([opened, *mirrors], scores, by=by, chain_key=secret)
     finally:
         if not isinstance(store, Store):
             opened.close()
 
 
 def _judged(store: Store, judge: Judge, where: str | Mapping[str, object] | None,
-            progress: Callable[[int, int], object] | None) -> Iterator[tuple[str, Score]]:
+            progress: Callable[[int, int], object] | None,
+            key: bytes | None) -> Iterator[tuple[str, Score]]:
     query = RunQuery.from_where(where or {}, limit=10**9, newest_first=False)
     total = count_runs(store, query)
     for done, row in enumerate(list_runs(store, query).to_pylist(), 1):
         if row["status"] == "incomplete":
             continue  # still running or cut off: nothing to judge yet
+        _same_keying(store, row["run_id"], key)  # before the judge spends anything on it
         said = judge(StoredRun(run_id=row["run_id"], row=row, store=store))
         for score in [said] if isinstance(said, Score) else list(said or ()):
             if not isinstance(score, Score):

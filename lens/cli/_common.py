@@ -6,12 +6,11 @@ import argparse
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
-from lens.playback._stream import clip
-
 if TYPE_CHECKING:
     from recorder import Store
 
-__all__ = ["MAX_COUNT", "clip", "count_arg", "open_from", "seconds_arg", "table", "usd"]
+__all__ = ["MAX_COUNT", "chain_key_from", "clip", "count_arg", "key_file_option", "open_from",
+           "seconds_arg", "table"]
 
 MAX_COUNT = 1_000_000_000  # the largest count an option takes (a --limit, --seeds, …)
 
@@ -43,6 +42,33 @@ def seconds_arg(text: str) -> float:
     return value
 
 
+def key_file_option(parser: argparse.ArgumentParser, what: str) -> None:
+    """Add ``--key-file FILE``: the chain key ``what`` needs for a keyed run."""
+    parser.add_argument("--key-file", metavar="FILE", default=None,
+                        help=f"the chain key the run was recorded with (default: "
+                             f"$FOOTPRINT_CHAIN_KEY); {what}")
+
+
+def chain_key_from(path: str | None) -> bytes | None:
+    """The chain key from ``--key-file`` (its bytes, one trailing newline dropped), else
+    ``$FOOTPRINT_CHAIN_KEY``, else ``None``."""
+    import os
+
+    from footprint._errors import ConfigError
+    from recorder.write._chain import KEY_ENV
+
+    if path is None:
+        text = os.environ.get(KEY_ENV)
+        return text.encode("utf-8") if text else None
+    try:
+        with open(path, "rb") as file:
+            data = file.read(1 << 16)
+    except OSError as exc:
+        raise ConfigError(f"--key-file {path!r}: {exc.strerror or exc}; pass the file that "
+                          "holds the chain key") from None
+    return data[:-2] if data.endswith(b"\r\n") else data.removesuffix(b"\n")
+
+
 def open_from(args: argparse.Namespace) -> Store:
     """The store named by ``--store`` (or the default); each unreadable file it skips,
     now or when a later read meets it, is one ``footprint: warning:`` line on stderr."""
@@ -66,11 +92,12 @@ def open_from(args: argparse.Namespace) -> Store:
     return open_store(args.store)
 
 
-def usd(cost: float | None, unpriced: int = 0) -> str:
-    """A cost as the CLI prints it: ``$0.000450``, or ``unpriced`` (never a made-up 0)."""
-    if cost is None or unpriced:
-        return "unpriced"
-    return f"${cost:.8f}".rstrip("0").rstrip(".") if cost < 1 else f"${cost:,.2f}"
+def clip(value: object, width: int = 70) -> str:
+    """One line of at most ``width`` characters (``lens.playback._stream.clip``, imported on
+    first use: the event catalog it needs costs a command that prints no event ~70 ms)."""
+    from lens.playback._stream import clip as clipped
+
+    return clipped(value, width)
 
 
 def table(columns: Sequence[str], rows: Sequence[Sequence[object]], width: int = 60) -> str:

@@ -3,8 +3,10 @@
 ``FUNC(run) -> recorder.Score`` (or a list of them, or ``None``) is called
 once per matching run that ended (``run`` is a ``recorder.StoredRun``: its
 ``row`` of ``runs``, ``answer``, ``status`` and ``events()``); every score
-is recorded as feedback, ``by`` ``judge:MODULE:FUNC``. A rich progress bar
-runs on stderr. Exit 0 done, 2 bad input.
+is recorded as feedback, ``by`` ``judge:MODULE:FUNC`` (on keyed runs
+chained with ``--key-file FILE`` or ``$FOOTPRINT_CHAIN_KEY``; a keyed run
+without it is refused before the judge sees it). A rich progress bar runs
+on stderr. Exit 0 done, 2 bad input.
 """
 
 from __future__ import annotations
@@ -12,6 +14,8 @@ from __future__ import annotations
 import argparse
 from collections import defaultdict
 from typing import Any
+
+from lens.cli._common import key_file_option
 
 __all__ = ["add_parser", "run"]
 
@@ -30,12 +34,13 @@ def add_parser(sub: Any) -> None:
                         "answer)")
     p.add_argument("--store", metavar="DIR", default=None,
                    help="the store directory (default: $FOOTPRINT_STORE or ./.footprint)")
+    key_file_option(p, "each score is chained with it")
 
 
 def run(args: argparse.Namespace) -> int:
     """Judge the runs and record the scores; 0 done."""
     from footprint._errors import ConfigError
-    from lens.cli._common import open_from
+    from lens.cli._common import chain_key_from, open_from
     from lens.cli._progress import progress
     from lens.playback._agent_ref import load_target
     from recorder import RunQuery, count_runs, evaluate
@@ -49,7 +54,8 @@ def run(args: argparse.Namespace) -> int:
         query = RunQuery.from_where(args.where or {}, limit=10**9)
         with progress("judging", count_runs(store, query), "runs") as advance:
             events = evaluate(store, judge, where=args.where, by=f"judge:{args.judge}",
-                              progress=lambda done, _total: advance(done))
+                              progress=lambda done, _total: advance(done),
+                              chain_key=chain_key_from(args.key_file))
     if not events:
         print("no scores recorded (no matching run that ended, or the judge returned none)")
         return 0

@@ -1,8 +1,10 @@
-"""``footprint feedback RUN --name helpful --value 0 --comment "…"``: a score on a run.
+"""``footprint feedback RUN --name helpful --value 0 [--key-file FILE]``: a score on a run.
 
 Appended to the store as the run's ``feedback.recorded`` event, chained
-after its end (``recorder.feedback``). Exit 0 written, 2 bad input (an
-unknown run, no value and no label, a run not ended or whose chain is broken).
+after its end (``recorder.feedback``; on a keyed run with ``--key-file``
+or ``$FOOTPRINT_CHAIN_KEY``). Exit 0 written, 2 bad input (an
+unknown run, no value and no label, a run not ended or whose chain is broken,
+a keyed run without its key).
 """
 
 from __future__ import annotations
@@ -10,6 +12,8 @@ from __future__ import annotations
 import argparse
 import math
 from typing import Any
+
+from lens.cli._common import key_file_option
 
 __all__ = ["add_parser", "run"]
 
@@ -38,16 +42,18 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--by", default=None, help="who gave it (a user id)")
     p.add_argument("--store", metavar="DIR", default=None,
                    help="the store directory (default: $FOOTPRINT_STORE or ./.footprint)")
+    key_file_option(p, "the feedback is chained with it")
 
 
 def run(args: argparse.Namespace) -> int:
     """Write the feedback; 0 written."""
-    from lens.cli._common import open_from
+    from lens.cli._common import chain_key_from, open_from
     from recorder import feedback
 
     with open_from(args) as store:
         event = feedback(store, args.run, args.name, value=args.value, label=args.label,
-                         comment=args.comment, by=args.by)
+                         comment=args.comment, by=args.by,
+                         chain_key=chain_key_from(args.key_file))
     given = [f"value {event.value:g}"] if event.value is not None else []
     given += [f"label {event.label!r}"] if event.label is not None else []
     print(f"feedback {event.name!r} ({', '.join(given)}) recorded on run {event.run_id} "

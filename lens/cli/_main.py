@@ -7,7 +7,7 @@ import importlib
 import os
 import sys
 from collections.abc import Sequence
-from typing import NoReturn
+from typing import Any, NoReturn
 
 __all__ = ["build_parser", "main"]
 
@@ -50,7 +50,6 @@ def _store_option(p: argparse.ArgumentParser) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from lens.cli._common import MAX_COUNT, count_arg
     from lens.cli._exits import epilog, short_epilog
 
     parser = _Parser(
@@ -61,6 +60,21 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action=_Version, nargs=0,
                         help="show the installed version and exit")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    _add_store_commands(sub)
+    importlib.import_module("lens.cli._export_otlp").add_parser(sub)
+    for name in ("lens", "replay", "diff", "why", "graph", "snapshot", "doctor", "stats",
+                 "receive", "ingest", "feedback", "evaluate", "compact"):
+        importlib.import_module(f"lens.cli._{name}").add_parser(sub)
+    for p in sub.choices.values():
+        p.epilog = p.epilog or short_epilog()
+    return parser
+
+
+def _add_store_commands(sub: Any) -> None:
+    """``demo``, ``runs``, ``show``, ``sql`` and ``verify``: the commands whose options live
+    here (every other command registers its own parser)."""
+    from lens.cli._common import MAX_COUNT, count_arg, key_file_option
+
     demo = sub.add_parser(
         "demo", help="run the bundled support-desk agent offline into the store, then explain it"
     )
@@ -86,18 +100,9 @@ def build_parser() -> argparse.ArgumentParser:
                           "stderr says when rows were cut")
     verify = sub.add_parser("verify", help="check a run's SHA-256 hash chain")
     verify.add_argument("run", metavar="RUN", help="a run id, a unique prefix, or 'last'")
-    verify.add_argument("--key-file", metavar="FILE", default=None,
-                        help="the chain key the run was recorded with (default: "
-                             "$FOOTPRINT_CHAIN_KEY); every head must then be its HMAC")
+    key_file_option(verify, "every head must then be its HMAC")
     for p in (demo, runs, show, sql, verify):
         _store_option(p)
-    importlib.import_module("lens.cli._export_otlp").add_parser(sub)
-    for name in ("lens", "replay", "diff", "why", "graph", "snapshot", "doctor", "stats",
-                 "receive", "ingest", "feedback", "evaluate", "compact"):
-        importlib.import_module(f"lens.cli._{name}").add_parser(sub)
-    for p in sub.choices.values():
-        p.epilog = p.epilog or short_epilog()
-    return parser
 
 
 class _Version(argparse.Action):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from lens.cli._common import open_from, table, usd
+from lens.cli._common import open_from, table
 
 __all__ = ["add_filters", "run"]
 
@@ -56,6 +56,7 @@ def _scores(value: Any) -> str:
 
 def run(args: argparse.Namespace) -> int:
     from recorder import count_runs, list_runs
+    from recorder.store._prices import usd
 
     query = _query(args)  # bad filter text fails before the store is opened
     store = open_from(args)

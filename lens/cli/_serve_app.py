@@ -8,7 +8,7 @@ from pathlib import Path
 
 import aiohttp_jinja2
 import jinja2
-from aiohttp import web
+from aiohttp import WSCloseCode, web
 from textual_serve.app_service import AppService
 from textual_serve.server import Server, to_int
 
@@ -41,6 +41,7 @@ class LensServer(Server):
                          title="footprint lens")
         self.root, self.token, self.first, self.view = root, token, first, view
         self.follow, self.agent = follow, agent
+        self._sockets: set[web.WebSocketResponse] = set()
 
     def initialize_logging(self) -> None:
         quiet_logging()
@@ -56,7 +57,15 @@ class LensServer(Server):
         routes.append(web.static("/static", self.statics_path, name="static"))
         app.add_routes(routes)
         app.on_startup.append(self.on_startup)
+        app.on_shutdown.append(self._close_sessions)
         return app
+
+    async def _close_sessions(self, app: web.Application) -> None:
+        """On Ctrl-C, close every open websocket, so each session's handler ends its lens
+        process and returns (aiohttp would otherwise wait for the browsers to go)."""
+        await asyncio.gather(*(ws.close(code=WSCloseCode.GOING_AWAY,
+                                        message=b"footprint lens stopped")
+                               for ws in list(self._sockets)), return_exceptions=True)
 
     def _allowed(self, request: web.Request) -> None:
         given = request.query.get("token") or request.cookies.get(COOKIE)
@@ -102,6 +111,7 @@ class LensServer(Server):
         run, view = await self._target(request)
         websocket = web.WebSocketResponse(heartbeat=15)
         await websocket.prepare(request)
+        self._sockets.add(websocket)
         async def close() -> None:
             await websocket.close()
 
@@ -116,5 +126,6 @@ class LensServer(Server):
         except asyncio.CancelledError:
             await websocket.close()
         finally:
+            self._sockets.discard(websocket)
             await service.stop()
         return websocket

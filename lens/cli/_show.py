@@ -25,8 +25,9 @@ from footprint.events import (
     ToolEnd,
     ToolStart,
 )
-from lens.cli._common import clip, open_from, usd
+from lens.cli._common import clip, open_from
 from lens.playback._foreign import source_lines
+from recorder.store._prices import usd
 
 if TYPE_CHECKING:
     from recorder import Store

@@ -88,23 +88,60 @@ def _cost(row: dict[str, Any]) -> str:
     return text + (f" +{row['unpriced']} unpriced" if row["unpriced"] else "")
 
 
+_LEFT = ("bucket", "group")
+_WIDTH = 100
+"""The narrowest console the table is drawn for."""
+
+
 def _print_table(rows: list[dict[str, Any]], *, priced: bool, grouped: bool, by: str) -> None:
+    heads = ["bucket", *(["group"] if grouped else []), "runs", "errors", "p50 ms", "p90 ms",
+             "p99 ms", "tokens", "tok/run", "decisions", *(["cost"] if priced else [])]
+    stamp = "%Y-%m-%d %H:00" if by == "hour" else "%Y-%m-%d"
+    cells = [[r["bucket"].strftime(stamp), *([r["group"] or "—"] if grouped else []),
+              f"{r['runs']:,}", f"{r['error_rate']:.1%}", _ms(r["p50_ms"]), _ms(r["p90_ms"]),
+              _ms(r["p99_ms"]), f"{r['tokens']:,}", f"{r['tokens_per_run']:,.0f}",
+              f"{r['decisions']:,}", *([_cost(r)] if priced else [])] for r in rows]
+    text = _plain(heads, cells)
+    if text is not None:
+        print(text)
+        return
     from rich.console import Console
     from rich.table import Table
 
     view = Table(box=None, header_style="bold", pad_edge=False)
-    heads = ["bucket", *(["group"] if grouped else []), "runs", "errors", "p50 ms", "p90 ms",
-             "p99 ms", "tokens", "tok/run", "decisions"]
-    for head in [*heads, *(["cost"] if priced else [])]:
-        view.add_column(head, justify="left" if head in ("bucket", "group") else "right")
-    stamp = "%Y-%m-%d %H:00" if by == "hour" else "%Y-%m-%d"
-    for r in rows:
-        view.add_row(r["bucket"].strftime(stamp), *([r["group"] or "—"] if grouped else []),
-                     f"{r['runs']:,}", f"{r['error_rate']:.1%}", _ms(r["p50_ms"]),
-                     _ms(r["p90_ms"]), _ms(r["p99_ms"]), f"{r['tokens']:,}",
-                     f"{r['tokens_per_run']:,.0f}", f"{r['decisions']:,}",
-                     *([_cost(r)] if priced else []))
-    Console(width=max(100, Console().width), highlight=False).print(view)
+    for head in heads:
+        view.add_column(head, justify="left" if head in _LEFT else "right")
+    for row in cells:
+        view.add_row(*row)
+    console = Console(highlight=False, markup=False)  # a group named "[beta]" is text
+    console.width = max(_WIDTH, console.width)
+    console.print(view)
+
+
+def _plain(heads: list[str], cells: list[list[str]]) -> str | None:
+    """The table as ``rich`` draws it (no box, two spaces between columns, each header
+    justified as its column) when that is plain text: printed to a file or a pipe, every
+    cell one word-or-phrase of printable ASCII (or "—"), no wider than the console; else
+    ``None`` (``rich`` draws it: colour, wrapping, wide characters)."""
+    import os
+
+    if sys.stdout.isatty() or os.environ.keys() & {"FORCE_COLOR", "TTY_COMPATIBLE"}:
+        return None
+    if not all(_simple(c) for c in (*heads, *(c for row in cells for c in row))):
+        return None
+    widths = [max(len(c) for c in column) for column in zip(heads, *cells, strict=True)]
+    if sum(widths) + 2 * (len(widths) - 1) > _WIDTH:
+        return None
+    return "\n".join(
+        "  ".join(c.ljust(w) if h in _LEFT else c.rjust(w)
+                  for h, c, w in zip(heads, row, widths, strict=True))
+        for row in (heads, *cells))
+
+
+def _simple(cell: str) -> bool:
+    """Printable ASCII or "—", no space at either end nor two together."""
+    return (cell == cell.strip() and "  " not in cell
+            and all(" " <= ch <= "~" or ch == "—" for ch in cell))
 
 
 def _plots(table: Any, by: str) -> str:

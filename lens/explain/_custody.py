@@ -10,6 +10,12 @@ its recorded request) are on the chain too.
 The pieces are then ranked by word overlap with the answer. That ranking is
 correlational: it says what the answer resembles, never what caused it —
 only a counterfactual re-run (remove the piece, run again) can say that.
+
+A failed run may have no answer: its last model call raised (or never
+returned), so it has an ``llm.start`` and no ``llm.end``. :func:`failing_custody`
+walks back from that call the same way — its prompt's pieces, their admitting
+events, their births, the tool results it read — ranked by overlap with the
+error instead of an answer.
 """
 
 from __future__ import annotations
@@ -33,7 +39,8 @@ from footprint.events import (
     ToolStart,
 )
 
-__all__ = ["Custody", "Piece", "ToolRead", "answer_custody", "overlap", "said"]
+__all__ = ["Custody", "Piece", "ToolRead", "answer_custody", "failing_custody", "overlap",
+           "said"]
 
 _WORD = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
 _STOP = frozenset((
@@ -112,6 +119,9 @@ class Custody:
     pieces: tuple[Piece, ...]
     tools: tuple[ToolRead, ...] = ()
     tools_from_request: bool = True
+    error: str | None = None
+    """Set when ``call`` never replied (it raised, or has not returned): what ended it.
+    ``answer`` is then empty and the ranking is by overlap with ``error``."""
 
 
 def _call(events: Sequence[Event], step: str | None) -> tuple[LLMStart, LLMEnd] | None:
@@ -172,18 +182,35 @@ def answer_custody(events: Sequence[Event], step: str | None = None) -> Custody 
     if final is None:
         return None
     start, end = final
-    answer = said(end)
+    return _walk(events, start, said(end))
+
+
+def failing_custody(events: Sequence[Event], step: str, error: str) -> Custody | None:
+    """Walk back from model call ``step``, which raised or never returned (``error`` says
+    what ended it): its custody as :func:`answer_custody` walks an answer's, the pieces
+    ranked by overlap with ``error``. ``None`` when ``step`` has no ``llm.start``."""
+    start = next((e for e in events if isinstance(e, LLMStart) and e.step_id == step), None)
+    if start is None:
+        return None
+    return _walk(events, start, "", error=error)
+
+
+def _walk(events: Sequence[Event], start: LLMStart, answer: str, *,
+          error: str | None = None) -> Custody:
+    """The custody of the call ``start``, its pieces ranked by overlap with ``answer`` (or,
+    when it never replied, with ``error``)."""
+    against = answer if error is None else error
     by_seq = {e.seq: e for e in events}
     born = {e.injection_id: e for e in events if isinstance(e, InjectionDeclared)}
     pieces = [
         Piece(landed=e, allowed=by_seq.get(e.admitted_by) if e.admitted_by is not None else None,
               born=born.get(e.injection_id or ""),
-              score=overlap(e.raw_content or e.content_summary, answer))
+              score=overlap(e.raw_content or e.content_summary, against))
         for e in events
         if isinstance(e, ContextInjected) and e.iteration == start.iteration
         and e.slot != "tools" and e.seq < start.seq
     ]
     pieces.sort(key=lambda p: (-p.score, p.landed.position))
-    tools, from_request = _tool_reads(events, start, answer)
+    tools, from_request = _tool_reads(events, start, against)
     return Custody(answer=answer, call=start, pieces=tuple(pieces), tools=tools,
-                   tools_from_request=from_request)
+                   tools_from_request=from_request, error=error)

@@ -32,6 +32,7 @@ from footprint.events import (
     ToolEnd,
 )
 from lens.explain._custody import said
+from lens.explain._tier import Tier, Words
 
 __all__ = [
     "Call",
@@ -179,13 +180,26 @@ def _walk(events: Sequence[Event], explained: LLMStart) -> tuple[Call, ...]:
     return tuple(sorted(calls.values(), key=lambda c: c.start.seq))
 
 
-def causal_past(events: Sequence[Event], step: str | None = None) -> Past:
-    """Walk back from ``step`` (default: the last model call); a ``ConfigError`` when none."""
+def _nothing_to_explain(events: Sequence[Event], started: bool, words: Words) -> str:
+    """Why no trial can explain the run: no ``run.start``, no model call, or a model call
+    that failed before it replied (there is no answer to compare trials with)."""
+    failed = next((e.step_id for e in reversed(events) if isinstance(e, LLMStart)), None)
+    if started and failed is not None:
+        return (f"model call {failed} failed before it replied (no llm.end), so the run has "
+                f"no answer for {words.trials} to change; `footprint show RUN` and the lens "
+                "why screen explain the failure from that call")
+    return ("the run has no model call (or no run.start) to explain; pick a run that "
+            "answered (see `footprint runs`)")
+
+
+def causal_past(events: Sequence[Event], step: str | None = None,
+                words: Words = Tier.RERUN.words) -> Past:
+    """Walk back from ``step`` (default: the last model call); a ``ConfigError`` when none.
+    ``words``: the tier's, for the messages and flags that name its trials."""
     run_start = next((e for e in events if isinstance(e, RunStart)), None)
     ends = [e for e in events if isinstance(e, LLMEnd)]
     if run_start is None or not ends:
-        raise ConfigError("the run has no model call (or no run.start) to explain; pick a "
-                          "run that answered (see `footprint runs`)")
+        raise ConfigError(_nothing_to_explain(events, run_start is not None, words))
     explained_end = _explained(ends, step)
     status, flags = _status(events)
     explained_start = next((e for e in events if isinstance(e, LLMStart)
@@ -201,7 +215,7 @@ def causal_past(events: Sequence[Event], step: str | None = None) -> Past:
     final = step is None or explained_end.step_id == ends[-1].step_id
     if step is not None and status == "answered" and not final:
         flags.append(f"intermediate-step: explaining {explained_end.step_id}, not the final "
-                     f"answer ({ends[-1].step_id}); re-runs are compared there")
+                     f"answer ({ends[-1].step_id}); {words.trials} are compared there")
     return Past(
         run_id=run_start.run_id, turn=run_start.turn, user_message=run_start.user_message,
         conversation_id=run_start.conversation_id, explained=explained,

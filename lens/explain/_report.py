@@ -11,6 +11,7 @@ from typing import Any, Literal
 import orjson
 
 from lens.explain._stats import Verdict
+from lens.explain._tier import Tier, Words
 from lens.playback._stream import clip
 
 __all__ = [
@@ -26,6 +27,7 @@ __all__ = [
     "path_line",
     "render_why",
     "schema",
+    "tier_of",
     "verdict_line",
     "why_dict",
     "why_json",
@@ -145,6 +147,11 @@ class WhyReport:
     """Set by the re-send tier (``why --resend``): claims hold for one recorded request."""
 
 
+def tier_of(r: WhyReport) -> Tier:
+    """The tier that made the report's trials: re-send when it carries :class:`ResendInfo`."""
+    return Tier.RESEND if r.resend is not None else Tier.RERUN
+
+
 def path_line(r: WhyReport) -> str | None:
     """``path: skill 'refunds' → llm#2 chose cancel_order → result #call_2 → answer``."""
     return "path: " + " → ".join(r.path) if r.path else None
@@ -171,29 +178,30 @@ def _pct(x: float) -> str:
 
 
 def verdict_line(s: Suspect, r: WhyReport) -> str | None:
-    """A tested suspect's verdict as one line (``CAUSAL — …``, ``NECESSARY — …``); the CLI
-    and the lens print the same."""
+    """A tested suspect's verdict as one line (``CAUSAL — …``, ``NECESSARY — …``), in the
+    words of the report's tier; the CLI and the lens print the same."""
     if s.verdict is None:
         return None
+    w = tier_of(r).words
     tally = f"{s.flips}/{s.runs - s.broke}" + (f", {s.broke} broke" if s.broke else "")
     conf = f" · confidence {_pct(s.confidence)}" if s.confidence is not None else ""
     what = f" ({', '.join(s.changes[:3])})" if s.changes else ""
     if s.verdict == "confirmed" and s.effect == "necessary":
-        return (f"NECESSARY — {s.removal}: the answer was lost in {tally} re-runs{what}{conf}; "
-                "needed for an answer, not shown to cause its value")
+        return (f"NECESSARY — {s.removal}: the answer was lost in {tally} {w.trials}{what}"
+                f"{conf}; needed for an answer, not shown to cause its value")
     if s.verdict == "confirmed":
         role = {"root": "root cause", "mediator": "on the path"}.get(s.role or "", "")
-        return (f"CAUSAL — {s.removal}: the outcome changed in {tally} re-runs{what}"
+        return (f"CAUSAL — {s.removal}: the outcome changed in {tally} {w.trials}{what}"
                 f"{conf} (confirmed{', ' + role if role else ''})")
     if s.verdict == "inconclusive":
-        return f"inconclusive — {s.removal}: changed in {tally} re-runs{conf}" + (
+        return f"inconclusive — {s.removal}: changed in {tally} {w.trials}{conf}" + (
             f"; {s.note}" if s.note else "")
     if s.verdict == "broke":
-        return f"broke — {s.removal}: {s.note or 'the re-runs raised or never answered'}; " \
-               "a crash is not a change of answer"
+        return (f"broke — {s.removal}: {s.note or f'the {w.trials} raised or never answered'}"
+                "; a crash is not a change of answer")
     if s.verdict == "untested":
         return f"untested — {s.note or 'the search stopped before it'}"
-    return f"not confirmed — {s.removal}: {s.note or f'changed in {tally} re-runs'}"
+    return f"not confirmed — {s.removal}: {s.note or f'changed in {tally} {w.trials}'}"
 
 
 def _header(r: WhyReport) -> list[str]:
@@ -201,23 +209,27 @@ def _header(r: WhyReport) -> list[str]:
         f" · run {r.run_status}" if r.run_status != "answered" else ""),
         f"answer: {clip(r.answer, 110)}",
         f"compared by: {r.comparator}"]
+    w = tier_of(r).words
     if r.mode == "CAUSAL":
-        lines.append(f"mode: CAUSAL — counterfactual re-runs; a claim needs an exact test at "
-                     f"α={r.alpha} (α={r.alpha_per_test:.4g} per test after Bonferroni), "
+        lines.append(f"mode: CAUSAL — counterfactual {w.trials}; a claim needs an exact test "
+                     f"at α={r.alpha} (α={r.alpha_per_test:.4g} per test after Bonferroni), "
                      f"up to {r.seeds} seeds; the ranking itself is word overlap")
     else:
         lines.append("mode: CORRELATIONAL — suspects ranked by word overlap with the answer: "
-                     "resemblance only, no re-runs were made (pass --agent MODULE:FACTORY "
-                     "to re-run without each suspect)")
+                     f"resemblance only, no {w.trials} were made (pass --agent "
+                     "MODULE:FACTORY to re-run without each suspect)")
     if r.baseline is not None:
-        b = r.baseline
-        lines.append(f"baseline: the unchanged agent reproduced the outcome in {b.same}/"
-                     f"{b.runs} live re-runs" + (f" ({b.broke} broke)" if b.broke else "")
-                     + ("" if b.stable else " — UNSTABLE: the model's own answers vary"))
+        lines.append(_baseline_line(r.baseline, w))
     if r.mode == "CAUSAL":
-        lines.append(f"re-runs: {r.reruns} · model calls {r.model_calls.made} made, "
+        lines.append(f"{w.trials}: {r.reruns} · model calls {r.model_calls.made} made, "
                      f"{r.model_calls.saved} served from the recording")
     return lines
+
+
+def _baseline_line(b: Baseline, w: Words) -> str:
+    return (f"baseline: {w.unchanged} reproduced the outcome in {b.same}/{b.runs} live "
+            f"{w.trials}" + (f" ({b.broke} broke)" if b.broke else "")
+            + ("" if b.stable else " — UNSTABLE: the model's own answers vary"))
 
 
 def render_why(r: WhyReport, top: int = 8) -> list[str]:

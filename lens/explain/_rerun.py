@@ -30,6 +30,7 @@ from lens.explain._custody import said
 from lens.explain._facts import canonical
 from lens.explain._outcome import Comparator, effect, normalise
 from lens.explain._past import Past
+from lens.explain._tier import Tier
 from lens.playback._cassette import _response
 from lens.playback._stream import clip
 
@@ -108,6 +109,8 @@ class Rerun:
 
 class Rerunner:
     """Builds variants of the agent and re-runs the explained turn, counting everything."""
+
+    tier = Tier.RERUN
 
     def __init__(self, agent: Any, past: Past, events: Sequence[Event], comparator: Comparator,
                  *, continue_from: Mapping[str, Any] | None = None, budget: int | None = None,
@@ -195,10 +198,10 @@ class Rerunner:
               what: str = "") -> Rerun:
         """Re-run with ``removals`` and ``seed``; live model calls only when ``live``."""
         if self.budget is not None and self.runs >= self.budget:
-            raise BudgetSpent(f"the budget of {self.budget} re-runs is spent")
+            raise BudgetSpent(f"the budget of {self.budget} {self.tier.words.trials} is spent")
         self.runs += 1
         if self.progress is not None:
-            self.progress(self.runs, self.budget, what or "re-run")
+            self.progress(self.runs, self.budget, what or self.tier.words.trial)
         sink = ListSink()
         cassette: CassetteFirst | None = None
         try:

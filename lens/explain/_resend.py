@@ -28,6 +28,7 @@ from lens.explain._outcome import Comparator, effect, normalise
 from lens.explain._past import Past
 from lens.explain._request import RecordedRequest
 from lens.explain._rerun import BudgetSpent, Progress, Rerun
+from lens.explain._tier import Tier
 from lens.playback._stream import clip
 
 __all__ = ["Plan", "Resender", "plan_of", "provider_of"]
@@ -37,6 +38,8 @@ Plan = Callable[[str], None]
 
 class Resender:
     """Re-sends the recorded request without some pieces, one seed at a time."""
+
+    tier = Tier.RESEND
 
     def __init__(self, rec: RecordedRequest, provider: Provider, past: Past,
                  comparator: Comparator, *, model: str | None = None,
@@ -77,10 +80,10 @@ class Resender:
               what: str = "") -> Rerun:
         """Send the request without ``removals`` once (every send is live)."""
         if self.budget is not None and self.runs >= self.budget:
-            raise BudgetSpent(f"the budget of {self.budget} re-sends is spent")
+            raise BudgetSpent(f"the budget of {self.budget} {self.tier.words.trials} is spent")
         self.runs += 1
         if self.progress is not None:
-            self.progress(self.runs, self.budget, what.replace("re-run", "re-send") or "re-send")
+            self.progress(self.runs, self.budget, what or self.tier.words.trial)
         try:
             got = self._loop.run_until_complete(self.provider.complete(
                 self.request(removals, seed)))

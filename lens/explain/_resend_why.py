@@ -157,7 +157,7 @@ class _Ask:
 
 def _tiered(loaded: _Loaded, provider: Provider, a: _Ask) -> WhyReport:
     """Plan, announce, baseline, search and scope (module doc)."""
-    past = causal_past(loaded.events, a.step)
+    past = causal_past(loaded.events, a.step, Resender.tier.words)
     fn, name = _judge(a.judge)
     comparator = make_comparator(expect=a.expect, judge=fn, judge_name=name, label=a.label)
     if comparator.mode == "expect" and comparator.recorded_key(past.answer) == "expected":
@@ -196,11 +196,6 @@ def _tiered(loaded: _Loaded, provider: Provider, a: _Ask) -> WhyReport:
     return _scoped(out, step, rr)
 
 
-def _words(text: str) -> str:
-    return (text.replace("re-runs", "re-sends").replace("re-run", "re-send")
-            .replace("the unchanged agent", "the unchanged request"))
-
-
 def _foreign(loaded: _Loaded, step: str) -> list[str]:
     """What a run taken in from another framework's trace cannot tell, said once."""
     src = next((e for e in loaded.events if isinstance(e, RunSource)), None)
@@ -224,7 +219,8 @@ def _went_on(s: Suspect, rr: Resender) -> str:
 
 
 def _scoped(r: WhyReport, step: str, rr: Resender) -> WhyReport:
-    """The report in the re-send tier's words, every claim scoped to the request."""
+    """The report with every claim scoped to the request (its words are already the re-send
+    tier's: :class:`lens.explain._tier.Tier`)."""
     roots = [s for s in r.suspects if s.role == "root"]
     if r.conclusion == "confirmed" and len(roots) == 1:
         s = roots[0]
@@ -235,19 +231,19 @@ def _scoped(r: WhyReport, step: str, rr: Resender) -> WhyReport:
                 f"{100 * (s.confidence or 0):.2f}% against {base.same if base else 0}/"
                 f"{base.runs if base else 0} unchanged re-sends ({SCOPE})")
     else:
-        text = f"{_words(r.conclusion_text)} ({SCOPE})"
+        text = f"{r.conclusion_text} ({SCOPE})"
     went = {id(s): _went_on(s, rr) for s in r.suspects}
-    flags = [f if f.startswith("request-level") else _words(f) for f in r.flags]
+    flags = list(r.flags)
     flags += [f"went-on: {s.label}: {went[id(s)]}" for s in r.suspects if went[id(s)]]
     return replace(r, conclusion_text=text, flags=tuple(flags), suspects=tuple(
-        replace(s, note="; ".join(x for x in (_words(s.note), went[id(s)]) if x))
+        replace(s, note="; ".join(x for x in (s.note, went[id(s)]) if x))
         for s in r.suspects))
 
 
 def render_resend(r: WhyReport) -> list[str]:
-    """The report as text (:func:`lens.explain._report.render_why`) in the re-send tier's
-    words, with the request re-sent and the provider named first."""
-    lines = [line if SCOPE in line else _words(line) for line in render_why(r)]
+    """The report as text (:func:`lens.explain._report.render_why`, in the re-send tier's
+    words), with the request re-sent and the provider named first."""
+    lines = render_why(r)
     if r.resend is not None:
         lines.insert(1, f"re-sent: the recorded request of {r.resend.request} "
                         f"({r.resend.pieces} pieces) through {r.resend.provider!r}, "

@@ -13,7 +13,8 @@
    forces "yes" and the policy that would make it "no" removed together
    leave "yes"). So every piece not yet screened alone, and not in a set
    found, is then screened alone; only that clears it (``cleared``).
-2. **Confirm** (the claim): each found set, and each member of a set alone,
+2. **Confirm** (the claim): each found set, and each member of a *confirmed* set alone
+   (a gate: a set that does not hold gives its members no tests of their own),
    is re-run on the *baseline's* seeds (fresh with respect to the screen,
    so picking the set does not bias its test), each re-run paired with a
    live baseline re-run on the same seed in a shuffled, seeded order (a
@@ -34,7 +35,7 @@ from typing import Literal
 
 from lens.explain._candidates import Removal
 from lens.explain._rerun import BudgetSpent
-from lens.explain._stats import Ablation, Tally, sequential
+from lens.explain._stats import Ablation, Tally, Verdict, sequential
 from lens.explain._trial import Trial
 
 __all__ = ["Finding", "Probe", "SearchResult", "search"]
@@ -201,7 +202,8 @@ def _confirm(rerunner: Trial, base: Tally, removals: Sequence[Removal], seeds: i
         return Tally(changed=base.changed + p.changed, same=base.same + p.same,
                      broke=base.broke + p.broke)
 
-    return sequential(grown, one, seeds, alpha), tuple(changed), paired[0]
+    return (sequential(grown, one, seeds, alpha, words=rerunner.tier.words), tuple(changed),
+            paired[0])
 
 
 def _findings(rerunner: Trial, base: Tally, found: Sequence[tuple[Removal, ...]],
@@ -210,11 +212,23 @@ def _findings(rerunner: Trial, base: Tally, found: Sequence[tuple[Removal, ...]]
     for removals in found:
         test, answers, paired = _confirm(rerunner, base, removals, seeds, alpha, rng)
         alone: tuple[tuple[Removal, Ablation], ...] = ()
-        if len(removals) > 1:
+        if len(removals) > 1 and test.verdict == "confirmed":
             alone = tuple((r, _confirm(rerunner, base, (r,), seeds, alpha, rng)[0])
                           for r in removals)
+        elif len(removals) > 1:
+            alone = tuple((r, _unheld(test)) for r in removals)
         out.append(Finding(removals=removals, test=test, answers=answers, alone=alone,
                            paired=paired))
+
+
+def _unheld(test: Ablation) -> Ablation:
+    """A member of a set whose own test did not hold: not tested alone (gatekeeping).
+
+    Testing each member only after its set is confirmed keeps the search's error rate at
+    ``alpha``: without the gate, a set picked by one noisy screen gave every member a test
+    of its own, more tests than the Bonferroni divisor paid for."""
+    verdict: Verdict = "inconclusive" if test.verdict == "confirmed" else test.verdict
+    return Ablation(tally=Tally(), p_value=1.0, verdict=verdict)
 
 
 def search(rerunner: Trial, base: Tally, units: Sequence[Removal], *, seeds: int,

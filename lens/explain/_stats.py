@@ -24,6 +24,8 @@ from dataclasses import dataclass
 from math import comb
 from typing import Literal
 
+from lens.explain._tier import Tier, Words
+
 __all__ = [
     "Ablation",
     "Tally",
@@ -96,21 +98,24 @@ def baseline_stable(base: Tally) -> bool:
     return base.answered > 0 and 8 * base.changed <= base.answered
 
 
-def judge(base: Tally, arm: Tally, alpha: float, seeds: int) -> Ablation:
-    """The verdict for ``arm`` (finished, or stopped early) against ``base``."""
+def judge(base: Tally, arm: Tally, alpha: float, seeds: int,
+          words: Words = Tier.RERUN.words) -> Ablation:
+    """The verdict for ``arm`` (finished, or stopped early) against ``base``; its note in
+    ``words`` (the tier's)."""
     p = fisher_greater(base.changed, base.answered, arm.changed, arm.answered)
     if arm.answered == 0:
-        note = "every re-run raised or never answered" if arm.broke else "no re-run made"
+        note = (f"every {words.trial} raised or never answered" if arm.broke
+                else f"no {words.trial} made")
         return Ablation(tally=arm, p_value=1.0,
                         verdict="broke" if arm.broke else "untested", note=note)
     if 2 * arm.broke > arm.runs:
         return Ablation(tally=arm, p_value=p, verdict="broke",
-                        note=f"{arm.broke}/{arm.runs} re-runs raised or never answered")
+                        note=f"{arm.broke}/{arm.runs} {words.trials} raised or never answered")
     if arm.changed == 0:
         return Ablation(tally=arm, p_value=p, verdict="not-confirmed")
     if not baseline_stable(base):
         return Ablation(tally=arm, p_value=p, verdict="inconclusive",
-                        note="the unchanged agent's own answers vary too much")
+                        note=f"{words.unchanged}'s own answers vary too much")
     if p <= alpha and 2 * arm.changed > arm.answered:
         return Ablation(tally=arm, p_value=p, verdict="confirmed")
     best = fisher_greater(0, base.answered, seeds, seeds)
@@ -137,17 +142,17 @@ def _reader(base: Tally | Callable[[], Tally]) -> Callable[[], Tally]:
 
 
 def sequential(base: Tally | Callable[[], Tally], run: Callable[[int], Run], seeds: int,
-               alpha: float, seed0: int = 0) -> Ablation:
+               alpha: float, seed0: int = 0, words: Words = Tier.RERUN.words) -> Ablation:
     """Re-run up to ``seeds`` times, stopping once the verdict can no longer change.
 
     ``base`` may be read afresh after each re-run (a baseline that grows with re-runs
-    interleaved between the arm's own)."""
+    interleaved between the arm's own); notes in ``words``."""
     now = _reader(base)
     arm = Tally()
     for i in range(seeds):
         arm = arm.add(run(seed0 + i))
         base = now()
-        verdict = judge(base, arm, alpha, seeds)
+        verdict = judge(base, arm, alpha, seeds, words)
         if verdict.verdict == "confirmed":
             return verdict
         if arm.changed == 0 and arm.answered >= 1 and _hopeless(base, arm, alpha, seeds):
@@ -155,5 +160,5 @@ def sequential(base: Tally | Callable[[], Tally], run: Callable[[int], Run], see
         if base.changed == 0 and arm.changed == 0 and arm.answered >= 2:
             return verdict  # a deterministic agent: two unchanged re-runs settle it
         if 2 * arm.broke > seeds:
-            return judge(base, arm, alpha, seeds)
-    return judge(now(), arm, alpha, seeds)
+            return judge(base, arm, alpha, seeds, words)
+    return judge(now(), arm, alpha, seeds, words)

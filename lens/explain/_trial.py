@@ -16,12 +16,18 @@ from lens.explain._candidates import Removal
 from lens.explain._outcome import Comparator
 from lens.explain._past import Past
 from lens.explain._rerun import Rerun
+from lens.explain._tier import Tier
 
 __all__ = ["Trial"]
 
 
 class Trial(Protocol):
     """Makes one trial with some removals and counts what it spent."""
+
+    @property
+    def tier(self) -> Tier:
+        """Which tier the trials are (its words name them in the report)."""
+        ...
 
     @property
     def budget(self) -> int | None: ...

@@ -8,9 +8,10 @@ from dataclasses import dataclass, field, replace
 from lens.explain._candidates import Candidate, Removal
 from lens.explain._outcome import changes, effect, wording
 from lens.explain._path import Order
-from lens.explain._report import Effect, Suspect, WhyReport
+from lens.explain._report import Effect, Suspect, WhyReport, tier_of
 from lens.explain._search import Finding, SearchResult
 from lens.explain._stats import Ablation
+from lens.explain._tier import Tier, Words
 from lens.playback._stream import clip
 
 __all__ = ["Seen", "conclude", "suspects_of"]
@@ -22,11 +23,12 @@ _ORDER = {"confirmed": 0, "inconclusive": 1, "broke": 2, "untested": 3, "not-con
 class Seen:
     """What the re-runs showed beyond their tallies: the recorded answer, whether answers
     are compared with ``--expect`` (a change is then a fix), and each removal's re-run
-    texts that changed only in wording."""
+    texts that changed only in wording; ``words``: the tier's words for its trials."""
 
     answer: str
     expect: bool = False
     worded: Mapping[frozenset[Removal], Sequence[str]] = field(default_factory=dict)
+    words: Words = Tier.RERUN.words
 
     def wording(self, removals: Sequence[Removal]) -> tuple[str, ...]:
         texts = self.worded.get(frozenset(removals), ())
@@ -84,12 +86,12 @@ def _with_result(s: Suspect, r: Removal | None, result: SearchResult,
             if len(isolated) > 1 else ""
         return replace(s, verdict="inconclusive", removal=how, runs=spent,
                        note=f"inconclusive (budget): the screens isolated it{with_} in {spent} "
-                            "re-runs; the budget stopped before its confirming test")
+                            f"{seen.words.trials}; the budget stopped before its confirming test")
     if r in result.unjudged:
         return replace(s, verdict="inconclusive", removal=how, note=result.unjudged_why)
     if r in result.broke:
         return replace(s, verdict="broke", removal=how,
-                       note="every re-run without it raised or never answered")
+                       note=f"every {seen.words.trial} without it raised or never answered")
     if r in result.cleared:
         return replace(s, verdict="not-confirmed", removal=how,
                        note="removed alone in a screen: the outcome held")
@@ -105,7 +107,8 @@ def _sets(result: SearchResult, cands: Sequence[Candidate], seen: Seen) -> list[
         members = [next((c for c in cands if c.removal == r), None) for r in f.removals]
         ids = tuple(m.id if m is not None else r.key for m, r in zip(members, f.removals,
                                                                     strict=True))
-        weak = all(a.verdict != "confirmed" for _, a in f.alone)
+        weak = f.test.verdict == "confirmed" and all(
+            a.verdict != "confirmed" for _, a in f.alone)
         base = Suspect(rank=0, kind="set", id=None, ids=ids, label="set: " + " + ".join(ids),
                        flavor=None, step_id=members[0].step_id if members[0] else "",
                        score=None, chain=tuple(f"member: {r.describe()}" for r in f.removals),
@@ -119,6 +122,14 @@ def _sets(result: SearchResult, cands: Sequence[Candidate], seen: Seen) -> list[
     return out
 
 
+def _member_note(f: Finding) -> str:
+    keys = " + ".join(x.key for x in f.removals)
+    if f.test.verdict == "confirmed":
+        return f"part of a culprit set: {keys}"
+    return f"not tested alone: the set the screens flagged ({keys}) did not hold " \
+           f"({f.test.verdict})"
+
+
 def suspects_of(cands: Sequence[Candidate], result: SearchResult | None,
                 refused: Mapping[Removal, str], seen: Seen | str) -> tuple[Suspect, ...]:
     """One suspect per candidate (plus one per culprit set), ranked: verdict, then overlap."""
@@ -126,8 +137,7 @@ def suspects_of(cands: Sequence[Candidate], result: SearchResult | None,
     plain = [_plain(c, refused) for c in cands]
     if result is not None:
         singles = {f.removals[0]: f for f in result.findings if len(f.removals) == 1}
-        alone = {r: (a, "part of a culprit set: " + " + ".join(x.key for x in f.removals))
-                 for f in result.findings for r, a in f.alone}
+        alone = {r: (a, _member_note(f)) for f in result.findings for r, a in f.alone}
         plain = [_with_result(s, c.removal, result, singles, alone, seen)
                  for s, c in zip(plain, cands, strict=True)]
         plain = _sets(result, cands, seen) + plain
@@ -146,12 +156,13 @@ def _confirmed_text(r: WhyReport, s: Suspect) -> str:
     to = f" ({', '.join(s.changes[:3])})" if s.changes else ""
     conf = f"{100 * (s.confidence or 0):.2f}%"
     return (f"removing {_what(s)}{together} changes the answer{to} in {s.flips}/"
-            f"{s.runs - s.broke} re-runs, confidence {conf} against a baseline of "
+            f"{s.runs - s.broke} {tier_of(r).words.trials}, confidence {conf} against a "
+            f"baseline of "
             f"{_base(r, s)}{alone}")
 
 
 def _base(r: WhyReport, s: Suspect | None = None) -> str:
-    """``12/12`` live re-runs of the unchanged agent, ``+ 2/2 interleaved`` with the test."""
+    """``12/12`` live trials of the unchanged agent, ``+ 2/2 interleaved`` with the test."""
     b = r.baseline
     text = f"{b.same}/{b.runs}" if b is not None else "0/0"
     if s is not None and s.paired_runs:
@@ -181,14 +192,15 @@ def _not_found(r: WhyReport, result: SearchResult | None) -> str:
     removable = [s for s in r.suspects if s.removable and s.kind != "set"]
     if result is None:
         return next((f.split(":", 1)[1].strip() for f in r.flags
-                     if f.startswith("baseline-unreproduced")), "no re-run could be compared")
+                     if f.startswith("baseline-unreproduced")),
+                    f"no {tier_of(r).words.trial} could be compared")
     if result.stopped:
         return (f"{result.stopped} before the search ended; not tested: "
                 + (", ".join(r.untested) or "none"))
     if not removable:
         return "no candidate could be removed from this agent; the evidence is listed below"
     if result.broke and not result.cleared:
-        return "every removal made the re-runs crash or never answer (broke)"
+        return f"every removal made the {tier_of(r).words.trials} crash or never answer (broke)"
     return (f"removing each of the {len(removable)} removable candidates alone, and all of them "
             "together, left the outcome unchanged; the cause is among the evidence-only "
             "candidates below, or not in the recording")
@@ -214,14 +226,9 @@ def conclude(r: WhyReport, result: SearchResult | None,
         return replace(r, conclusion="inconclusive", conclusion_text=budget)
     if r.necessary:
         return replace(r, conclusion="cause-not-found", conclusion_text=_only_needed(r))
-    vague = [s for s in r.suspects if s.verdict == "inconclusive" and s.runs > 0]
-    unstable = r.baseline is not None and not r.baseline.stable and r.baseline.same > 0
-    if vague or unstable or any(s.verdict == "inconclusive" for s in r.suspects):
-        who = f"; closest: {clip(vague[0].label, 50)} ({vague[0].note or 'some re-runs changed'})" \
-            if vague else ""
-        why = ("the unchanged agent's own answers vary across re-runs" if unstable
-               else "some removals changed the outcome, but not at the required confidence")
-        return replace(r, conclusion="inconclusive", conclusion_text=why + who)
+    inconclusive = _inconclusive(r)
+    if inconclusive is not None:
+        return replace(r, conclusion="inconclusive", conclusion_text=inconclusive)
     broke = [s for s in r.suspects if s.verdict == "broke"]
     if broke and not any(s.verdict == "not-confirmed" for s in r.suspects):
         return replace(r, conclusion="broke", conclusion_text=_not_found(r, result))
@@ -229,12 +236,26 @@ def conclude(r: WhyReport, result: SearchResult | None,
                    conclusion_text="cause not found: " + _not_found(r, result))
 
 
+def _inconclusive(r: WhyReport) -> str | None:
+    """Why nothing was confirmed when a removal (or the baseline itself) varied, or ``None``."""
+    w = tier_of(r).words
+    vague = [s for s in r.suspects if s.verdict == "inconclusive" and s.runs > 0]
+    unstable = r.baseline is not None and not r.baseline.stable and r.baseline.same > 0
+    if not (vague or unstable or any(s.verdict == "inconclusive" for s in r.suspects)):
+        return None
+    who = (f"; closest: {clip(vague[0].label, 50)} "
+           f"({vague[0].note or f'some {w.trials} changed'})") if vague else ""
+    why = (f"{w.unchanged}'s own answers vary across {w.trials}" if unstable
+           else "some removals changed the outcome, but not at the required confidence")
+    return why + who
+
+
 def _budget(r: WhyReport, result: SearchResult | None) -> str | None:
     """``budget spent: …`` with what the screens isolated and what one more budget tests."""
     if result is None or not result.stopped or not (result.isolated or result.untested):
         return None
     held = [s for s in r.suspects if s.note.startswith("inconclusive (budget)")]
-    found = ", ".join(f"{s.label} ({s.runs} re-runs)" for s in held)
+    found = ", ".join(f"{s.label} ({s.runs} {tier_of(r).words.trials})" for s in held)
     more = f"--budget {result.more}" if result.more else "a larger --budget"
     if held:
         return (f"budget spent: the screens isolated {found} but the budget stopped before "

@@ -309,10 +309,10 @@ def _why(source: Any, run: str | None, agent: Any | None, step: str | None,
 
 def _causal(report: WhyReport, rr: Trial, cands: Sequence[Candidate], seeds: int,
             alpha: float) -> WhyReport:
-    flags = list(report.flags)
+    flags, w = list(report.flags), rr.tier.words
     if not rr.cassette_ok():
         flags.append("cassette-off: one model name is served by several providers, so every "
-                     "re-run calls the model live")
+                     f"{w.trial} calls the model live")
     units, refused = _units(rr, cands)
     per_test = alpha / max(1, len(units))
     base_tally, baseline, stopped = _baseline(rr, seeds)
@@ -321,18 +321,18 @@ def _causal(report: WhyReport, rr: Trial, cands: Sequence[Candidate], seeds: int
         result = SearchResult(findings=(), probes=(), cleared=frozenset(), broke=frozenset(),
                               untested=tuple(units), stopped=stopped)
     elif base_tally.same == 0:
-        flags.insert(0, "baseline-unreproduced: the unchanged agent never gave the recorded "
+        flags.insert(0, f"baseline-unreproduced: {w.unchanged} never gave the recorded "
                         "outcome, so no removal can be compared with it")
     elif not baseline.stable:
-        flags.insert(0, f"baseline-unstable: the unchanged agent changed its outcome in "
-                        f"{base_tally.changed}/{base_tally.answered} live re-runs (and its facts "
-                        "changed too); give --expect TEXT or --judge MODULE:FUNC to compare "
-                        "only what matters")
+        flags.insert(0, f"baseline-unstable: {w.unchanged} changed its outcome in "
+                        f"{base_tally.changed}/{base_tally.answered} live {w.trials} (and its "
+                        "facts changed too); give --expect TEXT or --judge MODULE:FUNC to "
+                        "compare only what matters")
         result = SearchResult(
             findings=(), probes=(), cleared=frozenset(), broke=frozenset(), untested=(),
             unjudged=frozenset(units), unjudged_why=(
-                f"not searched: the unchanged agent's own outcome varies "
-                f"({base_tally.changed}/{base_tally.answered} live re-runs changed), so no "
+                f"not searched: {w.unchanged}'s own outcome varies "
+                f"({base_tally.changed}/{base_tally.answered} live {w.trials} changed), so no "
                 "removal's effect can be told from that noise"))
     else:
         need = seeds_needed(base_tally.answered, per_test)
@@ -350,7 +350,8 @@ def _causal(report: WhyReport, rr: Trial, cands: Sequence[Candidate], seeds: int
 def _ordered(report: WhyReport, rr: Trial, cands: Sequence[Candidate],
              refused: Mapping[Removal, str], result: SearchResult | None) -> WhyReport:
     """Suspects with their verdicts, in causal order, and the conclusion they support."""
-    seen = Seen(answer=report.answer, expect=rr.comparator.mode == "expect", worded=rr.wording)
+    seen = Seen(answer=report.answer, expect=rr.comparator.mode == "expect", worded=rr.wording,
+                words=rr.tier.words)
     order = causal_order(suspects_of(cands, result, refused, seen), cands, report.step,
                          expect=seen.expect)
     out = replace(report, mode="CAUSAL", suspects=order.suspects, reruns=rr.runs,
@@ -375,6 +376,6 @@ def _blind(rr: Trial) -> list[str]:
     a, b = rr.blind[0]
     what = ", ".join(changes(a, b)[:3]) or "the wording"
     return [f"comparator-blind: {rr.comparator.describe} saw no change, but {len(rr.blind)} "
-            f"re-run answer(s) differ from the recording in their facts ({what}); "
+            f"{rr.tier.words.trial} answer(s) differ from the recording in their facts ({what}); "
             f"{_REMEDY[rr.comparator.mode]}"]
 

@@ -37,11 +37,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from footprint._errors import ConfigError, RunError, did_you_mean
+from footprint._errors import ConfigError, RunError
 from footprint.events import Event, ListSink, RunStart
 from lens.playback._cassette import LiveModels, ReplayModel, ReplayTools
 from lens.playback._replay import ReplayReport, render_replay, replay_turn
 from lens.playback._stream import clip
+from recorder.store._runref import resolve_ref
 
 if TYPE_CHECKING:
     from footprint.agent import RunResult
@@ -110,16 +111,8 @@ def resolve_run(source: Any, ref: str) -> str:
     if hasattr(source, "resolve_run"):
         return str(source.resolve_run(ref))
     ids = [rid for rid, _, _ in _starts(source)]
-    if not ids:
-        raise ConfigError("the events hold no run (no run.start); record a run first")
-    if ref == "last":
-        return ids[-1]
-    matches = [i for i in ids if i.startswith(ref)] if ref else []
-    if ref in ids or len(matches) == 1:
-        return ref if ref in ids else matches[0]
-    if matches:
-        raise ConfigError(f"run prefix {ref!r} matches {len(matches)} runs; type more characters")
-    raise ConfigError(f"no run {ref!r} in the events{did_you_mean(ref, ids)}")
+    return resolve_ref(ref, ids, where="the events (no run.start among them)" if not ids
+                       else "the events", hint="pass one of their run ids, or `last`")
 
 
 def _turn(source: Any, run_id: str) -> RecordedTurn:

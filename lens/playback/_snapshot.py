@@ -27,10 +27,11 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from footprint._errors import ConfigError, did_you_mean
+from footprint._errors import ConfigError
 from footprint.events import Event, RunConfigured, RunStart, from_record, to_record
 from lens.playback._conversation import conversation_of
 from lens.playback._decisions import decisions_json
+from recorder.store._runref import SHOWN, resolve_ref
 
 __all__ = ["FORMAT", "INLINE", "Recording", "export_run", "is_recording"]
 
@@ -91,13 +92,9 @@ class Recording:
 
     def resolve_run(self, ref: str) -> str:
         ids = self.run_ids()
-        if ref == "last":
-            return self.run
-        matches = [i for i in ids if i.startswith(ref)] if ref else []
-        if len(matches) == 1:
-            return matches[0]
-        raise ConfigError(f"no single run {ref!r} in recording {str(self.root)!r}"
-                          f"{did_you_mean(ref, ids)}; it holds {', '.join(ids)}")
+        return resolve_ref(ref, ids, where=f"recording {str(self.root)!r}", last=self.run,
+                           hint=f"it holds {', '.join(repr(i) for i in ids[:SHOWN])}"
+                                f"{' …' if len(ids) > SHOWN else ''}, or use `last`")
 
     def events(self, run_id: str) -> list[Event]:
         return list(self._runs.get(run_id, ()))

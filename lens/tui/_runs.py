@@ -1,5 +1,11 @@
 """The runs screen: one line per recorded run; ``enter`` opens its timeline.
 
+Each line shows the run's cost in USD as ``footprint runs`` prints it
+(``unpriced`` when a call's model has no price, never a made-up 0), priced off
+the UI thread a block of :data:`COST_BLOCK` runs at a time as they come on
+screen (``…`` until then); a failed run's last cell is its error, in red
+(``✗ STEP TYPE: message``), where a complete run shows its answer.
+
 ``/`` opens the filter line: ``key=value`` terms as ``footprint runs`` takes
 them (``release=1.4 tag=beta user=u-7 status=failed since=2h score=helpful<1``);
 ``enter`` applies it (a bad term is shown, quoted, with its fix), an empty
@@ -12,6 +18,7 @@ ten thousand runs paints as fast as one.
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 from rich.segment import Segment
@@ -24,41 +31,66 @@ from textual.widgets import Input, Static
 from footprint._errors import ConfigError
 from lens.tui._base import LensFooter, LensHeader, Loader
 from lens.tui._lines import VirtualList
-from lens.tui._state import RUN_COLUMNS, LensState
+from lens.tui._state import RUN_FIELDS, LensState
 from lens.tui._summary import clip
+from recorder.store._prices import usd
 
-__all__ = ["RunLines", "RunsScreen"]
+__all__ = ["COLUMNS", "COST_BLOCK", "Cost", "RunLines", "RunsScreen", "cells", "header_line"]
 
-_WIDTHS = {"started": 19, "run id": 14, "status": 10, "iters": 5, "tokens": 8, "model": 14,
-           "events": 9, "answer": 31}
+Cost = tuple[float | None, int]
+"""A run's ``(cost_usd, unpriced_calls)`` (``recorder.run_costs``)."""
+COST_BLOCK = 100
+"""The runs are priced this many at a time (the block of the list a missing cost is in)."""
+COLUMNS = ("started", "run id", "status", "iters", "tokens", "cost", "model", "events",
+           "answer / error")
+_WIDTHS = {"started": 19, "run id": 14, "status": 10, "iters": 5, "tokens": 8, "cost": 11,
+           "model": 14, "events": 7, "answer / error": 31}
+_RIGHT = ("iters", "tokens", "cost", "events")
+_FIXED = sum(_WIDTHS[c] + 1 for c in COLUMNS[:-1])
+_FIELD = {name: i for i, name in enumerate(RUN_FIELDS)}
 _STATUS = {"complete": Style(color="green"), "failed": Style(color="red", bold=True)}
+_ERROR = Style(color="red")
+_PENDING = Style(dim=True, italic=True)
+_DIM = Style(dim=True)
 
 
-def _cell(column: str, value: Any) -> str:
-    """A cell; the run id shows as its 13-character prefix (``footprint lens`` takes it)."""
-    if value is None:
-        return "—"
-    if column == "run id":
-        return clip(value, 14)
-    return clip(value, _WIDTHS[column])
+def _field(row: tuple[Any, ...], name: str) -> Any:
+    return row[_FIELD[name]]
 
 
-def cells(row: tuple[Any, ...]) -> list[str]:
-    """One run's row as the list shows it, in ``RUN_COLUMNS`` order."""
-    return [_cell(c, v) for c, v in zip(RUN_COLUMNS, row, strict=True)]
+def _outcome(row: tuple[Any, ...]) -> str | None:
+    """The last cell: the answer, or a failed run's error (``✗ STEP TYPE: message``)."""
+    if _field(row, "error_type") is None:
+        return _field(row, "answer")  # type: ignore[no-any-return]
+    return (f"✗ {_field(row, 'failed_step') or '?'} {_field(row, 'error_type')}: "
+            f"{' '.join(str(_field(row, 'error_message') or '').split())}")
 
 
-def _pad(column: str, text: str) -> str:
-    width = _WIDTHS[column]
-    return text.rjust(width) if column in ("iters", "tokens", "events") else text.ljust(width)
+def cells(row: tuple[Any, ...], cost: Cost | None = None, *, last: int = 31) -> list[str]:
+    """One run's row as the list shows it, in ``COLUMNS`` order; ``cost`` ``None``: not
+    priced yet (``…``); the last cell clipped to ``last`` characters. The run id shows as
+    its 13-character prefix (``footprint lens`` takes it)."""
+    values = {"started": _field(row, "started"), "run id": _field(row, "run_id"),
+              "status": _field(row, "status"), "iters": _field(row, "iterations"),
+              "tokens": _field(row, "tokens"), "model": _field(row, "model"),
+              "events": _field(row, "events"), "answer / error": _outcome(row),
+              "cost": "…" if cost is None else usd(*cost)}
+    return [("—" if values[c] is None else clip(values[c], last if c == COLUMNS[-1]
+                                                 else _WIDTHS[c])) for c in COLUMNS]
+
+
+def _pad(column: str, text: str, width: int | None = None) -> str:
+    width = width or _WIDTHS[column]
+    return text.rjust(width) if column in _RIGHT else text.ljust(width)
 
 
 def header_line() -> str:
-    return " ".join(_pad(c, c) for c in RUN_COLUMNS)
+    return " ".join(_pad(c, c) for c in COLUMNS)
 
 
 class RunLines(VirtualList):
-    """One line per run; ``enter`` asks to open the run under the cursor."""
+    """One line per run; ``enter`` asks to open the run under the cursor. A run whose cost
+    is not known yet shows ``…`` there, and the list asks ``on_missing`` for its lines."""
 
     DEFAULT_CSS = "RunLines { height: 1fr; }"
     BINDINGS = [Binding("enter", "open", "Open", show=False)]  # noqa: RUF012
@@ -74,6 +106,8 @@ class RunLines(VirtualList):
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self.rows: list[tuple[Any, ...]] = []
+        self.costs: dict[str, Cost] = {}
+        """The runs priced so far, by run id."""
 
     def use(self, rows: list[tuple[Any, ...]]) -> None:
         """New rows; the cursor stays on the same run when it is still listed."""
@@ -88,10 +122,22 @@ class RunLines(VirtualList):
         return str(self.rows[index][1]) if 0 <= index < len(self.rows) else None
 
     def item_segments(self, index: int, part: int) -> list[Segment] | None:
+        row = self.rows[index]
+        cost = self.costs.get(str(row[1]))
+        if cost is None:
+            self._want(index)
+        last = max(8, self.scrollable_content_region.width - _FIXED)
         out: list[Segment] = []
-        for column, text in zip(RUN_COLUMNS, cells(self.rows[index]), strict=True):
-            out.append(Segment(_pad(column, text) + " ", _STATUS.get(text, Style())
-                               if column == "status" else Style()))
+        for column, text in zip(COLUMNS, cells(row, cost, last=last), strict=True):
+            style = Style()
+            if column == "status":
+                style = _STATUS.get(text, style)
+            elif column == "cost" and (cost is None or text == "unpriced"):
+                style = _PENDING if cost is None else _DIM
+            elif column == COLUMNS[-1] and _field(row, "error_type") is not None:
+                style = _ERROR
+            out.append(Segment(_pad(column, text, last if column == COLUMNS[-1] else None)
+                               + " ", style))
         return out
 
     def action_open(self) -> None:
@@ -119,6 +165,8 @@ class RunsScreen(Loader):
         super().__init__()
         self.state, self.follow = state, follow
         self._shown: list[tuple[Any, ...]] | None = None
+        self._pricing: set[str] = set()
+        """The runs a cost worker is pricing now."""
 
     def compose(self) -> ComposeResult:
         yield LensHeader(self.state, "runs", follow=self.follow)
@@ -128,6 +176,9 @@ class RunsScreen(Loader):
                                 "score=helpful<1 (enter applies; empty: all runs)", id="where")
         yield Static(self.HINT, id="hint")
         yield LensFooter()
+
+    def on_mount(self) -> None:
+        self.query_one(RunLines).on_missing = self._price
 
     def on_screen_resume(self) -> None:
         self.call_after_refresh(self.reload)
@@ -149,9 +200,33 @@ class RunsScreen(Loader):
             lines.focus()
         if rows == self._shown:
             return
+        before = {_field(r, "run_id"): r for r in self._shown or ()}
         self._shown = rows
+        self._pricing.clear()
+        for row in rows:  # a run that changed (grew, ended) may cost more now: priced again
+            run_id = _field(row, "run_id")
+            if run_id in before and before[run_id] != row:
+                lines.costs.pop(str(run_id), None)
         lines.use(rows)
         self.query_one(LensHeader).redraw()
+
+    def _price(self, first: int, last: int) -> None:
+        """Price the blocks of ``COST_BLOCK`` runs that lines ``first..last`` are in, each on
+        a worker of its own (``recorder.run_costs``, as ``footprint runs`` prices)."""
+        lines = self.query_one(RunLines)
+        for block in range(first // COST_BLOCK, last // COST_BLOCK + 1):
+            ids = [str(_field(r, "run_id"))
+                   for r in lines.rows[block * COST_BLOCK:(block + 1) * COST_BLOCK]]
+            ids = [i for i in ids if i not in lines.costs and i not in self._pricing]
+            if ids:
+                self._pricing.update(ids)
+                self.load(f"costs-{block}", partial(self.state.costs, ids), self._priced)
+
+    def _priced(self, costs: dict[str, Cost]) -> None:
+        lines = self.query_one(RunLines)
+        lines.costs.update(costs)
+        self._pricing.difference_update(costs)
+        lines.refresh()
 
     def action_filter(self) -> None:
         """``/``: show the filter line and type into it."""

@@ -18,13 +18,16 @@ from footprint.events import RunSource
 from lens.playback._foreign import source_note
 from lens.tui._reader import RunReader, StoreGate
 
-__all__ = ["RUN_COLUMNS", "LensState", "RunHead"]
+__all__ = ["RUN_FIELDS", "LensState", "RunHead"]
 
 _EXAMPLE = "examples/planted/wrong_fact.py:make_agent"
-RUN_COLUMNS = ("started", "run id", "status", "iters", "tokens", "model", "events", "answer")
+RUN_FIELDS = ("started", "run_id", "status", "iterations", "tokens", "model", "events",
+              "answer", "error_type", "error_message", "failed_step")
+"""The fields of a row of :meth:`LensState.runs`, in order (those of the ``runs`` view)."""
 _RUNS_SQL = (
     "SELECT strftime(started, '%Y-%m-%d %H:%M:%S'), run_id, status, iterations, tokens, "
-    "model, events, answer FROM runs {where} ORDER BY start_ns, run_id"
+    "model, events, answer, error_type, error_message, failed_step "
+    "FROM runs {where} ORDER BY start_ns, run_id"
 )
 
 _HEAD_SQL = (
@@ -103,7 +106,7 @@ class LensState:
         return RunReader(self.gate, self.run_id)
 
     def runs(self) -> list[tuple[Any, ...]]:
-        """One row per run (those :attr:`where` lets through), in ``RUN_COLUMNS`` order,
+        """One row per run (those :attr:`where` lets through), in ``RUN_FIELDS`` order,
         oldest first."""
         if not self.where:
             return self.gate.rows(_RUNS_SQL.format(where=""))
@@ -111,9 +114,17 @@ class LensState:
 
         query = RunQuery.from_where(self.where, limit=10**9)
         with self.gate.held() as store:
-            ids = list_runs(store, query).column("run_id").to_pylist()
+            ids = list_runs(store, query, costs=False).column("run_id").to_pylist()
         self.listed = len(ids)
         return self.gate.rows(_RUNS_SQL.format(where="WHERE run_id IN ?"), [ids]) if ids else []
+
+    def costs(self, run_ids: list[str]) -> dict[str, tuple[float | None, int]]:
+        """Each run's ``(cost_usd, unpriced_calls)`` as ``footprint runs`` prices it
+        (``recorder.run_costs``): a block of the listed runs at a time."""
+        from recorder import run_costs
+
+        with self.gate.held() as store:
+            return run_costs(store, run_ids)
 
     def filter_runs(self, where: str) -> None:
         """List only the runs ``where`` lets through (``release=1.4 score=helpful<1``; the

@@ -23,6 +23,7 @@ from lens.tui._base import RunScreen, update_fitted
 from lens.tui._lines import VirtualList
 from lens.tui._model import SLOT_TITLES, SLOTS, Block, Iteration
 from lens.tui._reader import Failure, IterationHead, Outline, RunReader
+from recorder.store._prices import usd
 
 __all__ = ["IterationStrip", "TimelineScreen", "block_prompt", "failure_text", "strip_segments"]
 
@@ -84,10 +85,6 @@ def _divided(options: list[Option]) -> list[Option | None]:
     return out[:-1]
 
 
-def _usd(cost: float | None) -> str:
-    return "unpriced" if cost is None else f"${cost:.8f}".rstrip("0").rstrip(".")
-
-
 def _seen_title(it: Iteration, failure: Failure | None = None,
                 cost: tuple[float | None] | None = None) -> Text:
     """The centre's title; ``cost`` (once read) as a 1-tuple: the iteration's USD or ``None``
@@ -102,7 +99,7 @@ def _seen_title(it: Iteration, failure: Failure | None = None,
         text.append(f" — iteration {it.number} · {call.step_id} · {call.provider}/"
                     f"{call.model}{brain}{skill} · llm.start seq {call.seq}")
         if cost is not None:
-            text.append(f" · {_usd(cost[0])}", style="dim" if cost[0] is None else "green")
+            text.append(f" · {usd(cost[0])}", style="dim" if cost[0] is None else "green")
     if failure is not None and failure.iteration == it.number:
         text.append(f" · ✗ {failure.step} failed here", style="bold red")
     return text

@@ -10,7 +10,9 @@ run recorded) ``a`` runs the counterfactual search (``lens.explain``
 finished report replaces the ranking: verdicts in the suspect list, the
 headline and the whole report as ``footprint why`` prints them; it is cached
 in the store (``<store>/why/``) so reopening shows it at once. On a failed or
-unfinished run the screen leads with the failing step.
+unfinished run the screen leads with the failing step, and when a model call
+failed (raised, or never returned) walks that call's chain instead of an
+answer's: the pieces that landed in its prompt, ranked by overlap with the error.
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ from textual.worker import Worker, WorkerState, get_current_worker
 
 from footprint.events import ContextInjected, Event, LLMEnd, LLMStart
 from lens.explain._cache import CachedWhy
-from lens.explain._custody import Custody, Piece, answer_custody
+from lens.explain._custody import Custody, Piece, answer_custody, failing_custody
 from lens.explain._report import Suspect, WhyReport, render_why
 from lens.tui._base import RunScreen
 from lens.tui._model import request_messages
@@ -48,8 +50,9 @@ from lens.tui._whyread import (
     recorded_agent,
 )
 
-__all__ = ["WhyRead", "WhyScreen", "causal_note", "chain_text", "headline_text", "piece_detail",
-           "piece_prompt", "read_custody", "read_why", "suspect_prompt"]
+__all__ = ["WhyRead", "WhyScreen", "causal_note", "chain_text", "chain_top", "headline_text",
+           "piece_detail", "piece_prompt", "prompt_line", "read_custody", "read_why",
+           "suspect_prompt"]
 
 
 def _tool_events(reader: RunReader, start: LLMStart) -> list[Event]:
@@ -65,8 +68,13 @@ def _tool_events(reader: RunReader, start: LLMStart) -> list[Event]:
     return reader.events_where("type IN ('tool.start', 'tool.end') AND tool_call_id IN ?", [ids])
 
 
-def read_custody(reader: RunReader) -> Custody | None:
-    """The answer's chain of custody, reading only the events on it (not the whole run)."""
+def read_custody(reader: RunReader, failure: Failure | None = None) -> Custody | None:
+    """The answer's chain of custody, reading only the events on it (not the whole run);
+    on a run whose model call failed (``failure.failed_call``), that call's instead."""
+    call = failure.failed_call if failure is not None else None
+    if failure is not None and call is not None:
+        events = _chain_events(reader, call)
+        return failing_custody(events, call.step_id, failure.what_ended)
     last = reader.events_where(
         "seq = (SELECT max(seq) FROM _events_all WHERE run_id = ? AND type = 'llm.end')",
         [reader.run_id])
@@ -79,28 +87,61 @@ def read_custody(reader: RunReader) -> Custody | None:
                  None)
     if start is None:
         return None
+    return answer_custody(_chain_events(reader, start, events), end.step_id)
+
+
+def _chain_events(reader: RunReader, start: LLMStart,
+                  events: list[Event] | None = None) -> list[Event]:
+    """The events on the chain of the call ``start``: its iteration's, the declarations,
+    the events that admitted its pieces and the tool calls it read (``events``: the
+    iteration's and the declarations, when already read)."""
+    if events is None:
+        events = reader.events_where("iteration = ? OR type = 'injection.declared'",
+                                     [start.iteration])
     mine = {e.seq for e in events}
     admitting = [e.admitted_by for e in events if isinstance(e, ContextInjected)
                  and e.admitted_by is not None and e.admitted_by not in mine]
-    events += reader.events_at(admitting) + _tool_events(reader, start)
-    unique = sorted({e.seq: e for e in events}.values(), key=lambda e: e.seq)
-    return answer_custody(unique, end.step_id)
+    events = events + reader.events_at(admitting) + _tool_events(reader, start)
+    return sorted({e.seq: e for e in events}.values(), key=lambda e: e.seq)
 
 
-def chain_text(custody: Custody | None) -> Text:
-    """The top of the chain: the answer and the call that wrote it."""
+def chain_text(custody: Custody | None, *, failed: bool = False) -> Text:
+    """The top of the chain: the answer (``failed``: the run's last reply, not an answer)
+    and the call that wrote it — or the call that failed and its error."""
     if custody is None:
         return Text("The run made no model call, so there is no answer to walk back from.",
                     style="dim")
     call = custody.call
-    text = Text()
-    text.append("ANSWER  ", style="bold reverse")
-    text.append(f" {clip(custody.answer, 200)}\n", style="italic")
     brain = f" · brain {call.brain_via}" if call.brain_via else ""
+    text = Text()
+    if custody.error is not None:
+        text.append("FAILED CALL ", style="bold reverse red")
+        text.append(f" ✗ {clip(custody.error, 200)}\n", style="red")
+        text.append(f"  ← the model call that failed: {call.step_id} · {call.provider}/"
+                    f"{call.model}{brain} · iteration {call.iteration} (llm.start seq "
+                    f"{call.seq}, no reply)\n")
+        text.append_text(prompt_line(custody))
+        return text
+    text.append("LAST REPLY " if failed else "ANSWER  ", style="bold reverse")
+    text.append(f" {clip(custody.answer, 200)}\n", style="italic")
     text.append(f"  ← written by {call.step_id} · {call.provider}/{call.model}{brain} · "
                 f"iteration {call.iteration} (llm.start seq {call.seq})\n")
-    text.append(f"  ← its prompt held {len(custody.pieces)} pieces, ranked by word overlap "
-                "with the answer — ")
+    text.append_text(prompt_line(custody))
+    return text
+
+
+def prompt_line(custody: Custody) -> Text:
+    """``← its prompt held N pieces, ranked by word overlap with the answer`` (or, for a
+    call that failed, with its error, naming the tool results it read) — correlational."""
+    text = Text(f"  ← its prompt held {len(custody.pieces)} pieces")
+    if custody.error is not None:
+        reads = ", ".join(t.label for t in custody.tools[:3])
+        more = f" and {len(custody.tools) - 3} more" if len(custody.tools) > 3 else ""
+        count = len(custody.tools)
+        text.append(f" and read {count} tool result{'' if count == 1 else 's'} ({reads}{more})"
+                    if count else " and it read no tool result")
+    text.append(f", ranked by word overlap with the "
+                f"{'answer' if custody.error is None else 'error'} — ")
     text.append("CORRELATIONAL", style="bold yellow")
     text.append(" (resemblance, not cause)")
     return text
@@ -187,8 +228,26 @@ def read_why(state: LensState, reader: RunReader) -> WhyRead:
     failure = None if head is None else read_failure(reader, head.status, head.last_seq)
     agent = state.agent or recorded_agent(reader)
     cached, notice = find_cached(state.store.root, reader.run_id, agent)
-    return WhyRead(custody=read_custody(reader), failure=failure, agent=agent, cached=cached,
-                   cache_notice=notice)
+    return WhyRead(custody=read_custody(reader, failure), failure=failure, agent=agent,
+                   cached=cached, cache_notice=notice)
+
+
+def chain_top(read: WhyRead | None, report: WhyReport | None) -> Text:
+    """The screen's top: a failed run's failing step first, then the search's headline or
+    the chain (for a model call that failed, its prompt: the failure named the call)."""
+    failure, custody = (read.failure, read.custody) if read is not None else (None, None)
+    chain = Text()
+    if failure is not None:
+        chain.append_text(failure_text(failure))
+        chain.append("\n")
+    if report is not None:
+        chain.append_text(headline_text(report))
+    elif failure is not None and custody is not None and custody.error is not None:
+        chain.append_text(prompt_line(custody))
+    elif read is None or failure is None or custody is not None:
+        chain.append_text(chain_text(custody, failed=failure is not None))
+    chain.rstrip()
+    return chain
 
 
 class WhyScreen(RunScreen):
@@ -201,7 +260,7 @@ class WhyScreen(RunScreen):
         Binding("escape", "back", "Back / cancel search"),
     ]
     DEFAULT_CSS = """
-    WhyScreen #chain { height: auto; max-height: 8; padding: 0 1; }
+    WhyScreen #chain { height: auto; max-height: 10; padding: 0 1; }
     WhyScreen #search { height: 1; padding: 0 1; display: none; }
     WhyScreen #search.-running { display: block; }
     WhyScreen #search-what { width: 1fr; padding: 0 1; }
@@ -264,15 +323,7 @@ class WhyScreen(RunScreen):
 
     def _paint(self) -> None:
         read, report = self.read, self.report
-        chain = Text()
-        if read is not None and read.failure is not None:
-            chain.append_text(failure_text(read.failure))
-            chain.append("\n")
-        if report is not None:
-            chain.append_text(headline_text(report))
-        elif read is None or read.failure is None or read.custody is not None:
-            chain.append_text(chain_text(self.custody))
-        chain.rstrip()
+        chain = chain_top(read, report)
         self.query_one("#chain", Static).update(chain)
         self.set_class(report is not None, "-report")
         listing = self.query_one("#pieces", OptionList)

@@ -1,8 +1,9 @@
 """What the why screen reads before it draws, and the causal search it runs. No Textual here.
 
 * :func:`read_failure` — on a failed or unfinished run, the failing step: the
-  ``run.error``, the model call that never ended, the tool calls that ended in
-  an error or never ended.
+  ``run.error``, the model call that never ended (or the one the error names),
+  the tool calls that ended in an error or never ended; the why screen walks
+  the failing model call's custody as it walks an answer's.
 * :func:`recorded_agent` — the ``Agent(factory=...)`` reference the run
   recorded on ``run.configured``.
 * :func:`causal_search` — ``lens.explain`` ``why(...)`` with an agent, on the
@@ -69,6 +70,17 @@ class Failure:
     failed_tools: tuple[ToolEnd, ...]
     open_tools: tuple[ToolStart, ...]
     last_seq: int
+    failed_call: LLMStart | None = None
+    """The model call the run failed in: the one ``run.error`` names as its step, else the
+    call left open (an ``llm.start`` with no ``llm.end``); ``None`` when no model call
+    failed (a tool raised, or the engine between calls)."""
+
+    @property
+    def what_ended(self) -> str:
+        """What ended the failing call: the run's error, or that it has not returned."""
+        if self.error is not None:
+            return f"{self.error.error_type}: {' '.join(self.error.message.split())}"
+        return "no llm.end: the call has not returned (the run is going or its process stopped)"
 
 
 def read_failure(reader: RunReader, status: str, last_seq: int) -> Failure | None:
@@ -88,13 +100,22 @@ def read_failure(reader: RunReader, status: str, last_seq: int) -> Failure | Non
     ended = {e.step_id for e in tail if isinstance(e, LLMEnd)}
     tool_ends = [e for e in tail if isinstance(e, ToolEnd)]
     done = {e.tool_call_id for e in tool_ends}
+    open_call = start if start is not None and start.step_id not in ended else None
     return Failure(
-        status=status, error=error,
-        open_call=start if start is not None and start.step_id not in ended else None,
+        status=status, error=error, open_call=open_call,
         failed_tools=tuple(e for e in tool_ends if e.error or e.status == "failure"),
         open_tools=tuple(e for e in tail if isinstance(e, ToolStart)
                          and e.tool_call_id not in done),
-        last_seq=last_seq)
+        last_seq=last_seq, failed_call=_named_call(reader, error) or open_call)
+
+
+def _named_call(reader: RunReader, error: RunFailed | None) -> LLMStart | None:
+    """The model call ``error`` names as its step (an ingested trace's failing chat span),
+    if it names one (the engine names its own step, ``engine#N``)."""
+    if error is None or not error.step_id or not error.step_id.startswith("llm"):
+        return None
+    found = reader.events_where("type = 'llm.start' AND step_id = ?", [error.step_id])
+    return next((e for e in found if isinstance(e, LLMStart)), None)
 
 
 def failure_text(f: Failure) -> Text:
@@ -104,16 +125,19 @@ def failure_text(f: Failure) -> Text:
         text.append("RUN FAILED ", style="bold reverse red")
         if f.error is not None:
             text.append(f" {f.error.error_type} at stage {f.error.stage}: "
-                        f"{clip(f.error.message, 180)} (run.error seq {f.error.seq})")
+                        f"{clip(f.error.message, 400)} (run.error seq {f.error.seq})")
     else:
         text.append("RUN UNFINISHED ", style="bold reverse yellow")
         text.append(f" no run.end and no run.error: the run is still going or its process "
                     f"stopped (last event seq {f.last_seq})")
-    if f.open_call is not None:
+    call = f.failed_call or f.open_call
+    if call is not None:
         verb = "raised" if f.status == "failed" else "has not returned"
-        text.append(f"\n  ← the model call that {verb}: {f.open_call.step_id} · "
-                    f"{f.open_call.provider}/{f.open_call.model} · iteration "
-                    f"{f.open_call.iteration} (llm.start seq {f.open_call.seq}, no llm.end)")
+        ended = (", no llm.end" if f.open_call is not None
+                 and call.step_id == f.open_call.step_id else "")
+        text.append(f"\n  ← the model call that {verb}: {call.step_id} · "
+                    f"{call.provider}/{call.model} · iteration "
+                    f"{call.iteration} (llm.start seq {call.seq}{ended})")
     for t in f.failed_tools:
         text.append(f"\n  ← tool {t.tool_name} #{t.tool_call_id} ended in an error: "
                     f"{clip(t.result, 120)} (tool.end seq {t.seq})")

@@ -9,13 +9,27 @@ class back, so no import runs in a circle.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 import duckdb
 import pyarrow as pa
 
-__all__ = ["FoundFiles", "OutlineCache", "StoreView"]
+__all__ = ["CallFacts", "FoundFiles", "OutlineCache", "StoreView"]
+
+
+@dataclass(frozen=True, slots=True)
+class CallFacts:
+    """What pricing needs of some outlines, known without a query: the ``models`` their call
+    rows name, and the runs ``partial`` there (no ``run.start``: another file may hold the
+    start of a call whose answer is here, so their calls are paired from their events)."""
+
+    models: frozenset[str] = frozenset()
+    partial: frozenset[str] = frozenset()
+
+    def __or__(self, other: CallFacts) -> CallFacts:
+        return CallFacts(self.models | other.models, self.partial | other.partial)
 
 
 class FoundFiles(Protocol):
@@ -30,6 +44,10 @@ class FoundFiles(Protocol):
     @property
     def chain(self) -> Sequence[Path]: ...
     @property
+    def live_events(self) -> Sequence[pa.RecordBatch]: ...
+    @property
+    def live_event_files(self) -> Sequence[Path]: ...
+    @property
     def skipped(self) -> Sequence[Path]: ...
     @property
     def reasons(self) -> Mapping[Path, str]: ...
@@ -40,6 +58,7 @@ class OutlineCache(Protocol):
 
     in_use: list[Path]
     rebuilt: dict[Path, str]
+    calls: CallFacts
 
     def tables(self, store: StoreView,
                events: Iterable[Path]) -> tuple[list[Path], list[pa.Table]]: ...

@@ -6,23 +6,26 @@ import os
 import re
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import duckdb
 import pyarrow as pa
 
-from footprint._errors import ConfigError, did_you_mean
-from footprint.events import Event
+from footprint._errors import ConfigError
 from recorder.store._damage import guarded
 from recorder.store._discover import StoreFiles, discover
 from recorder.store._livespill import LiveSpill
 from recorder.store._outline import Outlines, outline_view
 from recorder.store._prices import load_prices, prices_arrow
 from recorder.store._remote import is_remote, mirror
+from recorder.store._runref import resolve_ref
 from recorder.store._sandbox import Sandbox
 from recorder.store._views import VIEWS
 from recorder.write._layout import resolve_store
-from recorder.write._rows import BLOB_SCHEMA, CHAIN_SCHEMA, EVENT_SCHEMA, STATS_SCHEMA
+from recorder.write._schemas import BLOB_SCHEMA, CHAIN_SCHEMA, EVENT_SCHEMA, STATS_SCHEMA
+
+if TYPE_CHECKING:
+    from footprint.events import Event
 
 __all__ = ["Store", "open_store"]
 
@@ -254,29 +257,12 @@ class Store:
             f"ORDER BY {_MADE_MS}, run_id")]
 
     def resolve_run(self, ref: str) -> str:
-        """A full run id from a full id, a unique prefix, or ``last``."""
+        """A full run id from a full id, a unique prefix, or ``last``
+        (:func:`recorder.store._runref.resolve_ref`)."""
         if ref and ref != "last" and self.rows(
                 "SELECT 1 FROM _events_all WHERE run_id = ? LIMIT 1", [ref]):
             return ref  # a full id: one pushed-down probe, not the list of every run
-        ids = self.run_ids()
-        if not ids:
-            raise ConfigError(f"the store {str(self.root)!r} has no runs; record one first")
-        if ref == "last":
-            return ids[-1]
-        if ref in ids:
-            return ref
-        matches = [i for i in ids if i.startswith(ref)] if ref else []
-        if len(matches) == 1:
-            return matches[0]
-        if matches:
-            raise ConfigError(
-                f"run prefix {ref!r} matches {len(matches)} runs ({', '.join(matches[:3])}…); "
-                "type more characters"
-            )
-        raise ConfigError(
-            f"no run {ref!r} in {str(self.root)!r}{did_you_mean(ref, ids)}; "
-            "see `footprint runs` for the ids, or use `last`"
-        )
+        return resolve_ref(ref, self.run_ids(), where=f"the store {str(self.root)!r}")
 
     def events(self, run_id: str) -> list[Event]:
         """The run's events, rebuilt as typed objects, blob text restored, in seq order.

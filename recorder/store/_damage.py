@@ -59,6 +59,8 @@ def schema_problem(found: pa.Schema, expected: pa.Schema, required: Iterable[str
     for name in required:
         if name not in found.names:
             return f"column {name!r} is missing"
+    if found.equals(expected):  # the usual case, settled at once (metadata aside)
+        return None
     known = {n.lower(): n for n in expected.names}
     for field in found:
         near = known.get(field.name.lower())

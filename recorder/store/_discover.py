@@ -16,7 +16,7 @@ from recorder.write._compact import replaced_by
 from recorder.write._layout import BLOBS, CHAIN, EVENTS, LIVE, STATS, segment_of
 from recorder.write._live import heads_of_rows_read, last_seqs, read_live
 from recorder.write._marker import marker_problem
-from recorder.write._rows import BLOB_SCHEMA, CHAIN_SCHEMA, EVENT_SCHEMA
+from recorder.write._schemas import BLOB_SCHEMA, CHAIN_SCHEMA, EVENT_SCHEMA
 
 __all__ = ["StoreFiles", "StoreWarning", "discover"]
 

@@ -22,6 +22,7 @@ import duckdb
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from recorder.store._costs import call_facts
 from recorder.store._damage import file_problem
 from recorder.store._outline import Outlines, outline_name, outline_problem
 from recorder.write._adopt import writer_alive, writer_of
@@ -108,7 +109,8 @@ def examine(store: StoreView, progress: Progress | None = None) -> Checkup:
 
 
 def _ordered(table: pa.Table) -> pa.Table:
-    return table.sort_by([(n, "ascending") for n in ("level", "run_id", "iteration", "type")])
+    return table.sort_by([(n, "ascending") for n in ("level", "run_id", "iteration", "type",
+                                                     "first_seq")])
 
 
 def bad_outlines(store: StoreView, events: Iterable[Path]) -> list[DamagedFile]:
@@ -125,8 +127,9 @@ def bad_outlines(store: StoreView, events: Iterable[Path]) -> list[DamagedFile]:
         why = outline_problem(cached)
         if why is None:
             try:
-                fresh = Outlines.compute(store.con, path)
-                if not _ordered(pq.read_table(cached)).equals(_ordered(fresh)):
+                fresh, read = Outlines.compute(store.con, path), pq.read_table(cached)
+                if not _ordered(read).equals(_ordered(fresh)) or call_facts(
+                        read.schema.metadata) != call_facts(fresh.schema.metadata):
                     why = "disagrees with its events file (edited or stale)"
             except (OSError, pa.ArrowException, duckdb.Error) as exc:
                 why = f"{type(exc).__name__}: {' '.join(str(exc).split())[:200]}"

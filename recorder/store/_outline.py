@@ -26,11 +26,12 @@ import duckdb
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from recorder.store._views import FAILED_STEP, STEP_TYPES
+from recorder.store._costs import CALL_ROWS, CallFacts, call_facts, with_call_facts
+from recorder.store._views import DECISION_TYPES, FAILED_STEP, STEP_TYPES
 from recorder.write._layout import SUMMARIES
 
 if TYPE_CHECKING:
-    from recorder.store._base import StoreView
+    from recorder.store._base import FoundFiles, StoreView
 
 __all__ = ["OUTLINE_SCHEMA", "OUTLINE_SELECT", "OUTLINE_VERSION", "Outlines", "outline_name",
            "outline_problem", "outline_view"]
@@ -53,17 +54,26 @@ OUTLINE_SCHEMA = pa.schema([
     pa.field("tags", pa.list_(pa.string())), pa.field("release", pa.string()),
     pa.field("environment", pa.string()),
     pa.field("score_value", pa.float64()), pa.field("score_label", pa.string()),
+    pa.field("end_seq", pa.int64()), pa.field("provider", pa.string()),
+    pa.field("cache_read_tokens", pa.int64()), pa.field("cache_write_tokens", pa.int64()),
+    pa.field("decisions", pa.int64()),
 ])
 """One outline row; the run-level fields are ``NULL`` on iteration and type rows. A
 ``'score'`` row is one ``feedback.recorded`` event: ``type`` its score name, ``last_seq``
-its seq, ``start_ns`` its time, ``score_value``/``score_label`` what it gave."""
+its seq, ``start_ns`` its time, ``score_value``/``score_label`` what it gave. A ``'call'``
+row is one model call (``recorder.store._costs``): ``first_seq``/``end_seq`` its
+``llm.start``/``llm.end``, its ``model``, ``provider`` and tokens (``input_tokens`` …
+``cache_write_tokens``: the call's own, never summed into the run's). ``decisions`` counts
+a row's events of the decision types (``recorder.store._views.DECISION_TYPES``)."""
 
-OUTLINE_VERSION = 3
-"""Part of every cached outline's name: a new outline shape never reads an old cache."""
+OUTLINE_VERSION = 4
+"""Part of every cached outline's name: a new outline shape never reads an old cache (nor
+does a new list of decision types: the cached counts follow it)."""
 
 _TOKENS = "TRY_CAST(try(json_extract_string(payload, '$.{}')) AS BIGINT)"
 _BLOB = "try(json_extract_string(payload, '$.{}.\"$blob\"'))"
 _STEPS = STEP_TYPES
+_DECISIONS = ", ".join(f"'{t}'" for t in DECISION_TYPES)
 _LABEL = "arg_min(try(json_extract_string(payload, '$.{0}')), seq) FILTER (WHERE type = " \
     "'run.start') AS {0}"
 _labels = ",\n         ".join(
@@ -79,6 +89,7 @@ WITH g AS (
          max(ts) FILTER (WHERE type IN ('run.end', 'run.error')) AS end_ns,
          count(*) FILTER (WHERE type = 'run.end') AS ended,
          count(*) FILTER (WHERE type = 'run.error') AS failed,
+         count(*) FILTER (WHERE type IN ({_DECISIONS})) AS decisions,
          coalesce(arg_min(model, seq) FILTER (WHERE type = 'run.configured'),
                   arg_min(model, seq) FILTER (WHERE type = 'llm.start')) AS model,
          CASE WHEN count(*) FILTER (WHERE type = 'run.configured') > 0 THEN 0
@@ -128,7 +139,8 @@ SELECT 'score' AS level, run_id, json_extract_string(payload, '$.name') AS type,
        TRY_CAST(json_extract_string(payload, '$.value') AS DOUBLE) AS score_value,
        json_extract_string(payload, '$.label') AS score_label
 FROM {{source}} WHERE type = 'feedback.recorded'
-"""
+UNION ALL BY NAME
+{CALL_ROWS}"""
 """The outline of ``{source}`` (any relation with the event columns)."""
 
 
@@ -161,6 +173,9 @@ class Outlines:
         """The cached outline files the outline view reads now."""
         self.rebuilt: dict[Path, str] = {}
         """Damaged cached outlines met by this store, and why (rebuilt since)."""
+        self._facts: dict[str, CallFacts] = {}
+        self.calls = CallFacts()
+        """The :class:`CallFacts` of the outlines the outline view reads now."""
 
     def tables(self, store: StoreView, events: Iterable[Path]) -> tuple[list[Path], list[pa.Table]]:
         """Cached outline files and in-memory outlines covering ``events`` (sealed files)."""
@@ -169,6 +184,7 @@ class Outlines:
         files: list[Path] = []
         tables: list[pa.Table] = []
         damaged: dict[Path, str] = {}
+        facts = CallFacts()
         for path in events:
             try:
                 name = outline_name(path)
@@ -180,24 +196,28 @@ class Outlines:
                 files.append(folder / name)
             else:
                 table = self.compute(store.con, path)
+                self._facts[name] = call_facts(table.schema.metadata) or CallFacts()
                 if self._save(table, folder / name):
                     self._checked.add(name)
                     files.append(folder / name)
                 else:
                     self._memory[name] = table
                     tables.append(table)
+            facts |= self._facts[name]
         _warn_rebuilt(damaged)
-        self.in_use = files
+        self.in_use, self.calls = files, facts
         return files, tables
 
     def _sound(self, path: Path, damaged: dict[Path, str]) -> bool:
         """Whether cached outline ``path`` reads as an outline (checked once per process)."""
         if path.name in self._checked:
             return True
-        problem = outline_problem(path)
-        if problem is None:
+        problem, facts = _inspect(path)
+        if facts is not None:
             self._checked.add(path.name)
+            self._facts[path.name] = facts
             return True
+        problem = problem or "no call facts"
         damaged[path] = problem
         self._drop(path, problem)
         return False
@@ -227,8 +247,9 @@ class Outlines:
 
     @staticmethod
     def compute(con: duckdb.DuckDBPyConnection, path: Path) -> pa.Table:
-        """The outline of sealed events file ``path``, computed from the file."""
-        return Outlines._compute(con, f"read_parquet({_quote(path)})")
+        """The outline of sealed events file ``path``, computed from the file (its
+        :class:`CallFacts` in its metadata)."""
+        return with_call_facts(con, Outlines._compute(con, f"read_parquet({_quote(path)})"))
 
     @staticmethod
     def _compute(con: duckdb.DuckDBPyConnection, source: str) -> pa.Table:
@@ -263,15 +284,21 @@ def _fsync(path: Path) -> None:
 
 def outline_problem(path: Path) -> str | None:
     """Why cached outline ``path`` cannot be used (empty, garbage, another schema), or ``None``."""
+    return _inspect(path)[0]
+
+
+def _inspect(path: Path) -> tuple[str | None, CallFacts | None]:
+    """Why cached outline ``path`` cannot be used (or ``None``), and its call facts."""
     try:
         if path.stat().st_size == 0:
-            return "an empty file"
+            return "an empty file", None
         schema = pq.read_schema(path)
     except Exception as exc:  # a torn footer, garbage
-        return f"{type(exc).__name__}: {' '.join(str(exc).split())[:200]}"
+        return f"{type(exc).__name__}: {' '.join(str(exc).split())[:200]}", None
     if not schema.remove_metadata().equals(OUTLINE_SCHEMA):
-        return "not an outline's schema"
-    return None
+        return "not an outline's schema", None
+    facts = call_facts(schema.metadata)
+    return (None, facts) if facts is not None else ("no call facts in its metadata", None)
 
 
 def _warn_rebuilt(damaged: dict[Path, str]) -> None:
@@ -299,12 +326,26 @@ def _outline_view(store: StoreView) -> str:
     if not store.outlined:
         files, tables = store.outlines.tables(store, store.files.events)
         con = store.con
-        con.register("_outline_mem", pa.concat_tables([OUTLINE_SCHEMA.empty_table(), *tables]))
-        con.register("_outline_live", Outlines._compute(con, "_live_events"))
-        parts = ["SELECT * FROM _outline_mem", "SELECT * FROM _outline_live"]
+        parts = []
+        if tables:
+            con.register("_outline_mem", pa.concat_tables(tables))
+            parts.append("SELECT * FROM _outline_mem")
+        if _has_live(store.files):  # an empty live set costs nothing (no query planned)
+            live = with_call_facts(con, Outlines._compute(con, "_live_events"))
+            store.outlines.calls |= call_facts(live.schema.metadata) or CallFacts()
+            con.register("_outline_live", live)
+            parts.append("SELECT * FROM _outline_live")
         if files:
             listed = ", ".join(_quote(p) for p in files)
             parts.append(f"SELECT * FROM read_parquet([{listed}])")
+        if not parts:
+            con.register("_outline_mem", OUTLINE_SCHEMA.empty_table())
+            parts.append("SELECT * FROM _outline_mem")
         con.execute("CREATE OR REPLACE VIEW _outline_all AS " + " UNION ALL BY NAME ".join(parts))
         store.outlined = True
     return "_outline_all"
+
+
+def _has_live(found: FoundFiles) -> bool:
+    """Whether the scan found live events (in memory or spilled)."""
+    return bool(found.live_event_files) or any(b.num_rows for b in found.live_events)

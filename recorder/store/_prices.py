@@ -36,7 +36,7 @@ if TYPE_CHECKING:
     import pyarrow as pa
 
 __all__ = ["PRICES_DDL", "PRICES_FILE", "Price", "Prices", "load_prices", "prices_arrow",
-           "prices_version"]
+           "prices_version", "usd"]
 
 PRICES_FILE = "prices.json"
 """The store's own prices (``{model: {input_mtok, output_mtok, …}}``), beside ``events/``."""
@@ -49,6 +49,14 @@ def prices_version() -> str:
     from importlib.metadata import version
 
     return f"genai-prices {version('genai-prices')}"
+
+
+def usd(cost: float | None, unpriced: int = 0) -> str:
+    """A cost as footprint shows it (``runs``, ``show``, the lens): ``$0.000450``, or
+    ``unpriced`` when it is ``None`` or ``unpriced`` calls are (never a made-up 0)."""
+    if cost is None or unpriced:
+        return "unpriced"
+    return f"${cost:.8f}".rstrip("0").rstrip(".") if cost < 1 else f"${cost:,.2f}"
 
 
 def _rate(where: str, name: str, value: object, *, required: bool) -> float | None:

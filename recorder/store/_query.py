@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from footprint._errors import ConfigError
-from recorder.write._rows import EVENT_SCHEMA
+from recorder.write._schemas import EVENT_SCHEMA
 
 __all__ = ["COLUMNS", "EventQuery", "Span"]
 

@@ -21,14 +21,12 @@ import pyarrow as pa
 from footprint._errors import ConfigError, did_you_mean
 from recorder.store._filters import WHERE_KEYS, parse_score, parse_since, parse_where
 from recorder.store._outline import outline_view
-from recorder.store._reader import BLOB_TEXTS
-from recorder.store._runcheck import checked_against_record
 from recorder.store._views import CALL_COST
 
 if TYPE_CHECKING:
     from recorder.store._base import StoreView
 
-__all__ = ["RUN_COLUMNS", "STATUSES", "RunQuery", "count_runs", "list_runs"]
+__all__ = ["RUN_COLUMNS", "STATUSES", "RunQuery", "count_runs", "list_runs", "run_costs"]
 
 STATUSES = ("complete", "failed", "incomplete")
 RUN_COLUMNS = ("run_id", "started", "ended", "status", "turns", "iterations", "tokens",
@@ -222,7 +220,7 @@ def _ns(day: datetime.date) -> int:
 
 
 _RUNS = """
-WITH o AS MATERIALIZED (SELECT * FROM {view}{narrow}),
+WITH o AS MATERIALIZED (SELECT * FROM (SELECT * FROM {view} WHERE level <> 'call'){narrow}),
 r AS (
   SELECT run_id, sum(events) FILTER (WHERE level = 'run')::BIGINT AS events,
          max(last_seq) AS last_seq, min(start_ns) AS start_ns, max(end_ns) AS end_ns,
@@ -310,6 +308,8 @@ def list_runs(store: StoreView, query: RunQuery | None = None, *,
     on top of ``query`` (or the default query). ``costs=False`` leaves
     ``cost_usd``/``unpriced_calls`` ``NULL`` (they read the page's model calls, a scan of
     each run's calls: ``footprint show`` prices as it streams)."""
+    from recorder.store._runcheck import checked_against_record
+
     query = _merged(query, where)
     base, (where, params) = _base(store, query)
     order = "DESC" if query.newest_first else "ASC"
@@ -353,16 +353,28 @@ pairing and :data:`CALL_COST`), from the raw events of those runs only: a filter
 view would come after its window over every run's calls."""
 
 
+def run_costs(store: StoreView, run_ids: list[str]) -> dict[str, tuple[float | None, int]]:
+    """Each run's ``(cost_usd, unpriced_calls)``, as :func:`list_runs` has them: the USD of
+    its model calls, ``None`` when a call's model is unpriced (never a made-up 0), and how
+    many calls are unpriced. Reads only those runs' model calls (the lens prices the runs
+    it lists a block at a time); a run with no model call costs 0."""
+    ids = list(run_ids)
+    found = {r[0]: (r[1], int(r[2])) for r in store.rows(_COSTS, [ids, ids])} if ids else {}
+    out: dict[str, tuple[float | None, int]] = {}
+    for run_id in ids:
+        cost, unpriced = found.get(run_id, (None, 0))
+        out[run_id] = (None if unpriced else (cost or 0.0), unpriced)
+    return out
+
+
 def _with_costs(store: StoreView, table: pa.Table) -> pa.Table:
     """``cost_usd`` (``NULL`` when a call's model is unpriced) and ``unpriced_calls`` for
     the runs of the page (as the ``runs`` view has them)."""
     ids = table.column("run_id").to_pylist()
-    found = {r[0]: (r[1], int(r[2])) for r in store.rows(_COSTS, [ids, ids])} if ids else {}
-    unpriced = [found.get(i, (None, 0))[1] for i in ids]
-    cost = [None if u else (found.get(i, (None, 0))[0] or 0.0) for i, u in zip(ids, unpriced,
-                                                                                strict=True)]
-    return table.append_column("cost_usd", pa.array(cost, pa.float64())).append_column(
-        "unpriced_calls", pa.array(unpriced, pa.int64()))
+    costs = run_costs(store, ids)
+    return table.append_column(
+        "cost_usd", pa.array([costs[i][0] for i in ids], pa.float64())).append_column(
+        "unpriced_calls", pa.array([costs[i][1] for i in ids], pa.int64()))
 
 
 def _with_blobs(store: StoreView, table: pa.Table, column: str, blob: str) -> pa.Table:
@@ -370,6 +382,8 @@ def _with_blobs(store: StoreView, table: pa.Table, column: str, blob: str) -> pa
     digests = [d for d in table.column(blob).to_pylist() if d]
     if not digests:
         return table
+    from recorder.store._reader import BLOB_TEXTS  # the event reader: only when needed
+
     texts = dict(store.rows(BLOB_TEXTS, [digests]))
     held = pa.array([texts.get(d) if d else None
                      for d in table.column(blob).to_pylist()], pa.string())

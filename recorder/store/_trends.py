@@ -1,17 +1,19 @@
 """``trends``: runs per time bucket (and group) — latency, tokens, errors, decisions, cost.
 
 One pushed-down DuckDB aggregate over the per-file outlines
-(``recorder.store._outline``), in one pass over their run and per-type rows:
-each run's latency (start to end), tokens, status, model and decision count,
-grouped by a day or hour of its start and, optionally, by model, skill or
-release. The runs are filtered by a :class:`RunQuery` (its conditions on
-status, model and start run on these rows; any other, such as the answer's
-text, through the runs list of ``recorder.store._runlist``). A skill groups the runs that activated
+(``recorder.store._outline``), in one pass over their run rows (a file's
+run row counts its decisions too): each run's latency (start to end), tokens,
+status, model and decision count, grouped by a day or hour of its start and,
+optionally, by model, skill or release. The runs are filtered by a
+:class:`RunQuery` (its conditions on status, model and start run on these
+rows; any other, such as the answer's text, through the runs list of
+``recorder.store._runlist``). A skill groups the runs that activated
 it (a run with two skills counts in both; ``skill.activated`` rows only are
 read); a release is the run's ``run.start`` label. When the store's
 ``llm_calls`` view prices calls (a ``cost_usd`` column), a second aggregate
-adds the runs' cost: ``cost_usd`` summed over priced runs, ``unpriced`` the
-runs with a call no price covers (never counted as 0).
+adds the runs' cost, from the outlines' call rows joined with the prices
+(``recorder.store._costs``): ``cost_usd`` summed over priced runs, ``unpriced``
+the runs with a call no price covers (never counted as 0).
 """
 
 from __future__ import annotations
@@ -22,9 +24,9 @@ from typing import TYPE_CHECKING
 import pyarrow as pa
 
 from footprint._errors import ConfigError, did_you_mean
+from recorder.store._costs import priced_calls
 from recorder.store._outline import outline_view
 from recorder.store._runlist import RunQuery, _base
-from recorder.store._views import DECISION_TYPES
 
 if TYPE_CHECKING:
     from recorder.store._base import StoreView
@@ -39,7 +41,6 @@ TREND_COLUMNS = ("bucket", "group", "runs", "failed", "error_rate", "p50_ms", "p
 """The columns of a :func:`trends` table; ``cost_usd`` and ``unpriced`` follow when the
 store prices its model calls."""
 
-_DECISIONS = ", ".join(f"'{t}'" for t in DECISION_TYPES)
 _KEYS = {
     None: ("NULL::VARCHAR", ""),
     "model": ("p.model", ""),
@@ -74,15 +75,12 @@ class TrendQuery:
 
 _PER_RUN = """
 per AS (
-  SELECT run_id, min(start_ns) FILTER (WHERE level = 'run') AS start_ns,
-         max(end_ns) FILTER (WHERE level = 'run') AS end_ns,
-         sum(ended) FILTER (WHERE level = 'run') AS ended,
-         sum(failed) FILTER (WHERE level = 'run') AS failed,
+  SELECT run_id, min(start_ns) AS start_ns, max(end_ns) AS end_ns, sum(ended) AS ended,
+         sum(failed) AS failed,
          (coalesce(sum(input_tokens), 0) + coalesce(sum(output_tokens), 0))::BIGINT AS tokens,
          arg_min(model, (model_rank, model_seq)) FILTER (WHERE model IS NOT NULL) AS model,
-         coalesce(sum(events) FILTER (WHERE level = 'type' AND type IN ({decisions})), 0)
-             AS decisions
-  FROM {view} WHERE level IN ('run', 'type') GROUP BY run_id),
+         coalesce(sum(decisions), 0) AS decisions
+  FROM {view} WHERE level = 'run' GROUP BY run_id),
 per_run AS (
   SELECT run_id, start_ns, make_timestamp(start_ns // 1000) AS started,
          CASE WHEN ended > 0 THEN 'complete' WHEN failed > 0 THEN 'failed'
@@ -108,8 +106,7 @@ _SIMPLE = frozenset({"status", "model", "since", "until", "run_ids", "newest_fir
 _COST = """LEFT JOIN (SELECT run_id, sum(cost_usd) AS cost_usd,
                       count(*) FILTER (WHERE cost_usd IS NULL AND end_seq IS NOT NULL)
                           AS unpriced_calls
-               FROM llm_calls WHERE run_id IN (SELECT run_id FROM picked)
-               GROUP BY run_id) c USING (run_id)"""
+               FROM ({calls}) GROUP BY run_id) c USING (run_id)"""
 _COST_COLUMNS = (""",
        sum(c.cost_usd::DOUBLE) FILTER (WHERE coalesce(c.unpriced_calls, 0) = 0) AS cost_usd,
        count(*) FILTER (WHERE c.unpriced_calls > 0) AS unpriced""")
@@ -134,11 +131,14 @@ def trends(store: StoreView, query: TrendQuery | None = None) -> pa.Table:
         prefix, where = base.rstrip() + ",", f"run_id IN (SELECT run_id FROM run_rows " \
             f"WHERE {listed})"
     key, join = _KEYS[query.group_by]
-    with_cost = priced(store)
-    sql = prefix + _PER_RUN.format(
-        view=outline_view(store), where=where, decisions=_DECISIONS, key=key, join=join,
-        by=query.by, cost=_COST_COLUMNS if with_cost else "",
-        cost_join=_COST if with_cost else "")
+    view = outline_view(store)
+    cost, cost_join = "", ""
+    if priced(store):
+        picked = None if where == "true" else "picked"  # no filter: every run's calls
+        calls, more = priced_calls(store, view, picked)
+        cost, cost_join, params = _COST_COLUMNS, _COST.format(calls=calls), [*params, *more]
+    sql = prefix + _PER_RUN.format(view=view, where=where, key=key, join=join, by=query.by,
+                                   cost=cost, cost_join=cost_join)
     return store.arrow(sql, params)
 
 

@@ -23,23 +23,10 @@ from footprint.events import EventBase
 from recorder.write._chain import ENVELOPE_ORDER, extend_checks
 from recorder.write._extract import BlobSink, plan_for
 from recorder.write._hot import HOT_FIELDS
+from recorder.write._schemas import ENVELOPE_TYPES
 
 __all__ = ["ENVELOPE_TYPES", "convert", "packed_strings", "text_column"]
 
-ENVELOPE_TYPES: tuple[tuple[str, pa.DataType], ...] = (
-    ("schema_version", pa.int32()),
-    ("run_id", pa.string()),
-    ("seq", pa.int64()),
-    ("ts", pa.int64()),
-    ("type", pa.string()),
-    ("turn", pa.int64()),
-    ("iteration", pa.int64()),
-    ("step_id", pa.string()),
-    ("parent_step", pa.string()),
-    ("trace_id", pa.string()),
-    ("span_id", pa.string()),
-)
-"""The envelope columns in :data:`ENVELOPE_ORDER` with their Arrow types."""
 assert tuple(name for name, _ in ENVELOPE_TYPES) == ENVELOPE_ORDER
 
 _CLASS_COLUMNS: tuple[tuple[str, pa.DataType], ...] = (

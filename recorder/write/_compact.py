@@ -40,7 +40,6 @@ from recorder.write._layout import (
     segment_of,
 )
 from recorder.write._marker import MARKER_KEY, kind_of
-from recorder.write._segment import write_atomically
 
 try:
     import fcntl
@@ -182,6 +181,8 @@ def _merge(root: Path, folder: Path, group: list[Path], *, durable: bool) -> Com
     names = [n for n in _SORT[kind] if n in merged.column_names]
     merged = merged.sort_by([(n, "ascending") for n in names]).replace_schema_metadata(
         {REPLACES_KEY: json.dumps(sorted(replaced)).encode()})
+    from recorder.write._segment import write_atomically  # its chain needs the event catalog
+
     write_atomically(merged, final, durable=durable, row_group_size=_ROW_GROUP)
     for path in used:  # the merged file is in place and names them: readers skip them
         path.unlink(missing_ok=True)

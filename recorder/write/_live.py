@@ -12,7 +12,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from recorder.write._rows import EVENT_SCHEMA
+from recorder.write._schemas import EVENT_SCHEMA
 
 __all__ = ["heads_of_rows_read", "last_seqs", "read_live"]
 

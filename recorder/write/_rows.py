@@ -11,10 +11,17 @@ from typing import NamedTuple
 import pyarrow as pa
 
 from footprint.events import ENVELOPE_FIELDS, TERMINAL_TYPES, EventBase
-from recorder.write._columns import ENVELOPE_TYPES, convert
+from recorder.write._columns import convert
 from recorder.write._extract import BLOB_KEY, BlobSink
 from recorder.write._hot import HOT_FIELDS, hot_fields, hot_plan
 from recorder.write._safe import safe_text, safe_value
+from recorder.write._schemas import (
+    BLOB_SCHEMA,
+    CHAIN_SCHEMA,
+    ENVELOPE_NAMES,
+    EVENT_SCHEMA,
+    STATS_SCHEMA,
+)
 
 __all__ = [
     "BLOB_KEY",
@@ -30,54 +37,6 @@ __all__ = [
     "hot_plan",
 ]
 
-ENVELOPE_NAMES = tuple(name for name, _ in ENVELOPE_TYPES)
-
-_REQUIRED = ("run_id", "seq", "ts", "type")
-EVENT_SCHEMA = pa.schema(
-    [pa.field(n, t, nullable=n not in _REQUIRED) for n, t in ENVELOPE_TYPES]
-    + [pa.field(n, pa.string()) for n in HOT_FIELDS]
-    + [
-        pa.field("admitted_by", pa.int64()),
-        pa.field("payload", pa.string(), nullable=False),
-        pa.field("prev_check", pa.uint32(), nullable=False),
-        pa.field("row_check", pa.uint32(), nullable=False),
-    ]
-)
-"""One row per event; ``prev_check``/``row_check`` are the run's row checks (``_chain``)."""
-
-BLOB_SCHEMA = pa.schema(
-    [
-        pa.field("hash", pa.string(), nullable=False),
-        pa.field("chars", pa.int64(), nullable=False),
-        pa.field("text", pa.large_string(), nullable=False),
-    ]
-)
-CHAIN_SCHEMA = pa.schema(
-    [
-        pa.field("run_id", pa.string(), nullable=False),
-        pa.field("segment", pa.string(), nullable=False),
-        pa.field("last_seq", pa.int64(), nullable=False),
-        pa.field("head", pa.binary(32), nullable=False),
-        pa.field("format", pa.string(), nullable=False),
-    ]
-)
-"""Per run, after every batch the writer wrote: its last seq there, the run's head, and
-the chain format (``recorder.write._chain.CHAIN_FORMAT``) the head was taken in."""
-
-STATS_SCHEMA = pa.schema(
-    [
-        pa.field("run_id", pa.string(), nullable=False),
-        pa.field("writer", pa.string(), nullable=False),
-        pa.field("overflow", pa.int64(), nullable=False),
-        pa.field("processor_drops", pa.int64(), nullable=False),
-        pa.field("sink_drops", pa.int64(), nullable=False),
-        pa.field("written_ns", pa.int64(), nullable=False),
-        pa.field("unencodable", pa.int64(), nullable=False),
-    ]
-)
-"""Per run and writer, cumulative counts: ``overflow`` (the recorder's full buffer),
-``processor_drops`` (a processor's DROP or failure), ``sink_drops`` (what mirrors such as
-OpenTelemetry lost) and ``unencodable`` (events this writer could not store even escaped)."""
 
 
 _log = logging.getLogger("recorder")

@@ -14,7 +14,7 @@ import pyarrow.parquet as pq
 from recorder.write._chain import CHAIN_FORMAT
 from recorder.write._layout import BLOBS, CHAIN, EVENTS, LIVE
 from recorder.write._marker import kind_of, marked, marked_schema
-from recorder.write._rows import BLOB_SCHEMA, CHAIN_SCHEMA, EVENT_SCHEMA
+from recorder.write._schemas import BLOB_SCHEMA, CHAIN_SCHEMA, EVENT_SCHEMA
 
 __all__ = ["Segment", "by_date", "parquet_options", "write_atomically"]
 

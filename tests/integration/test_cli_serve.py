@@ -1,28 +1,26 @@
 """``footprint lens --serve``: a real server on 127.0.0.1 in a subprocess, driven by a real
-HTTP client and websocket (aiohttp): deep links, the session's screen, refusals, the token."""
+HTTP client and websocket (aiohttp): deep links, the session's screen, refusals, the token,
+SIGINT with a session open."""
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import socket
+import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import aiohttp
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from serve_support import ROOT, RUN4, lens_argv, serving, start_serving, stop
 from trends_store import write_trends_store
 
 from lens.cli._serve import is_loopback
 from lens.cli._serve_parts import SCREENS, session_command
 
-ROOT = Path(__file__).resolve().parents[2]
-RUN4 = "0190cccc-0000-7000-8000-000000000004"  # the trends store's newest run
 TOKEN = "t0ken-for-the-test-0123456789"
 
 
@@ -31,60 +29,33 @@ def store(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return write_trends_store(tmp_path_factory.mktemp("serve") / "store")
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def _lens(*args: str) -> list[str]:
-    return [sys.executable, "-m", "lens.cli", "lens", *args]
-
-
-@contextlib.contextmanager
-def _serving(store: Path, *extra: str) -> Iterator[tuple[str, str]]:
-    """``footprint lens --serve`` on a free port: (its base URL, the line it printed)."""
-    port = _free_port()
-    proc = subprocess.Popen(_lens("--serve", "--port", str(port), "--store", str(store), *extra),
-                            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
-        assert proc.stdout is not None
-        line = proc.stdout.readline()
-        deadline = time.monotonic() + 60
-        while True:  # the line comes before the socket listens
-            with socket.socket() as s, contextlib.suppress(OSError):
-                s.connect(("127.0.0.1", port))
-                break
-            assert proc.poll() is None, proc.stderr.read() if proc.stderr else ""
-            assert time.monotonic() < deadline, "the server never listened"
-            time.sleep(0.1)
-        yield f"http://127.0.0.1:{port}", line
-    finally:
-        proc.terminate()
-        proc.wait(timeout=30)
+async def _painted(ws: aiohttp.ClientWebSocketResponse, wanted: tuple[str, ...],
+                   seconds: float = 90) -> str:
+    """What the session's lens painted on ``ws`` (its terminal bytes, decoded) once all of
+    ``wanted`` showed up."""
+    seen = ""
+    deadline = time.monotonic() + seconds
+    while not all(w in seen for w in wanted):
+        left = deadline - time.monotonic()
+        assert left > 0, f"the lens never painted {wanted}: {seen[-400:]!r}"
+        message = await ws.receive(timeout=left)
+        if message.type == aiohttp.WSMsgType.BINARY:
+            seen += message.data.decode("utf-8", "replace")
+        elif message.type in (aiohttp.WSMsgType.CLOSE, aiohttp.WSMsgType.CLOSED):
+            raise AssertionError(f"the session closed: {seen[-400:]!r}")
+    return seen
 
 
 async def _screen_text(url: str, *, wanted: tuple[str, ...], seconds: float = 90) -> str:
-    """What the session's lens painted (its terminal bytes, decoded) once all of ``wanted``
-    showed up."""
-    seen = ""
+    """What the session at ``url`` painted once all of ``wanted`` showed up."""
     async with aiohttp.ClientSession() as http, http.ws_connect(url) as ws:
-        deadline = time.monotonic() + seconds
-        while not all(w in seen for w in wanted):
-            left = deadline - time.monotonic()
-            assert left > 0, f"the lens never painted {wanted}: {seen[-400:]!r}"
-            message = await ws.receive(timeout=left)
-            if message.type == aiohttp.WSMsgType.BINARY:
-                seen += message.data.decode("utf-8", "replace")
-            elif message.type in (aiohttp.WSMsgType.CLOSE, aiohttp.WSMsgType.CLOSED):
-                raise AssertionError(f"the session closed: {seen[-400:]!r}")
-    return seen
+        return await _painted(ws, wanted, seconds)
 
 
 def test_given_a_served_lens_when_a_deep_link_is_opened_then_its_websocket_shows_that_screen(
     store: Path,
 ) -> None:
-    with _serving(store) as (base, line):
+    with serving(store) as (base, line):
         assert line.startswith("footprint lens: serving ") and f"{base}/" in line
 
         async def drive() -> tuple[int, str, str]:
@@ -100,12 +71,35 @@ def test_given_a_served_lens_when_a_deep_link_is_opened_then_its_websocket_shows
         assert "footprint lens" in painted
 
 
+def test_given_an_open_session_when_the_server_gets_sigint_then_it_closes_it_and_exits_0(
+    store: Path,
+) -> None:
+    proc, base, _line = start_serving(store)
+    try:
+        async def drive() -> tuple[int | None, str]:
+            url = f"ws{base[4:]}/ws/run/{RUN4}/why?width=100&height=30"
+            async with aiohttp.ClientSession() as http, http.ws_connect(url) as ws:
+                await _painted(ws, (RUN4,))
+                proc.send_signal(signal.SIGINT)  # as `kill -INT`; Ctrl-C reaches the sessions too
+                while True:  # the lens's last frames, then the close
+                    message = await ws.receive(timeout=60)
+                    if message.type in (aiohttp.WSMsgType.CLOSE, aiohttp.WSMsgType.CLOSED):
+                        return ws.close_code, str(message.extra)
+
+        code, said = asyncio.run(drive())
+        assert proc.wait(timeout=15) == 0
+        assert proc.stderr is not None and "Traceback" not in proc.stderr.read()
+    finally:
+        stop(proc)
+    assert (code, said) == (aiohttp.WSCloseCode.GOING_AWAY, "footprint lens stopped")
+
+
 @pytest.mark.parametrize(("path", "said"), [("/run/nope/why", "no run 'nope'"),
                                              ("/run/last/nope", "no screen 'nope'")])
 def test_given_a_served_lens_when_a_bad_deep_link_is_opened_then_404_names_it(
     store: Path, path: str, said: str,
 ) -> None:
-    with _serving(store) as (base, _line):
+    with serving(store) as (base, _line):
         async def get() -> tuple[int, str]:
             async with aiohttp.ClientSession() as http, http.get(base + path) as page:
                 return page.status, await page.text()
@@ -117,7 +111,7 @@ def test_given_a_served_lens_when_a_bad_deep_link_is_opened_then_404_names_it(
 def test_given_allow_remote_when_requests_come_without_then_with_the_token_then_only_those_pass(
     store: Path,
 ) -> None:
-    with _serving(store, "--allow-remote", "--token", TOKEN) as (base, line):
+    with serving(store, "--allow-remote", "--token", TOKEN) as (base, line):
         assert f"?token={TOKEN}" in line
 
         async def drive() -> tuple[int, int, int, bool]:
@@ -141,7 +135,7 @@ def test_given_allow_remote_when_requests_come_without_then_with_the_token_then_
 def test_given_a_non_loopback_host_without_allow_remote_when_served_then_one_line_and_exit_2(
     store: Path,
 ) -> None:
-    done = subprocess.run(_lens("--serve", "--host", "0.0.0.0", "--store", str(store)),
+    done = subprocess.run(lens_argv("--serve", "--host", "0.0.0.0", "--store", str(store)),
                           cwd=ROOT, capture_output=True, text=True, timeout=60, check=False)
     assert done.returncode == 2 and done.stdout == ""
     assert done.stderr.count("\n") == 1 and "--allow-remote" in done.stderr

@@ -17,7 +17,7 @@ from footprint.events import (
     ToolStart,
 )
 from lens._examples.support_desk import PLANTED_FACT
-from lens.explain._custody import answer_custody
+from lens.explain._custody import answer_custody, failing_custody
 from lens.tui._model import SLOTS, build_run
 from lens.tui._rows import EventRows, parse_filter
 from lens.tui._summary import clip, summarize
@@ -119,6 +119,25 @@ def test_given_the_answer_when_the_why_text_is_drawn_then_it_is_correlational_an
     assert causal_note(desk_store[1]).endswith(f"footprint why {desk_store[1][:13]} "
                                                "--agent module:factory")
     assert "no model call" in chain_text(None).plain
+
+
+def test_given_a_call_that_failed_when_the_why_text_is_drawn_then_it_leads_with_its_error(
+    desk_store: tuple[Path, str],
+) -> None:
+    events = _store_events(desk_store)
+    start = [e for e in events if e.type == "llm.start"][-1]
+    custody = failing_custody([e for e in events if e.seq <= start.seq], start.step_id,
+                              "RunError: provider raised TimeoutError")
+    assert custody is not None
+    chain = chain_text(custody).plain
+    assert chain.startswith("FAILED CALL  ✗ RunError: provider raised TimeoutError\n")
+    assert f"the model call that failed: {start.step_id} · " in chain
+    assert f"(llm.start seq {start.seq}, no reply)" in chain
+    assert "ranked by word overlap with the error — CORRELATIONAL" in chain
+    assert "ANSWER" not in chain and "no model call" not in chain
+    answered = answer_custody(events)
+    assert answered is not None and chain_text(answered, failed=True).plain.startswith(
+        "LAST REPLY ")
 
 
 _TYPES = st.sampled_from(["run.start", "context.injected", "context.evaluated",

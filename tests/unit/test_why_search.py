@@ -16,14 +16,16 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import ClassVar
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from lens.explain._candidates import Removal
 from lens.explain._rerun import Rerun
-from lens.explain._search import search
+from lens.explain._search import SCREEN_SEED0, search
 from lens.explain._stats import Tally
+from lens.explain._tier import Tier
 
 ALPHA = 0.05
 
@@ -33,6 +35,7 @@ class Outcome:
     culprits: list[frozenset[Removal]]
     masks: frozenset[Removal]
     runs: int = 0
+    tier: ClassVar[Tier] = Tier.RERUN
 
     def changes(self, removed: frozenset[Removal]) -> bool:
         hit = any(c <= removed for c in self.culprits)
@@ -114,3 +117,31 @@ def test_given_a_culprit_masked_by_its_neighbour_when_searched_then_it_is_still_
     assert confirmed == [(steering,)]
     assert policy in result.cleared
     assert result.untested == ()
+
+
+@dataclass
+class ScreenOnly:
+    """A pair whose removal changed the answer in the screens only (noise), never again."""
+
+    pair: frozenset[Removal]
+    confirming: list[tuple[Removal, ...]]
+    tier: ClassVar[Tier] = Tier.RERUN
+
+    def rerun(self, removals: Sequence[Removal], seed: int, *, live: bool = False,
+              what: str = "") -> Rerun:
+        if what.startswith("confirm"):
+            self.confirming.append(tuple(removals))
+        changed = seed >= SCREEN_SEED0 and self.pair <= frozenset(removals)
+        return Rerun(run="changed" if changed else "same", answer="B" if changed else "A")
+
+
+def test_given_a_set_that_does_not_hold_when_confirmed_then_its_members_get_no_tests_alone(
+) -> None:
+    units = _units(6)
+    noise = ScreenOnly(pair=frozenset(units[1:3]), confirming=[])
+    result = search(noise, BASE, units, seeds=12, alpha=ALPHA / len(units))  # type: ignore[arg-type]
+    (finding,) = result.findings
+    assert finding.removals == tuple(units[1:3]) and finding.test.verdict == "not-confirmed"
+    assert [a.verdict for _, a in finding.alone] == ["not-confirmed", "not-confirmed"]
+    assert all(a.tally.runs == 0 for _, a in finding.alone)
+    assert noise.confirming and all(len(r) == 2 for r in noise.confirming)

@@ -1,0 +1,179 @@
+"""``footprint lens --serve`` in a real headless Chromium (Playwright): a real server on
+127.0.0.1 in a subprocess, its page and a deep link opened in the browser, the lens read
+back from the page's xterm.js terminal, a key pressed in the page.
+
+Skips only when the ``playwright`` module or a Chromium binary is missing (Debian:
+``apt-get install chromium``; ``.ci/run`` tries that). The browser is the system's, so
+Playwright's own browser download is never needed.
+"""
+
+from __future__ import annotations
+
+import shutil
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from serve_support import RUN4, serving
+from trends_store import write_trends_store
+
+sync_api = pytest.importorskip(
+    "playwright.sync_api",
+    reason="the playwright module is not installed (pip install -e '.[dev]')")
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+pytestmark = pytest.mark.skipif(
+    CHROMIUM is None, reason="no Chromium binary on PATH (Debian: apt-get install chromium)")
+
+WAIT_MS = 90_000  # a session starts a `footprint lens` process; a loaded machine is slow
+
+# Every binary websocket frame the page receives, decoded: how the test knows the lens sent
+# a screen before it looks at the terminal.
+RECORD_FRAMES = """
+window.lensFrames = [];
+const PageSocket = window.WebSocket;
+window.WebSocket = class extends PageSocket {
+  constructor(...args) {
+    super(...args);
+    this.addEventListener("message", (event) => {
+      if (typeof event.data !== "string") {
+        window.lensFrames.push(new TextDecoder().decode(event.data));
+      }
+    });
+  }
+};
+"""
+
+# The terminal's selection, as xterm.js copies it (its copy handler fills the clipboard).
+COPY_SELECTION = """() => {
+  const clipboard = new DataTransfer();
+  document.querySelector(".xterm-helper-textarea").dispatchEvent(
+    new ClipboardEvent("copy", {clipboardData: clipboard, bubbles: true, cancelable: true}));
+  return clipboard.getData("text/plain");
+}"""
+
+# How many colours a PNG (base64) holds: 1 for a blank page.
+COLOURS = """async (png) => {
+  const image = new Image();
+  image.src = "data:image/png;base64," + png;
+  await image.decode();
+  const canvas = document.createElement("canvas");
+  canvas.width = image.width;
+  canvas.height = image.height;
+  const context = canvas.getContext("2d");
+  context.drawImage(image, 0, 0);
+  const data = context.getImageData(0, 0, canvas.width, canvas.height).data;
+  const seen = new Set();
+  for (let i = 0; i < data.length; i += 4) {
+    seen.add((data[i] << 16) | (data[i + 1] << 8) | data[i + 2]);
+  }
+  return seen.size;
+}"""
+
+
+@pytest.fixture(scope="module")
+def base(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A served lens over the trends store (four runs; RUN4 the newest): its base URL."""
+    store = write_trends_store(tmp_path_factory.mktemp("browser") / "store")
+    with serving(store) as (url, _line):
+        yield url
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    with sync_api.sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(executable_path=CHROMIUM)
+        yield chromium
+        chromium.close()
+
+
+@pytest.fixture
+def page(browser: Any, base: str) -> Iterator[Any]:
+    """A fresh tab that reaches only the served lens (the page also links a web font,
+    which an offline test machine must not wait for)."""
+    context = browser.new_context(viewport={"width": 1100, "height": 700})
+    context.set_default_timeout(WAIT_MS)
+    context.add_init_script(RECORD_FRAMES)
+    context.route("**/*", lambda route: route.continue_()
+                  if route.request.url.startswith(base + "/") else route.abort())
+    tab = context.new_page()
+    yield tab
+    context.close()
+
+
+def _sent(page: Any, *wanted: str, after: int = 0) -> int:
+    """Wait until the lens's frames (from the ``after``-th on) hold every ``wanted`` and the
+    terminal shows (past its fade-in); how many frames came so far."""
+    page.wait_for_function(
+        """([wanted, after]) => {
+             const text = window.lensFrames.slice(after).join("");
+             const terminal = document.querySelector(".textual-terminal");
+             return wanted.every((w) => text.includes(w)) && terminal !== null
+               && getComputedStyle(terminal).opacity === "1";
+           }""", arg=[list(wanted), after])
+    return int(page.evaluate("() => window.lensFrames.length"))
+
+
+def _terminal_text(page: Any, *wanted: str) -> list[str]:
+    """The terminal's lines as xterm.js holds them (a shift-drag selects past Textual's
+    mouse reporting, then its copy), once they hold every ``wanted``."""
+    box = page.locator(".xterm-screen").bounding_box()
+    deadline = time.monotonic() + WAIT_MS / 1000
+    while True:
+        page.keyboard.down("Shift")
+        page.mouse.move(box["x"] + 1, box["y"] + 1)
+        page.mouse.down()
+        page.mouse.move(box["x"] + box["width"] - 1, box["y"] + box["height"] - 1, steps=4)
+        page.mouse.up()
+        page.keyboard.up("Shift")
+        text = str(page.evaluate(COPY_SELECTION))
+        if all(w in text for w in wanted):
+            return text.splitlines()
+        assert time.monotonic() < deadline, f"the terminal never showed {wanted}: {text!r}"
+        page.wait_for_timeout(200)
+
+
+def _screenshot(page: Any, path: Path) -> bytes:
+    """A screenshot saved at ``path``, checked not to be blank."""
+    png: bytes = page.screenshot(path=path)
+    import base64
+
+    colours = page.evaluate(COLOURS, base64.b64encode(png).decode("ascii"))
+    assert colours >= 8, f"{path.name} is blank ({colours} colours)"
+    return png
+
+
+def test_given_a_served_lens_when_chromium_opens_its_page_then_the_terminal_shows_the_runs(
+    page: Any, base: str, tmp_path: Path,
+) -> None:
+    page.goto(base + "/")
+    _sent(page, "4 runs")
+    _screenshot(page, tmp_path / "runs.png")
+
+    lines = _terminal_text(page, "4 runs", "2026-01-02 12:00:00")
+    assert lines[0].split() == ["footprint", "lens", "runs", "·", "store", "store", "·", "4",
+                                "runs"]
+    assert sum(" complete " in line or " failed " in line or " incomplete " in line
+               for line in lines) == 4
+
+
+def test_given_a_deep_link_when_chromium_opens_it_and_presses_d_then_the_screen_changes(
+    page: Any, base: str, tmp_path: Path,
+) -> None:
+    page.goto(f"{base}/run/last/why")
+    frames = _sent(page, RUN4, "why")
+    why_png = _screenshot(page, tmp_path / "why.png")
+    [title, *_] = _terminal_text(page, f"why · run {RUN4}")
+    assert title.split()[:5] == ["footprint", "lens", "why", "·", "run"]
+    assert RUN4 in title
+
+    page.focus(".xterm-helper-textarea")  # where xterm.js takes the keyboard
+    page.keyboard.press("d")
+    _sent(page, "decisions", after=frames)
+    decisions_png = _screenshot(page, tmp_path / "decisions.png")
+    [title, *rest] = _terminal_text(page, f"decisions · run {RUN4}", "5 of 5 events")
+    assert title.split()[:5] == ["footprint", "lens", "decisions", "·", "run"]
+    assert any("route.decided" in line for line in rest)
+    assert decisions_png != why_png
