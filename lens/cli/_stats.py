@@ -101,10 +101,6 @@ def _print_table(rows: list[dict[str, Any]], *, priced: bool, grouped: bool, by:
               f"{r['runs']:,}", f"{r['error_rate']:.1%}", _ms(r["p50_ms"]), _ms(r["p90_ms"]),
               _ms(r["p99_ms"]), f"{r['tokens']:,}", f"{r['tokens_per_run']:,.0f}",
               f"{r['decisions']:,}", *([_cost(r)] if priced else [])] for r in rows]
-    text = _plain(heads, cells)
-    if text is not None:
-        print(text)
-        return
     from rich.console import Console
     from rich.table import Table
 
@@ -116,32 +112,6 @@ def _print_table(rows: list[dict[str, Any]], *, priced: bool, grouped: bool, by:
     console = Console(highlight=False, markup=False)  # a group named "[beta]" is text
     console.width = max(_WIDTH, console.width)
     console.print(view)
-
-
-def _plain(heads: list[str], cells: list[list[str]]) -> str | None:
-    """The table as ``rich`` draws it (no box, two spaces between columns, each header
-    justified as its column) when that is plain text: printed to a file or a pipe, every
-    cell one word-or-phrase of printable ASCII (or "—"), no wider than the console; else
-    ``None`` (``rich`` draws it: colour, wrapping, wide characters)."""
-    import os
-
-    if sys.stdout.isatty() or os.environ.keys() & {"FORCE_COLOR", "TTY_COMPATIBLE"}:
-        return None
-    if not all(_simple(c) for c in (*heads, *(c for row in cells for c in row))):
-        return None
-    widths = [max(len(c) for c in column) for column in zip(heads, *cells, strict=True)]
-    if sum(widths) + 2 * (len(widths) - 1) > _WIDTH:
-        return None
-    return "\n".join(
-        "  ".join(c.ljust(w) if h in _LEFT else c.rjust(w)
-                  for h, c, w in zip(heads, row, widths, strict=True))
-        for row in (heads, *cells))
-
-
-def _simple(cell: str) -> bool:
-    """Printable ASCII or "—", no space at either end nor two together."""
-    return (cell == cell.strip() and "  " not in cell
-            and all(" " <= ch <= "~" or ch == "—" for ch in cell))
 
 
 def _plots(table: Any, by: str) -> str:

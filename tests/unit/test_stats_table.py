@@ -1,30 +1,27 @@
-"""``footprint stats``'s table printed without ``rich`` when it is plain text: the same
-characters ``rich`` draws for it, and ``rich`` itself for anything else."""
+"""``footprint stats``'s table, printed to a pipe: what ``rich`` draws, every cell as text
+(a group named ``[beta]`` is not markup), whatever the cells hold."""
 
 from __future__ import annotations
 
 import io
-import sys
+from datetime import datetime
+from typing import Any
 
 import pytest
 from rich.console import Console
 from rich.table import Table
 
-from lens.cli._stats import _plain
+from lens.cli._stats import _print_table
 
 HEADS = ["bucket", "group", "runs", "errors", "p50 ms", "p90 ms", "p99 ms", "tokens",
          "tok/run", "decisions", "cost"]
-PLAIN_TABLES = [
-    (HEADS[:1] + HEADS[2:], [["2026-03-08", "1,440", "4.7%", "0.025", "0.025", "0.025",
-                              "535,680", "372", "4,320", "— +1440 unpriced"],
-                             ["2026-03-09", "14", "0.0%", "1,000", "—", "3.5",
-                              "7", "0", "12", "$0.0282"]]),
-    (HEADS, [["2026-01-01", "[beta]", "1", "0.0%", "100", "100", "100", "15", "15", "2",
-              "$0.0050"],
-             ["2026-01-01", "—", "3", "33.3%", "200", "280", "298", "45", "15", "7", "—"]]),
-    (HEADS[:1] + HEADS[2:10], [["2026-01-02 12:00", "1", "0.0%", "1,000", "1,000", "1,000",
-                                "7", "7", "1"]]),
-]
+
+
+def _row(group: str | None, **over: Any) -> dict[str, Any]:
+    row = {"bucket": datetime(2026, 1, 1), "group": group, "runs": 3, "error_rate": 1 / 3,
+           "p50_ms": 200.0, "p90_ms": 280.0, "p99_ms": 298.0, "tokens": 45,
+           "tokens_per_run": 15.0, "decisions": 7, "cost_usd": 0.005, "unpriced": 0}
+    return {**row, **over}
 
 
 def _rich(heads: list[str], cells: list[list[str]]) -> str:
@@ -38,31 +35,29 @@ def _rich(heads: list[str], cells: list[list[str]]) -> str:
     return out.getvalue()
 
 
-@pytest.fixture(autouse=True)
-def _piped(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(sys, "stdout", io.StringIO())  # a pipe, not a terminal
+@pytest.mark.parametrize("group", ["[beta]", "β-release", "two  spaces", " padded", "x" * 40])
+def test_given_any_group_name_when_printed_to_a_pipe_then_it_is_what_rich_draws_as_text(
+    group: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
+) -> None:
     for name in ("FORCE_COLOR", "TTY_COMPATIBLE"):
         monkeypatch.delenv(name, raising=False)
+    rows = [_row(group, runs=1, error_rate=0.0, p50_ms=100.0, p90_ms=100.0, p99_ms=100.0,
+                 tokens=15, decisions=2), _row(None, cost_usd=None)]
+    _print_table(rows, priced=True, grouped=True, by="day")
+    cells = [["2026-01-01", group, "1", "0.0%", "100", "100", "100", "15", "15", "2",
+              "$0.0050"],
+             ["2026-01-01", "—", "3", "33.3%", "200", "280", "298", "45", "15", "7", "—"]]
+    printed = capsys.readouterr().out
+    assert printed == _rich(HEADS, cells)
+    assert group.strip()[:8] in printed  # as text, not markup (a long one wraps)
 
 
-@pytest.mark.parametrize(("heads", "cells"), PLAIN_TABLES)
-def test_given_a_plain_table_when_printed_without_rich_then_it_is_what_rich_draws(
-    heads: list[str], cells: list[list[str]],
+def test_given_hourly_unpriced_rows_when_printed_then_the_hour_and_the_unpriced_count_show(
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
-    assert _plain(heads, cells) + "\n" == _rich(heads, cells)  # type: ignore[operator]
-
-
-@pytest.mark.parametrize("group", ["β-release", "two  spaces", " padded", "x" * 40])
-def test_given_wide_characters_odd_spacing_or_no_room_when_printed_then_rich_draws_it(
-    group: str,
-) -> None:
-    heads, cells = PLAIN_TABLES[1]
-    assert _plain(heads, [[c if c != "[beta]" else group for c in row] for row in cells]) is None
-
-
-def test_given_a_terminal_or_forced_colour_when_printed_then_rich_draws_it(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    heads, cells = PLAIN_TABLES[0]
-    monkeypatch.setenv("FORCE_COLOR", "1")
-    assert _plain(heads, cells) is None
+    row = _row(None, bucket=datetime(2026, 1, 2, 12), cost_usd=None, unpriced=1440)
+    _print_table([row], priced=True, grouped=False, by="hour")
+    heads = [h for h in HEADS if h != "group"]
+    cells = [["2026-01-02 12:00", "3", "33.3%", "200", "280", "298", "45", "15", "7",
+              "— +1440 unpriced"]]
+    assert capsys.readouterr().out == _rich(heads, cells)
