@@ -239,11 +239,23 @@ def _tail(store: Store, run_id: str, key: bytes | None) -> ChainTail:
     return tail
 
 
-def _same_keying(store: Store, run_id: str, key: bytes | None) -> None:
+def _formats(store: Store, run_ids: list[str]) -> dict[str, set[str]]:
+    """The chain head formats of each run (one query for them all)."""
+    out: dict[str, set[str]] = {run_id: set() for run_id in run_ids}
+    if run_ids:
+        for run_id, fmt in store.rows("SELECT DISTINCT run_id, format FROM _chain_all "
+                                      "WHERE run_id IN ?", [run_ids]):
+            out[run_id].add(fmt)
+    return out
+
+
+def _same_keying(store: Store, run_id: str, key: bytes | None,
+                 kinds: set[str] | None = None) -> None:
     """Refuse feedback whose head would not be the kind the run's heads are: HMACs under
-    the key for a keyed run, plain digests for a plain one."""
-    kinds = {k for (k,) in store.rows("SELECT DISTINCT format FROM _chain_all WHERE run_id = ?",
-                                      [run_id])}
+    the key for a keyed run, plain digests for a plain one (``kinds``: the run's head
+    formats, when the caller read them already)."""
+    if kinds is None:
+        kinds = _formats(store, [run_id])[run_id]
     where = str(store.root)
     if KEYED_FORMAT in kinds and key is None:
         raise ConfigError(
@@ -302,10 +314,13 @@ def _judged(store: Store, judge: Judge, where: str | Mapping[str, object] | None
             key: bytes | None) -> Iterator[tuple[str, Score]]:
     query = RunQuery.from_where(where or {}, limit=10**9, newest_first=False)
     total = count_runs(store, query)
-    for done, row in enumerate(list_runs(store, query).to_pylist(), 1):
+    rows = list_runs(store, query).to_pylist()
+    formats = _formats(store, [r["run_id"] for r in rows if r["status"] != "incomplete"])
+    for done, row in enumerate(rows, 1):
         if row["status"] == "incomplete":
             continue  # still running or cut off: nothing to judge yet
-        _same_keying(store, row["run_id"], key)  # before the judge spends anything on it
+        # refused before the judge spends anything on it
+        _same_keying(store, row["run_id"], key, formats[row["run_id"]])
         said = judge(StoredRun(run_id=row["run_id"], row=row, store=store))
         for score in [said] if isinstance(said, Score) else list(said or ()):
             if not isinstance(score, Score):
