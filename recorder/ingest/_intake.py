@@ -20,7 +20,14 @@ from recorder.ingest._dialects import kind_of
 from recorder.ingest._mapper import Conversation, MappedRun, map_trace
 from recorder.ingest._otlp_json import decode_json
 from recorder.ingest._otlp_proto import BadPayload, decode_proto
-from recorder.ingest._raw import Format, Signal, note_writer, store_raw
+from recorder.ingest._raw import (
+    Format,
+    Signal,
+    mapped_traces,
+    note_mapped,
+    note_writer,
+    store_raw,
+)
 from recorder.ingest._spans import Batch, ForeignLog, ForeignSpan
 from recorder.write._layout import resolve_store
 from recorder.write._parquet_sink import ParquetSink
@@ -76,6 +83,7 @@ def _gunzip(body: bytes, encoding: str | None) -> bytes:
 @dataclass(slots=True)
 class _Trace:
     spans: list[ForeignSpan] = field(default_factory=list)
+    span_ids: set[str] = field(default_factory=set)
     logs: list[ForeignLog] = field(default_factory=list)
     rooted: bool = False
     seen: float = field(default_factory=time.monotonic)
@@ -88,7 +96,12 @@ of one each per 50 ms (the raw batch is already stored, so a crash loses nothing
 cannot rebuild)."""
 
 _KEEP_MAPPED = 100_000
-"""Trace ids remembered as mapped (to count late spans); older ones are forgotten."""
+"""Trace ids remembered as mapped (the store's ledger and this intake's own), so a span of
+a trace whose run is already stored is skipped, not stored twice; older ones are forgotten."""
+
+AGAIN = ("spans of traces already in the store (skipped: a trace is mapped once; "
+         "`footprint ingest --remap` maps it again with every span received)")
+DUPLICATE = "duplicate spans (the same span id twice in one trace; kept once)"
 
 
 class Intake:
@@ -118,7 +131,9 @@ class Intake:
         self.keep_raw, self.durable = keep_raw, durable
         self._lock = threading.Lock()
         self._traces: dict[str, _Trace] = {}
-        self._mapped: dict[str, None] = {}
+        self._mapped: dict[str, None] = dict.fromkeys(
+            mapped_traces(self.store)[-_KEEP_MAPPED:]) if self.store.is_dir() else {}
+        self._noted: list[str] = []
         self._conversations: dict[str, Conversation] = {}
         self._recorder: Recorder | None = None
         self.totals: Counter[str] = Counter()
@@ -143,18 +158,22 @@ class Intake:
             ready = [] if self.defer else [t for t, trace in self._traces.items()
                                            if trace.rooted or trace.seen < due]
             runs = [r for t in ready for r in self._map(t, problems)]
+            self._note()
         return self.count(BatchReport(spans=len(batch.spans), logs=len(batch.logs),
                                        runs=tuple(runs), problems=dict(problems)))
 
     def _collect(self, batch: Batch, problems: Counter[str]) -> None:
         for span in batch.spans:
             if span.trace_id in self._mapped:
-                problems["late span (its trace was already mapped; remap to include it)"] += 1
+                problems[AGAIN] += 1
                 continue
-            kind = kind_of(span)
-            if kind == "foreign":
-                problems["span in no GenAI dialect"] += 1
             trace = self._traces.setdefault(span.trace_id, _Trace())
+            if span.span_id in trace.span_ids:
+                problems[DUPLICATE] += 1
+                continue
+            trace.span_ids.add(span.span_id)
+            if kind_of(span) == "foreign":
+                problems["span in no GenAI dialect"] += 1
             trace.spans.append(span)
             trace.seen = time.monotonic()
             trace.rooted = trace.rooted or span.parent_id is None
@@ -181,7 +200,14 @@ class Intake:
         problems.update({"chat span with no content": run.empty_chats} if run.empty_chats
                         else {})
         self._write(run)
+        self._noted.append(trace_id)
         return [run.run_id]
+
+    def _note(self) -> None:
+        """Write the traces mapped since the last call into the store's ledger."""
+        if self._noted:
+            note_mapped(self.store, self._noted)
+            self._noted.clear()
 
     def _conversation(self, spans: Iterable[ForeignSpan]) -> Conversation | None:
         for s in spans:
@@ -210,6 +236,7 @@ class Intake:
         problems: Counter[str] = Counter()
         with self._lock:
             runs = [r for t in list(self._traces) for r in self._map(t, problems)]
+            self._note()
             if self._recorder is not None:
                 self._recorder.flush()
         return self.count(BatchReport(runs=tuple(runs), problems=dict(problems)))

@@ -3,7 +3,9 @@
 ``STORE/ingest/raw/date=YYYY-MM-DD/<ns>-<pid>-<rand>.<signal>.<json|pb>`` holds the
 (un-gzipped) body, written to a temp name and renamed, so a crash leaves whole files
 only; names sort by arrival. ``STORE/ingest/writers`` lists the store writers that
-mapped them, so ``remap`` can drop that mapping and map every raw batch again.
+mapped them, so ``remap`` can drop that mapping and map every raw batch again, and
+``STORE/ingest/mapped`` the trace ids whose runs are in the store, so a trace that comes
+again (the same file ingested twice, an exporter's retry) is not stored a second time.
 """
 
 from __future__ import annotations
@@ -11,18 +13,19 @@ from __future__ import annotations
 import os
 import secrets
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, TypeAlias
 
-__all__ = ["Format", "RawBatch", "Signal", "forget_mapping", "note_writer", "raw_batches",
-           "store_raw"]
+__all__ = ["Format", "RawBatch", "Signal", "forget_mapping", "mapped_traces", "note_mapped",
+           "note_writer", "raw_batches", "store_raw"]
 
 Signal: TypeAlias = Literal["traces", "logs"]
 Format: TypeAlias = Literal["json", "pb"]
 RAW = Path("ingest") / "raw"
 WRITERS = Path("ingest") / "writers"
+MAPPED = Path("ingest") / "mapped"
 _MAPPED_DIRS = ("events", "blobs", "chain", "summaries", "stats", "live")
 
 
@@ -69,8 +72,28 @@ def note_writer(store: Path, writer_id: str) -> None:
         f.write(writer_id + "\n")
 
 
+def mapped_traces(store: Path) -> list[str]:
+    """The trace ids whose runs the mapping wrote into ``store``, oldest first."""
+    try:
+        return (store / MAPPED).read_text(encoding="utf-8").split()
+    except FileNotFoundError:
+        return []
+
+
+def note_mapped(store: Path, trace_ids: Iterable[str]) -> None:
+    """Remember traces whose runs were written (one line each, one append per call)."""
+    text = "".join(f"{t}\n" for t in trace_ids)
+    if not text:
+        return
+    path = store / MAPPED
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "a", encoding="utf-8") as f:
+        f.write(text)
+
+
 def forget_mapping(store: Path) -> int:
     """Delete every store file the mapping writers wrote; how many files went."""
+    (store / MAPPED).unlink(missing_ok=True)
     path = store / WRITERS
     if not path.exists():
         return 0

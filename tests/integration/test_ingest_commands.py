@@ -133,3 +133,26 @@ def test_given_the_receive_command_when_a_batch_arrives_and_ctrl_c_then_it_flush
     assert "stopped; 3 spans, 0 log records, 1 runs mapped" in out, out
     runs = footprint("sql", "SELECT status FROM runs", "--store", str(tmp_path), "--format", "csv")
     assert runs.stdout.splitlines() == ["status", "incomplete"]
+
+
+def test_given_the_same_file_ingested_twice_when_verified_then_its_run_is_stored_once(
+        tmp_path: Path) -> None:
+    lines = tmp_path / "traces.jsonl"
+    lines.write_bytes(to_json(trace_request(agent_trace(31, calls=2))) + b"\n")
+    store = str(tmp_path / "store")
+    first = footprint("ingest", str(lines), "--store", store)
+    assert first.returncode == 0, first.stderr
+    again = footprint("ingest", str(lines), "--store", store)
+    assert "0 runs mapped" in again.stdout, again.stdout
+    assert "4 spans of traces already in the store" in again.stderr, again.stderr
+    count = footprint("sql", "SELECT count(*) AS n, count(DISTINCT seq) AS seqs FROM events",
+                      "--store", store, "--format", "csv")
+    assert count.stdout.splitlines()[1] == "22,22", count.stdout
+    verify = footprint("verify", "last", "--store", store)
+    assert verify.returncode == 0 and "valid, 22 records" in verify.stdout, verify.stdout
+    for _ in range(2):  # the raw partition holds the batch twice: a remap keeps each span once
+        remap = footprint("ingest", "--remap", "--store", store)
+        assert "1 runs mapped" in remap.stdout, remap.stdout + remap.stderr
+        count = footprint("sql", "SELECT count(*) AS n, max(iteration) AS k FROM events",
+                          "--store", store, "--format", "csv")
+        assert count.stdout.splitlines()[1] == "22,2", count.stdout
