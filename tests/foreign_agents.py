@@ -70,8 +70,9 @@ def exporting(endpoint: str) -> Iterator[TracerProvider]:
         provider.shutdown()
 
 
-def run_pydantic_ai(provider: TracerProvider) -> Truth:
-    """Two turns of one conversation (the second with the first's history)."""
+def run_pydantic_ai(provider: TracerProvider, *, include_content: bool = True) -> Truth:
+    """Two turns of one conversation (the second with the first's history);
+    ``include_content=False`` turns pydantic-ai's content capture off."""
     from pydantic_ai import Agent
     from pydantic_ai.capabilities import Instrumentation
     from pydantic_ai.messages import (
@@ -124,7 +125,7 @@ def run_pydantic_ai(provider: TracerProvider) -> Truth:
 
     agent = Agent(FunctionModel(model), instructions=INSTRUCTIONS, name="desk",
                   capabilities=[Instrumentation(settings=InstrumentationSettings(
-                      tracer_provider=provider))])
+                      tracer_provider=provider, include_content=include_content))])
 
     @agent.tool_plain
     def lookup_order(order_id: str) -> str:
@@ -182,14 +183,15 @@ def run_openai_agents(provider: TracerProvider) -> Truth:
     return truth
 
 
-def run_langchain(provider: TracerProvider) -> Truth:
+def run_langchain(provider: TracerProvider, *, hide_inputs: bool = False) -> Truth:
     """A LangChain tool loop over a fake chat model that can call tools, traced by
-    OpenInference."""
+    OpenInference (``hide_inputs=True``: OpenInference leaves every input out)."""
     from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
     from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
     from langchain_core.runnables import RunnableLambda
     from langchain_core.tools import tool
     from langchain_core.utils.function_calling import convert_to_openai_tool
+    from openinference.instrumentation import TraceConfig
     from openinference.instrumentation.langchain import LangChainInstrumentor
 
     truth = Truth("langchain")
@@ -237,7 +239,8 @@ def run_langchain(provider: TracerProvider) -> Truth:
             msgs += [lookup_order.invoke(call) for call in answer.tool_calls]
 
     instrumentor = LangChainInstrumentor()
-    instrumentor.instrument(tracer_provider=provider)
+    instrumentor.instrument(tracer_provider=provider,
+                            config=TraceConfig(hide_inputs=hide_inputs))
     try:
         truth.answers.append(RunnableLambda(loop).with_config(run_name="desk").invoke(QUESTION))
     finally:
@@ -245,7 +248,7 @@ def run_langchain(provider: TracerProvider) -> Truth:
     return truth
 
 
-FRAMEWORKS: dict[str, Callable[[TracerProvider], Truth]] = {
+FRAMEWORKS: dict[str, Callable[..., Truth]] = {
     "pydantic-ai": run_pydantic_ai,
     "openai-agents": run_openai_agents,
     "langchain": run_langchain,

@@ -35,12 +35,13 @@ class Mapped:
     runs: list[list[Event]]
 
 
-def record(framework: str, store: Path) -> Mapped:
-    """Run one framework's agent, exported over OTLP/HTTP to a receiver on 127.0.0.1."""
+def record(framework: str, store: Path, **options: Any) -> Mapped:
+    """Run one framework's agent (with its ``options``), exported over OTLP/HTTP to a receiver
+    on 127.0.0.1."""
     receiver = Receiver(Intake(store), port=0).start()
     try:
         with exporting(receiver.endpoint) as provider:
-            truth = FRAMEWORKS[framework](provider)
+            truth = FRAMEWORKS[framework](provider, **options)
     finally:
         receiver.stop()
     with open_store(store) as s:

@@ -164,6 +164,7 @@ def _tiered(loaded: _Loaded, provider: Provider, a: _Ask) -> WhyReport:
         raise ConfigError(f"the recorded answer already matches --expect {a.expect!r}; "
                           "nothing to explain — give the answer you wanted instead")
     step = past.explained.step_id
+    _recorded(loaded, step, past.explained.start.request_ref)
     rec, flags = pieces_of(request_of(past.explained.start.request_ref, step),
                            _parts(loaded, past), past.user_message, step)
     origins = _origins(loaded, past, rec)
@@ -194,6 +195,19 @@ def _tiered(loaded: _Loaded, provider: Provider, a: _Ask) -> WhyReport:
         raise RunError(f"the provider {provider.name!r} failed every baseline re-send of "
                        f"{step} ({rr.errors[0]}); check --provider or --base-url/--model")
     return _scoped(out, step, rr)
+
+
+def _recorded(loaded: _Loaded, step: str, request: str | None) -> None:
+    """Refuse, before any call is planned, a foreign call whose trace held no request."""
+    src = next((e for e in loaded.events if isinstance(e, RunSource)), None)
+    if request or src is None:
+        return
+    raise ConfigError(
+        f"{step} of this run was mapped from a {src.framework} trace without the request's "
+        "content (content capture off, or inputs hidden), so there is nothing to re-send; "
+        "turn the framework's content capture on (README: 'Explaining agents built with "
+        "other frameworks') and record it again, or drop --resend for the correlational "
+        "report")
 
 
 def _foreign(loaded: _Loaded, step: str) -> list[str]:

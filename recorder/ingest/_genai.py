@@ -22,6 +22,7 @@ from recorder.ingest._request import (
 __all__ = ["CONTENT_KEYS", "genai_request", "parse_json"]
 
 CONTENT_KEYS = ("gen_ai.input.messages", "gen_ai.output.messages", "gen_ai.system_instructions")
+_REQUEST_KEYS = ("gen_ai.input.messages", "gen_ai.system_instructions")
 _TRUNCATION_MARKS = ("[truncated]", "...(truncated)", "<truncated>", "…[truncated]")
 assert all("truncated" in mark for mark in _TRUNCATION_MARKS)
 _call, _msg, _tooldef, _request = maker(Call), maker(Msg), maker(ToolDef), maker(ChatRequest)
@@ -46,11 +47,19 @@ def truncated(text: str) -> bool:
     return any(mark in tail for mark in _TRUNCATION_MARKS)
 
 
+_RESULT_KEYS = ("response", "result", "content", "output")  # emitters differ
+
+
 def _result(part: Mapping[str, Any]) -> str:
-    for key in ("response", "result", "content", "output"):  # emitters differ
+    for key in _RESULT_KEYS:
         if key in part:
             return text_of(part[key])
     return ""
+
+
+WITHHELD = "withheld"
+"""The note a part without its content adds: the emitter kept the message's shape (roles,
+part types, tool call ids) but not what it said — pydantic-ai with ``include_content=False``."""
 
 
 def _split(role: str, parts: list[Any], notes: list[str]) -> list[Msg]:
@@ -68,11 +77,15 @@ def _split(role: str, parts: list[Any], notes: list[str]) -> list[Msg]:
         kind = part.get("type")
         cut = cut or "truncated" in part  # footprint's own exporter marks a cut part so
         if kind == "text":
+            if "content" not in part:
+                notes.append(WITHHELD)
             texts.append(text_of(part.get("content")))
         elif kind == "tool_call":
             calls.append(_call(id=str(part.get("id") or ""), name=str(part.get("name") or ""),
                               arguments=arguments_of(part.get("arguments"))))
         elif kind == "tool_call_response":
+            if not any(key in part for key in _RESULT_KEYS):
+                notes.append(WITHHELD)
             text = _result(part)
             results.append(_msg(role="tool", content=text, tool_call_id=str(part.get("id") or ""),
                                tool_name=part.get("name"), truncated=truncated(text)))
@@ -157,16 +170,24 @@ def _float(value: Any) -> float | None:
 
 
 def genai_request(attrs: Mapping[str, Any]) -> ChatRequest:
-    """The request and response one OTel GenAI span (or its merged log record) carries."""
+    """The request and response one OTel GenAI span (or its merged log record) carries.
+
+    The request has content only when the span holds its input messages or system
+    instructions, every part with what it said: an emitter with content capture off that
+    still lists the parts' shapes (pydantic-ai's ``include_content=False``) leaves a
+    request that cannot be re-sent, so none is made up from the shapes."""
     notes: list[str] = []
     inputs = messages_of(parse_json(attrs.get("gen_ai.input.messages")), notes)
     system = _system(parse_json(attrs.get("gen_ai.system_instructions")))
     system += [m.content for m in inputs if m.role == "system"]
     output_raw = parse_json(attrs.get("gen_ai.output.messages"))
+    output = messages_of(output_raw, notes)
+    withheld = WITHHELD in notes
+    has_content = not withheld and any(k in attrs for k in _REQUEST_KEYS)
     return _request(
-        dialect="otel-genai", system=tuple(system),
-        messages=tuple(m for m in inputs if m.role != "system"),
+        dialect="otel-genai", system=tuple(system) if has_content else (),
+        messages=tuple(m for m in inputs if m.role != "system") if has_content else (),
         tools=_tools(parse_json(attrs.get("gen_ai.tool.definitions"))),
-        output=tuple(messages_of(output_raw, notes)), finish_reason=_finish(attrs, output_raw),
-        notes=tuple(dict.fromkeys(notes)), has_content=any(k in attrs for k in CONTENT_KEYS),
-        **usage_and_model(attrs))
+        output=tuple(output), finish_reason=_finish(attrs, output_raw),
+        notes=tuple(n for n in dict.fromkeys(notes) if n != WITHHELD),
+        has_content=has_content, **usage_and_model(attrs))

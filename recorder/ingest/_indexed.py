@@ -86,7 +86,7 @@ def openinference_request(attrs: Mapping[str, Any]) -> ChatRequest:
         dialect="openinference", system=tuple(m.content for m in inputs if m.role == "system"),
         messages=tuple(m for m in inputs if m.role != "system"), tools=_oi_tools(attrs),
         output=tuple(outputs), finish_reason=None,
-        notes=tuple(_gaps(found, "input messages")), has_content=bool(found or outputs),
+        notes=tuple(_gaps(found, "input messages")), has_content=bool(found),
         **base)
 
 
@@ -119,5 +119,5 @@ def legacy_request(attrs: Mapping[str, Any]) -> ChatRequest:
         dialect="legacy-indexed", system=tuple(m.content for m in inputs if m.role == "system"),
         messages=tuple(m for m in inputs if m.role != "system"), tools=_legacy_tools(attrs),
         output=tuple(_legacy_message(f) for _, f in completions), finish_reason=finish,
-        notes=tuple(_gaps(found, "prompt messages")), has_content=bool(found or completions),
+        notes=tuple(_gaps(found, "prompt messages")), has_content=bool(found),
         **usage_and_model(attrs))

@@ -210,7 +210,8 @@ def _flags(k: int, span: ForeignSpan, req: ChatRequest) -> list[str]:
     step = f"llm#{k}"
     found = [f"{step}: {note}" for note in req.notes]
     if not req.has_content:
-        found.append(f"{step}: no message content in the span (content capture off?)")
+        found.append(f"{step}: no request content in the span (content capture off, or inputs "
+                     "hidden): its request cannot be re-sent")
     if span.dropped_attributes:
         found.append(f"{step}: the SDK dropped {span.dropped_attributes} attributes "
                      "(early messages may be missing)")

@@ -87,7 +87,8 @@ class ChatRequest:
 
     ``notes`` says what the span could not tell or lost (dropped attributes,
     truncation marks, parts that are not text); ``has_content`` is false when the
-    span carried no message content at all (capture off).
+    span did not carry the request's content (capture off, inputs hidden, or only the
+    parts' shapes): the request is then unknown, whatever the response says.
     """
 
     dialect: Dialect

@@ -24,6 +24,7 @@ from foreign_agents import FRAMEWORKS, STALE
 from ingest_support import record
 from planted_support import ROOT
 
+from footprint.events import ContextInjected, LLMStart, RunSource
 from lens.explain._report import schema
 
 
@@ -54,3 +55,23 @@ def test_given_a_foreign_agent_with_a_stale_passage_when_resent_then_the_passage
     assert any(f.startswith("foreign-run: recorded from a trace of ") for f in report["flags"])
     assert report["conclusion_text"].endswith("(request-level; later steps of the agent were "
                                               "not re-run)")
+
+
+@pytest.mark.parametrize(("framework", "options"), [("pydantic-ai", {"include_content": False}),
+                                                    ("langchain", {"hide_inputs": True})])
+def test_given_content_capture_off_when_received_and_resent_then_nothing_is_invented(
+        framework: str, options: dict[str, bool], tmp_path: Path) -> None:
+    mapped = record(framework, tmp_path / "store", **options)
+    for events in mapped.runs:
+        source = next(e for e in events if isinstance(e, RunSource))
+        calls = [e for e in events if isinstance(e, LLMStart)]
+        assert source.fidelity == "usage-only", source
+        assert len(source.flagged) == len(calls) and all(
+            "no request content in the span (content capture off" in f for f in source.flagged)
+        assert all(e.request_ref is None for e in calls)
+        assert not [e for e in events if isinstance(e, ContextInjected) and e.slot == "messages"]
+    done = _why(tmp_path / "store")
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "plan:" not in done.stderr, done.stderr  # refused before any call is planned
+    assert f"mapped from a {source.framework} trace without the request's content" in \
+        done.stderr and "turn the framework's content capture on" in done.stderr, done.stderr
