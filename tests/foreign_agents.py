@@ -21,7 +21,8 @@ from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExport
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor
 
-__all__ = ["FRAMEWORKS", "INSTRUCTIONS", "QUESTION", "STALE", "SentCall", "Truth", "exporting"]
+__all__ = ["FRAMEWORKS", "INSTRUCTIONS", "MEMO_ID", "QUESTION", "STALE", "SentCall", "Truth",
+           "exporting", "run_langchain_rag"]
 
 STALE = "Refund window: 60 days from delivery (policy memo FIN-2019-07)."
 INSTRUCTIONS = f"You are the support desk of Kettle & Co. {STALE}"
@@ -241,6 +242,67 @@ def run_langchain(provider: TracerProvider, *, hide_inputs: bool = False) -> Tru
     instrumentor = LangChainInstrumentor()
     instrumentor.instrument(tracer_provider=provider,
                             config=TraceConfig(hide_inputs=hide_inputs))
+    try:
+        truth.answers.append(RunnableLambda(loop).with_config(run_name="desk").invoke(QUESTION))
+    finally:
+        instrumentor.uninstrument()
+    return truth
+
+
+DESK = "You are the support desk of Kettle & Co. Answer from the documents below."
+MEMO_ID = "memo-fin-2019-07"
+
+
+def run_langchain_rag(provider: TracerProvider) -> Truth:
+    """A LangChain tool loop whose system message holds what a retriever found: the stale
+    refund memo (:data:`STALE`, document :data:`MEMO_ID`) and an innocent shipping note,
+    joined as LangChain's RAG examples join documents; traced by OpenInference."""
+    from langchain_core.documents import Document
+    from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
+    from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
+    from langchain_core.retrievers import BaseRetriever
+    from langchain_core.runnables import RunnableLambda
+    from langchain_core.tools import tool
+    from langchain_core.utils.function_calling import convert_to_openai_tool
+    from openinference.instrumentation.langchain import LangChainInstrumentor
+
+    truth = Truth("langchain")
+    docs = [Document(page_content=STALE, id=MEMO_ID),
+            Document(page_content="Shipping is free on orders over 50 EUR.", id="ship-note")]
+
+    class Policies(BaseRetriever):
+        def _get_relevant_documents(self, query: str, *, run_manager: Any = None
+                                    ) -> list[Document]:
+            return docs
+
+    class ToolFake(GenericFakeChatModel):
+        def bind_tools(self, tools: Any, **kw: Any) -> Any:
+            return self.bind(tools=[convert_to_openai_tool(t) for t in tools], **kw)
+
+    @tool
+    def lookup_order(order_id: str) -> str:
+        """Look up an order: amount and days since delivery."""
+        return lookup(truth, order_id)
+
+    model = ToolFake(messages=iter([
+        AIMessage(content="", tool_calls=[{"id": "call_1", "name": "lookup_order",
+                                          "args": {"order_id": "A-1047"}}]),
+        AIMessage(content=ANSWER)]))
+
+    def loop(question: str) -> str:
+        found = Policies().invoke(question)
+        system = "\n\n".join([DESK, *(d.page_content for d in found)])
+        msgs: list[BaseMessage] = [SystemMessage(system), HumanMessage(question)]
+        bound = model.bind_tools([lookup_order])
+        while True:
+            answer = bound.invoke(msgs)
+            msgs.append(answer)
+            if not answer.tool_calls:
+                return str(answer.content)
+            msgs += [lookup_order.invoke(call) for call in answer.tool_calls]
+
+    instrumentor = LangChainInstrumentor()
+    instrumentor.instrument(tracer_provider=provider)
     try:
         truth.answers.append(RunnableLambda(loop).with_config(run_name="desk").invoke(QUESTION))
     finally:

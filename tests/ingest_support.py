@@ -5,6 +5,7 @@ fidelity table."""
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -35,13 +36,14 @@ class Mapped:
     runs: list[list[Event]]
 
 
-def record(framework: str, store: Path, **options: Any) -> Mapped:
-    """Run one framework's agent (with its ``options``), exported over OTLP/HTTP to a receiver
-    on 127.0.0.1."""
+def record(framework: str | Callable[..., Truth], store: Path, **options: Any) -> Mapped:
+    """Run one framework's agent (by name, or the agent function itself, with its
+    ``options``), exported over OTLP/HTTP to a receiver on 127.0.0.1."""
+    agent = FRAMEWORKS[framework] if isinstance(framework, str) else framework
     receiver = Receiver(Intake(store), port=0).start()
     try:
         with exporting(receiver.endpoint) as provider:
-            truth = FRAMEWORKS[framework](provider, **options)
+            truth = agent(provider, **options)
     finally:
         receiver.stop()
     with open_store(store) as s:

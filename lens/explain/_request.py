@@ -149,13 +149,57 @@ def request_of(request_json: str | None, step: str) -> LLMRequest:
                       max_tokens=body.get("max_tokens"), stop=tuple(str(s) for s in stop))
 
 
+def _inside(inner: Part, outer: Part) -> bool:
+    return bool(inner.text) and len(inner.text) < len(outer.text) and inner.text in outer.text
+
+
+def _around(outer: Part, inner: Sequence[Part]) -> list[Part]:
+    """``outer`` as the text around the parts it holds (each bit under ``outer``'s id; the
+    second and later as ``<id> part <n>``) with those parts in their places."""
+    bits: list[str | Part] = []
+    pos = 0
+    for part in sorted(inner, key=lambda q: outer.text.find(q.text)):
+        at = outer.text.find(part.text, pos)
+        if at < 0:  # overlaps a part already placed
+            continue
+        bits += [outer.text[pos:at], part]
+        pos = at + len(part.text)
+    bits.append(outer.text[pos:])
+    out: list[Part] = []
+    n = 0
+    for bit in bits:
+        if isinstance(bit, Part):
+            out.append(bit)
+            continue
+        text = bit.removeprefix(SEP).removesuffix(SEP)
+        if text:
+            n += 1
+            out.append(replace(outer, id=outer.id if n == 1 else f"{outer.id} part {n}",
+                               text=text))
+    return out
+
+
+def _unnest(landed: Sequence[Part]) -> list[Part]:
+    """The landed parts with every part that holds others (an instruction a foreign agent
+    wrote with its retrieved documents inside) taken apart around them, so each document is
+    a piece of its own."""
+    held = {id(q) for q in landed for p in landed if p is not q and _inside(q, p)}
+    out: list[Part] = []
+    for part in landed:
+        if id(part) in held:
+            continue
+        inner = [q for q in landed if q is not part and _inside(q, part)]
+        out += _around(part, inner) if inner else [part]
+    return out
+
+
 def split_system(system: str, landed: Sequence[Part]) -> tuple[tuple[Part, ...], bool]:
-    """The system text as parts: each landed part where its text sits, the text between
-    them as ``system part #i``. ``False`` when the parts do not rebuild it exactly (the
-    whole text is then one part)."""
+    """The system text as parts: each landed part where its text sits (a part holding other
+    landed parts taken apart around them), the text between them as ``system part #i``.
+    ``False`` when the parts do not rebuild it exactly (the whole text is then one part)."""
     spans = []
     pos = 0
-    for part in landed:
+    for part in _unnest(landed):
         at = system.find(part.text, pos) if part.text else -1
         if at < 0:
             continue

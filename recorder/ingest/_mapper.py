@@ -34,6 +34,7 @@ from recorder.ingest._dialects import (
     tool_info,
 )
 from recorder.ingest._flat import indexed
+from recorder.ingest._genai import parse_json
 from recorder.ingest._make import MAKERS as _MAKERS
 from recorder.ingest._make import maker
 from recorder.ingest._pieces import msg_key, person_index, pieces_of, sha, wire_of
@@ -111,15 +112,36 @@ def _stop(req: ChatRequest, span: ForeignSpan, calls: tuple[ToolCall, ...]) -> S
     return "tool_use" if calls else "end_turn"
 
 
+def _listed_ids(output: Any) -> dict[str, str]:
+    """Document ids by content from a retriever's output, where the span's own document
+    attributes leave the id out (OpenInference's LangChain retriever span lists
+    ``{"documents": [{"id", "page_content"}]}`` there)."""
+    parsed = parse_json(output)
+    listed = parsed.get("documents") if isinstance(parsed, Mapping) else None
+    if not isinstance(listed, list):
+        return {}
+    return {text_of(d.get("page_content")): str(d["id"]) for d in listed
+            if isinstance(d, Mapping) and d.get("id") and d.get("page_content")}
+
+
 def _docs(spans: Sequence[ForeignSpan]) -> list[Doc]:
     out = []
     for s in spans:
-        for _, f in indexed(s.attributes, "retrieval.documents"):
+        found = indexed(s.attributes, "retrieval.documents")
+        listed = _listed_ids(s.attributes.get("output.value")) if any(
+            not f.get("document.id") for _, f in found) else {}
+        for _, f in found:
             score = f.get("document.score")
-            out.append(Doc(content=text_of(f.get("document.content")),
-                           doc_id=str(f["document.id"]) if f.get("document.id") else None,
+            content = text_of(f.get("document.content"))
+            doc_id = str(f["document.id"]) if f.get("document.id") else listed.get(content)
+            out.append(Doc(content=content, doc_id=doc_id,
                            score=float(score) if isinstance(score, int | float) else None))
     return out
+
+
+def _in_request(doc: Doc, req: ChatRequest) -> bool:
+    return bool(doc.content) and (any(doc.content in t for t in req.system) or any(
+        doc.content in m.content for m in req.messages))
 
 
 @dataclass(slots=True)
@@ -327,7 +349,11 @@ def map_trace(spans: Sequence[ForeignSpan], logs: Sequence[ForeignLog],
 
 def _walk(w: _Walk, ordered: Sequence[ForeignSpan], kinds: Sequence[str],
           reqs: Mapping[str, ChatRequest]) -> None:
+    """Each span in time order. The documents a retriever marked are pieces of the next
+    call, and of every later call whose request still holds their text (a tool loop sends
+    the same retrieved context again)."""
     k, tools, retrieved = 0, 0, []
+    earlier: list[Doc] = []
     for span, kind in zip(ordered, kinds, strict=True):
         if kind == "retriever":
             retrieved.append(span)
@@ -335,7 +361,10 @@ def _walk(w: _Walk, ordered: Sequence[ForeignSpan], kinds: Sequence[str],
             if k:
                 w.out.add(IterationEnd, f"engine#{k}", k, span.start_ns, tool_call_count=tools)
             k, tools = k + 1, 0
-            _chat(w, k, span, reqs[span.span_id], _docs(retrieved))
+            req, fresh = reqs[span.span_id], _docs(retrieved)
+            again = [d for d in earlier if d not in fresh and _in_request(d, req)]
+            _chat(w, k, span, req, again + fresh)
+            earlier += [d for d in fresh if d not in earlier]
             retrieved = []
         elif kind == "tool":
             _tool(w, k, span)

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import jsonschema
 import pytest
-from foreign_agents import FRAMEWORKS, STALE
+from foreign_agents import FRAMEWORKS, MEMO_ID, STALE, run_langchain_rag
 from ingest_support import record
 from planted_support import ROOT
 
@@ -75,3 +75,24 @@ def test_given_content_capture_off_when_received_and_resent_then_nothing_is_inve
     assert "plan:" not in done.stderr, done.stderr  # refused before any call is planned
     assert f"mapped from a {source.framework} trace without the request's content" in \
         done.stderr and "turn the framework's content capture on" in done.stderr, done.stderr
+
+
+def test_given_a_stale_retrieved_document_when_resent_then_the_first_line_names_the_document(
+        tmp_path: Path) -> None:
+    mapped = record(run_langchain_rag, tmp_path / "store")
+    calls = [e for e in mapped.runs[0] if isinstance(e, LLMStart)]
+    docs = {(e.iteration, e.injection_id) for e in mapped.runs[0]
+            if isinstance(e, ContextInjected) and e.source == "rag"}
+    assert docs == {(c.iteration, f"doc:{d}") for c in calls for d in (MEMO_ID, "ship-note")}
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    done = subprocess.run(
+        [sys.executable, "-m", "lens.cli", "why", "last", "--store", str(tmp_path / "store"),
+         "--resend", "--provider", "tests/resend_providers.py:refund_desk"],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr[-400:]
+    first = done.stdout.splitlines()[0]
+    assert first.startswith(f"CONFIRMED: removing document 'doc:{MEMO_ID}' changed the answer "
+                            "of request llm#2 (APPROVED → DECLINED"), first
+    report = _why(tmp_path / "store")
+    roots = [s for s in json.loads(report.stdout)["suspects"] if s["role"] == "root"]
+    assert [(s["kind"], s["id"]) for s in roots] == [("injection", f"doc:{MEMO_ID}")]

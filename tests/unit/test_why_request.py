@@ -103,3 +103,22 @@ def test_given_parts_that_do_not_rebuild_the_system_when_taken_apart_then_it_is_
     rec, flags = pieces_of(req, [Part(id="rule", text="Rule one.")], "q", "llm#1")
     assert [p.id for p in rec.pieces if p.kind == "system"] == ["system"]
     assert flags[0].startswith("system-whole: llm#1's system text could not be split")
+
+
+def test_given_documents_inside_an_instruction_when_taken_apart_then_each_is_its_own_piece(
+        ) -> None:
+    system = "You are the desk.\n\nRefunds: 60 days.\n\nShipping is free.\n\nBe terse."
+    landed = [Part(id="system:abc", text=system, flavor="base"),
+              Part(id="doc:memo", text="Refunds: 60 days.", flavor="rag"),
+              Part(id="doc:ship", text="Shipping is free.", flavor="rag")]
+    req = LLMRequest(model="m", system=system, messages=(Message(role="user", content="q"),))
+    rec, flags = pieces_of(req, landed, "q", "llm#1")
+    assert not flags
+    assert [(p.id, p.kind, p.text) for p in rec.pieces if p.kind in ("system", "document")] == [
+        ("system:abc", "system", "You are the desk."),
+        ("doc:memo", "document", "Refunds: 60 days."),
+        ("doc:ship", "document", "Shipping is free."),
+        ("system:abc part 2", "system", "Be terse.")]
+    assert rec.without(()) == req
+    assert rec.without(["doc:memo"]).system == "You are the desk.\n\nShipping is free.\n\n" \
+                                               "Be terse."
