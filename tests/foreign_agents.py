@@ -22,7 +22,7 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor
 
 __all__ = ["FRAMEWORKS", "INSTRUCTIONS", "MEMO_ID", "QUESTION", "STALE", "SentCall", "Truth",
-           "exporting", "run_langchain_rag"]
+           "exporting", "run_langchain_rag", "run_openai_agents_handoff"]
 
 STALE = "Refund window: 60 days from delivery (policy memo FIN-2019-07)."
 INSTRUCTIONS = f"You are the support desk of Kettle & Co. {STALE}"
@@ -246,6 +246,47 @@ def run_langchain(provider: TracerProvider, *, hide_inputs: bool = False) -> Tru
         truth.answers.append(RunnableLambda(loop).with_config(run_name="desk").invoke(QUESTION))
     finally:
         instrumentor.uninstrument()
+    return truth
+
+
+def run_openai_agents_handoff(provider: TracerProvider) -> Truth:
+    """A triage agent hands off to the refund desk (the SDK's ``transfer_to_desk`` tool),
+    which looks the order up and answers; traced by OpenInference."""
+    from agents import (
+        Agent,
+        OpenAIChatCompletionsModel,
+        Runner,
+        function_tool,
+        set_trace_processors,
+    )
+    from openai import AsyncOpenAI
+    from openinference.instrumentation.openai_agents import OpenAIAgentsInstrumentor
+
+    truth = Truth("openai-agents")
+    fake = FakeOpenAI([{"tool_calls": [{"id": "call_h", "name": "transfer_to_desk",
+                                        "arguments": {}}]},
+                       {"tool_calls": [{"id": "call_1", "name": "lookup_order",
+                                        "arguments": {"order_id": "A-1047"}}]},
+                       {"content": ANSWER}])
+    set_trace_processors([])
+    instrumentor = OpenAIAgentsInstrumentor()
+    instrumentor.instrument(tracer_provider=provider)
+    try:
+        @function_tool
+        def lookup_order(order_id: str) -> str:
+            """Look up an order: amount and days since delivery."""
+            return lookup(truth, order_id)
+
+        model = OpenAIChatCompletionsModel(
+            model="gpt-fake", openai_client=AsyncOpenAI(base_url=fake.base_url, api_key="test"))
+        desk = Agent(name="desk", instructions=INSTRUCTIONS, tools=[lookup_order], model=model)
+        triage = Agent(name="triage", instructions="Route refund questions to the desk.",
+                       handoffs=[desk], model=model)
+        truth.answers.append(str(Runner.run_sync(triage, QUESTION).final_output))
+    finally:
+        instrumentor.uninstrument()
+        fake.close()
+    truth.tool_runs.insert(0, ("transfer_to_desk", {}, '{"assistant": "desk"}'))
     return truth
 
 

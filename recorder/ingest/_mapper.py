@@ -5,8 +5,9 @@ becomes an iteration (pieces, ``llm.start``, ``llm.end``), each tool span a
 from __future__ import annotations
 
 import hashlib
+import re
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from footprint.events import (
@@ -152,6 +153,9 @@ class _Walk:
     turn_tag: str
     flagged: list[str] = field(default_factory=list)
     pending: list[ToolCall] = field(default_factory=list)
+    results: dict[str, str] = field(default_factory=dict)
+    """Each tool result a request of the trace holds, by call id: what the model was
+    given."""
     empty: int = 0
     answer: str = ""
     tokens: list[int] = field(default_factory=lambda: [0, 0])
@@ -196,11 +200,32 @@ def _chat_end(w: _Walk, k: int, span: ForeignSpan, req: ChatRequest) -> None:
               model=req.model or None)
 
 
+_HANDOFF = "handoff to "
+"""How OpenInference names the span of an OpenAI Agents SDK handoff (``handoff to <agent>``,
+input the agent handing off, output the one taking over); the model asked for it as the
+tool call ``transfer_to_<agent>``, which the span does not name."""
+
+
+def _handoff(span: ForeignSpan, pending: Sequence[ToolCall]) -> ToolCall | None:
+    """The model's call a handoff span carried out: ``transfer_to_<agent>``, or the only
+    call still waiting."""
+    if not span.name.startswith(_HANDOFF):
+        return None
+    target = str(span.attributes.get("output.value") or span.name[len(_HANDOFF):])
+    name = "transfer_to_" + re.sub(r"[^a-z0-9_]", "_", target.lower())
+    return next((c for c in pending if c.name == name),
+                pending[0] if len(pending) == 1 else None)
+
+
 def _tool(w: _Walk, k: int, span: ForeignSpan) -> None:
     info = tool_info(span)
     call_id = info.call_id
     match = next((c for c in w.pending if c.id == call_id or (call_id is None and
                                                               c.name == info.name)), None)
+    name, result = info.name, info.result
+    if match is None and call_id is None and (match := _handoff(span, w.pending)) is not None:
+        name, result = match.name, w.results.get(match.id, result)
+        info = replace(info, arguments=match.arguments)
     if match is not None:
         w.pending.remove(match)
         call_id = call_id or match.id
@@ -208,11 +233,11 @@ def _tool(w: _Walk, k: int, span: ForeignSpan) -> None:
     args = arguments_of(info.arguments) if isinstance(info.arguments, Mapping) or (
         match is None and info.arguments is not None) else (match.arguments if match else {})
     step = f"tool#{call_id}"
-    w.out.add(ToolStart, step, k, span.start_ns, span.span_id, tool_name=info.name,
+    w.out.add(ToolStart, step, k, span.start_ns, span.span_id, tool_name=name,
               tool_call_id=call_id, args=dict(args))
     failed = span.status == "error"
     w.out.add(ToolEnd, step, k, span.end_ns, span.span_id, tool_call_id=call_id,
-              tool_name=info.name, result=info.result or (span.status_message if failed else ""),
+              tool_name=name, result=result or (span.status_message if failed else ""),
               status="failure" if failed else None, error=failed,
               duration_ms=(span.end_ns - span.start_ns) / 1e6)
 
@@ -336,7 +361,9 @@ def map_trace(spans: Sequence[ForeignSpan], logs: Sequence[ForeignLog],
     _head(out, root, ordered, reqs, flagged, framework,
           sum(kind in ("other", "foreign") for kind in kinds))
     w = _Walk(out=out, framework=framework, origins=dict(conv.origins),
-              turn_tag=f"turn{conv.turns}")
+              turn_tag=f"turn{conv.turns}",
+              results={m.tool_call_id: m.content for r in reqs for m in r.messages
+                       if m.role == "tool" and m.tool_call_id})
     _walk(w, ordered, kinds, dict(zip((s.span_id for s in chats), reqs, strict=True)))
     if rooted:  # without its root the run has no end to record
         _end(w, root, ordered, len(chats))

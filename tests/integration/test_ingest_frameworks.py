@@ -8,10 +8,10 @@ import os
 from pathlib import Path
 
 import pytest
-from foreign_agents import FRAMEWORKS, STALE
+from foreign_agents import FRAMEWORKS, STALE, run_openai_agents_handoff
 from ingest_support import Mapped, fidelity_row, fidelity_table, mapped_calls, record, tool_runs
 
-from footprint.events import ContextInjected, RunSource, RunStart
+from footprint.events import ContextInjected, LLMEnd, RunSource, RunStart, ToolEnd, ToolStart
 
 README = Path(__file__).resolve().parents[2] / "README.md"
 START, END = "<!-- fidelity-table:start -->\n", "<!-- fidelity-table:end -->"
@@ -74,3 +74,15 @@ def test_given_the_three_frameworks_when_graded_then_the_readme_table_is_what_wa
         README.write_text(text, encoding="utf-8")
     assert START + fragment + END in text, (
         "the README's fidelity table is stale; run this test with FOOTPRINT_WRITE_README=1")
+
+
+def test_given_an_openai_agents_handoff_when_received_then_it_is_the_call_the_model_made(
+        tmp_path: Path) -> None:
+    m = record(run_openai_agents_handoff, tmp_path)
+    events = m.runs[0]
+    asked = [(c.id, c.name) for e in events if isinstance(e, LLMEnd) for c in e.tool_calls]
+    ran = [(e.tool_call_id, e.tool_name) for e in events if isinstance(e, ToolStart)]
+    assert asked == ran == [("call_h", "transfer_to_desk"), ("call_1", "lookup_order")]
+    assert tool_runs(m.runs) == m.truth.tool_runs
+    handoff = next(e for e in events if isinstance(e, ToolEnd) and e.tool_call_id == "call_h")
+    assert handoff.error is False
