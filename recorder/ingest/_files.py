@@ -1,11 +1,15 @@
-"""Files into a store: OTLP/JSON lines (as the Collector's file exporter writes them) and
-OTLP protobuf files; and ``remap``, which maps every stored raw batch again."""
+"""Files into a store: OTLP/JSON lines (as the Collector's file exporter writes them), one
+OTLP/JSON document, and OTLP protobuf files, each maybe gzipped; and ``remap``, which maps
+every stored raw batch again."""
 
 from __future__ import annotations
 
+import gzip
+import zlib
 from collections import Counter
 from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 import orjson
 
@@ -27,22 +31,46 @@ def _merge(reports: Iterable[BatchReport]) -> BatchReport:
     return BatchReport(spans=spans, logs=logs, runs=tuple(runs), problems=dict(problems))
 
 
-def _json_lines(intake: Intake, data: bytes) -> list[BatchReport]:
-    out = []
-    for line in data.splitlines():
+def _take_json(intake: Intake, doc: Any, body: bytes) -> BatchReport:
+    logs = isinstance(doc, dict) and "resourceLogs" in doc
+    return intake.take(body, signal="logs" if logs else "traces", fmt="json")
+
+
+def _lines(numbers: list[int]) -> str:
+    shown = ", ".join(map(str, numbers[:5])) + (", …" if len(numbers) > 5 else "")
+    return f"line {shown}" if len(numbers) == 1 else f"lines {shown}"
+
+
+def _json_lines(intake: Intake, data: bytes, name: str) -> list[BatchReport]:
+    """OTLP/JSON lines (the Collector's file exporter), or one OTLP/JSON document written
+    over many lines; bad lines are named by number, a torn last line as such."""
+    lines = data.splitlines()
+    out, bad = [], []
+    for n, line in enumerate(lines, 1):
         if not line.strip():
             continue
         try:
             doc = orjson.loads(line)
         except orjson.JSONDecodeError:
-            out.append(BatchReport(problems={"corrupt line (JSON did not parse)": 1}))
+            if not out and not bad:  # the first line: maybe one document over many lines
+                try:
+                    return [_take_json(intake, orjson.loads(data), data)]
+                except orjson.JSONDecodeError:
+                    pass
+            bad.append(n)
             continue
-        logs = isinstance(doc, dict) and "resourceLogs" in doc
-        out.append(intake.take(line, signal="logs" if logs else "traces", fmt="json"))
+        out.append(_take_json(intake, doc, line))
+    if bad == [len(lines)] and not data.endswith(b"\n"):
+        why = (f"cut-off line ({name} line {bad[0]}: is the file still being written? "
+               "ingest it again when it is whole)")
+        out.append(BatchReport(problems={why: 1}))
+    elif bad:
+        out.append(BatchReport(problems={
+            f"corrupt line (JSON did not parse: {name} {_lines(bad)})": len(bad)}))
     return out
 
 
-def _protobuf(intake: Intake, data: bytes) -> BatchReport:
+def _protobuf(intake: Intake, data: bytes, name: str) -> BatchReport:
     try:
         traces = decode_traces(data)
     except BadPayload:
@@ -52,20 +80,39 @@ def _protobuf(intake: Intake, data: bytes) -> BatchReport:
     try:
         decode_logs(data)
     except BadPayload:
-        return BatchReport(problems={"corrupt file (neither OTLP/JSON nor OTLP protobuf)": 1})
+        return BatchReport(problems={
+            f"corrupt file ({name}: neither OTLP/JSON nor OTLP protobuf)": 1})
     return intake.take(data, signal="logs", fmt="pb")
 
 
+_GZIP, _ZSTD = b"\x1f\x8b", b"\x28\xb5\x2f\xfd"
+
+
+def _unpacked(data: bytes, name: str) -> bytes | str:
+    """The file's bytes, un-gzipped when gzipped; a problem (text) when they cannot be."""
+    if data.startswith(_GZIP):
+        try:
+            return gzip.decompress(data)
+        except (OSError, EOFError, zlib.error) as exc:
+            return f"corrupt file ({name}: gzip did not decompress: {exc})"
+    if data.startswith(_ZSTD):
+        return f"zstd-compressed file ({name}: decompress it first with zstd -d, then ingest that)"
+    return data
+
+
 def ingest_files(paths: Iterable[str | Path], store: str | Path | None) -> BatchReport:
-    """Every file into ``store`` (raw first, then mapped); one report for all of them."""
+    """Every file into ``store`` (raw first, then mapped); one report for all of them. A
+    gzipped file is read un-gzipped; a problem names its file."""
     reports = []
     with Intake(store) as intake:
         for path in paths:
-            data = Path(path).read_bytes()
-            if data.lstrip()[:1] == b"{":
-                reports += _json_lines(intake, data)
+            data = _unpacked(Path(path).read_bytes(), str(path))
+            if isinstance(data, str):
+                reports.append(BatchReport(problems={data: 1}))
+            elif data.lstrip()[:1] == b"{":
+                reports += _json_lines(intake, data, str(path))
             else:
-                reports.append(_protobuf(intake, data))
+                reports.append(_protobuf(intake, data, str(path)))
         reports.append(intake.flush())
     return _merge(reports)
 

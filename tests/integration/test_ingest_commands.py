@@ -4,6 +4,8 @@
 
 from __future__ import annotations
 
+import gzip
+import json
 import os
 import signal
 import subprocess
@@ -156,3 +158,31 @@ def test_given_the_same_file_ingested_twice_when_verified_then_its_run_is_stored
         count = footprint("sql", "SELECT count(*) AS n, max(iteration) AS k FROM events",
                           "--store", store, "--format", "csv")
         assert count.stdout.splitlines()[1] == "22,2", count.stdout
+
+
+def test_given_gzipped_pretty_and_torn_files_when_ingested_then_each_is_read_or_named(
+        tmp_path: Path) -> None:
+    line = to_json(trace_request(agent_trace(41, calls=2)))
+    zipped = tmp_path / "traces.jsonl.gz"
+    zipped.write_bytes(gzip.compress(line + b"\n"))
+    pretty = tmp_path / "export.json"  # one OTLP/JSON document, indented
+    pretty.write_text(json.dumps(json.loads(line), indent=2))
+    torn = tmp_path / "live.jsonl"  # the file exporter is still writing its last line
+    torn.write_bytes(to_json(trace_request(agent_trace(43, calls=2))) + b"\n" + line[:300])
+    store = str(tmp_path / "store")
+    done = footprint("ingest", str(zipped), "--store", store)
+    assert done.returncode == 0 and "1 runs mapped" in done.stdout, done.stdout + done.stderr
+    done = footprint("ingest", str(pretty), str(torn), "--store", store)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "8 spans, 0 log records, 1 runs mapped" in done.stdout, done.stdout
+    assert "4 spans of traces already in the store" in done.stderr, done.stderr  # read whole
+    assert f"1 cut-off line ({torn} line 2: is the file still being written? ingest it again " \
+           "when it is whole)" in done.stderr, done.stderr
+    zstd = tmp_path / "traces.jsonl.zst"
+    zstd.write_bytes(b"\x28\xb5\x2f\xfd" + b"\0" * 16)
+    done = footprint("ingest", str(zstd), "--store", store)
+    assert done.returncode == 1
+    assert f"1 zstd-compressed file ({zstd}: decompress it first with zstd -d" in done.stderr, \
+        done.stderr
+    runs = footprint("sql", "SELECT count(*) FROM runs", "--store", store, "--format", "csv")
+    assert runs.stdout.splitlines()[1] == "2", runs.stdout

@@ -148,7 +148,7 @@ def test_given_json_lines_and_protobuf_files_when_ingested_then_remap_finds_the_
     pb.write_bytes(trace_request(agent_trace(10)).SerializeToString())
     report = ingest_files([lines, pb], tmp_path / "store")
     assert len(report.runs) == 3
-    assert report.problems == {"corrupt line (JSON did not parse)": 1}
+    assert report.problems == {f"corrupt line (JSON did not parse: {lines} line 2)": 1}
     before = _runs(tmp_path / "store")
     gone, again = remap(tmp_path / "store")
     assert gone > 0 and sorted(again.runs) == sorted(report.runs)
