@@ -45,7 +45,8 @@ def _json_lines(intake: Intake, data: bytes, name: str) -> list[BatchReport]:
     """OTLP/JSON lines (the Collector's file exporter), or one OTLP/JSON document written
     over many lines; bad lines are named by number, a torn last line as such."""
     lines = data.splitlines()
-    out, bad = [], []
+    out: list[BatchReport] = []
+    bad: list[int] = []
     for n, line in enumerate(lines, 1):
         if not line.strip():
             continue
