@@ -73,11 +73,20 @@ def attributes(items: Any) -> dict[str, Any]:
 
 
 def _hex_id(raw: Any, size: int) -> str | None:
+    """An id as lowercase hex: OTLP/JSON writes hex; an id in base64 (protobuf's own JSON
+    mapping, which some tools write) is read too — its length tells it apart (24 or 12
+    characters for 16 or 8 bytes, against 32 or 16 hex digits)."""
     if not isinstance(raw, str) or not raw:
         return None
     text = raw.lower()
     if len(text) == size * 2 and all(c in "0123456789abcdef" for c in text):
         return None if text == "0" * (size * 2) else text
+    if len(raw) == 4 * -(-size // 3):
+        try:
+            data = base64.b64decode(raw, validate=True)
+        except ValueError:
+            return None
+        return data.hex() if len(data) == size and any(data) else None
     return None
 
 

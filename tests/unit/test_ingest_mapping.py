@@ -3,6 +3,7 @@ same spans, the three dialects map to the same request, and what a trace lost is
 
 from __future__ import annotations
 
+import base64
 import json
 
 from hypothesis import given
@@ -172,3 +173,14 @@ def test_given_failed_model_and_tool_spans_when_mapped_then_they_are_failed_call
     assert first.stop_reason == "error"
     tool = next(e for e in events if isinstance(e, ToolEnd))
     assert (tool.error, tool.status, tool.result) == (True, "failure", '{"amount": 1}')
+
+
+def test_given_ids_in_base64_as_protobufs_json_mapping_writes_them_when_decoded_then_they_are_read(
+        ) -> None:
+    request = trace_request(agent_trace(12, calls=1))
+    doc = json.loads(to_json(request))
+    for span in doc["resourceSpans"][0]["scopeSpans"][0]["spans"]:
+        for key in ("traceId", "spanId", "parentSpanId"):
+            if span[key]:
+                span[key] = base64.b64encode(bytes.fromhex(span[key])).decode()
+    assert decode_json(doc) == decode_traces(request.SerializeToString())
