@@ -203,7 +203,7 @@ def _recorded(loaded: _Loaded, step: str, request: str | None) -> None:
     if request or src is None:
         return
     raise ConfigError(
-        f"{step} of this run was mapped from a {src.framework} trace without the request's "
+        f"{step} of this run was mapped from a trace of {src.framework} without the request's "
         "content (content capture off, or inputs hidden), so there is nothing to re-send; "
         "turn the framework's content capture on (README: 'Explaining agents built with "
         "other frameworks') and record it again, or drop --resend for the correlational "

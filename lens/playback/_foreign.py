@@ -9,7 +9,7 @@ __all__ = ["source_lines", "source_note"]
 
 def source_note(source: RunSource) -> str:
     """One line: whose trace the run was mapped from, in which dialect, at what fidelity."""
-    return (f"mapped from a {source.framework} trace ({source.dialect}, "
+    return (f"mapped from a trace of {source.framework} ({source.dialect}, "
             f"fidelity {source.fidelity}); not run by footprint")
 
 

@@ -49,7 +49,7 @@ def test_given_ingested_runs_when_listed_shown_and_queried_then_they_read_like_n
     assert runs.returncode == 0 and runs.stdout.count("complete") == 2, runs.stdout
     show = footprint("show", "last", "--store", str(store))
     assert show.returncode == 0, show.stderr
-    assert "source: mapped from a test-scope trace (otel-genai, fidelity request-level)" in \
+    assert "source: mapped from a trace of test-scope (otel-genai, fidelity request-level)" in \
         show.stdout
     assert "not in the trace: why each piece was admitted" in show.stdout
     assert "[messages] tool-result 'tool#call_1' via delivered" in show.stdout

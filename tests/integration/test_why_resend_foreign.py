@@ -73,7 +73,7 @@ def test_given_content_capture_off_when_received_and_resent_then_nothing_is_inve
     done = _why(tmp_path / "store")
     assert done.returncode == 2, done.stdout + done.stderr
     assert "plan:" not in done.stderr, done.stderr  # refused before any call is planned
-    assert f"mapped from a {source.framework} trace without the request's content" in \
+    assert f"mapped from a trace of {source.framework} without the request's content" in \
         done.stderr and "turn the framework's content capture on" in done.stderr, done.stderr
 
 

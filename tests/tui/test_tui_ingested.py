@@ -28,7 +28,7 @@ async def test_given_an_ingested_run_when_the_lens_opens_then_it_says_where_the_
         screen = pilot.app.screen
         assert isinstance(screen, TimelineScreen)
         header = text_of(screen.query_one("LensHeader", Static))
-        assert "mapped from a test-scope trace (otel-genai, fidelity request-level)" in header
+        assert "mapped from a trace of test-scope (otel-genai, fidelity request-level)" in header
         assert screen.query_one("#blocks-system-prompt", OptionList).option_count == 1
         await pilot.press("right", "2")
         await settle(pilot)
