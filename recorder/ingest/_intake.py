@@ -4,6 +4,7 @@ and a trace is mapped to a run once its root span has arrived (or at ``flush``).
 from __future__ import annotations
 
 import gzip
+import logging
 import threading
 import time
 import zlib
@@ -16,10 +17,12 @@ from typing import Any
 import orjson
 
 from footprint._errors import ConfigError
+from footprint.events import ContextInjected, LLMEnd, RunStart
 from recorder.ingest._dialects import kind_of
 from recorder.ingest._mapper import Conversation, MappedRun, map_trace
 from recorder.ingest._otlp_json import decode_json
 from recorder.ingest._otlp_proto import BadPayload, decode_proto
+from recorder.ingest._pieces import msg_key
 from recorder.ingest._raw import (
     Format,
     Signal,
@@ -28,12 +31,15 @@ from recorder.ingest._raw import (
     note_writer,
     store_raw,
 )
+from recorder.ingest._request import Call, Msg
 from recorder.ingest._spans import Batch, ForeignLog, ForeignSpan
 from recorder.write._layout import resolve_store
 from recorder.write._parquet_sink import ParquetSink
 from recorder.write._recorder import Recorder
 
 __all__ = ["BatchReport", "Intake", "decode_body"]
+
+_log = logging.getLogger("recorder")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -68,6 +74,45 @@ def decode_body(body: bytes, signal: Signal, fmt: Format) -> Batch:
         return decode_json(doc)
     except (TypeError, ValueError, OverflowError) as exc:  # a value of the wrong kind
         return Batch(problems={f"corrupt batch (OTLP/JSON: {type(exc).__name__})": 1})
+
+
+def _conversation_key(spans: Iterable[ForeignSpan]) -> str | None:
+    for s in spans:
+        key = s.attributes.get("gen_ai.conversation.id") or s.attributes.get("session.id")
+        if key:
+            return str(key)
+    return None
+
+
+def _has_history(run: MappedRun | None) -> bool:
+    """Whether the run's requests hold messages of no call it made: earlier turns."""
+    return run is not None and any(
+        type(e) is ContextInjected and (e.injection_id or "").startswith("history#")
+        for e in run.events)
+
+
+def _stored_conversation(store: Path, key: str) -> Conversation | None:
+    """The conversation ``key`` as the store holds it (``None`` when it holds none of it):
+    the next turn, and where each of its messages came from (``turn<t>:person``,
+    ``turn<t>:llm#k``), as :func:`map_trace` remembers them."""
+    from recorder.store._catalog import open_store
+
+    conv = Conversation()
+    with open_store(store) as s:
+        ids = [r[0] for r in s.rows("SELECT run_id FROM runs WHERE conversation_id = ? "
+                                    "ORDER BY start_ns, run_id", [key])]
+        for run_id in ids:
+            for e in s.events(run_id):
+                tag = f"turn{e.turn}"
+                conv.turns = max(conv.turns, e.turn + 1)
+                if type(e) is RunStart and e.user_message:
+                    conv.origins.setdefault(msg_key(Msg(role="user", content=e.user_message)),
+                                            f"{tag}:person")
+                elif type(e) is LLMEnd:
+                    said = Msg(role="assistant", content=e.content, tool_calls=tuple(
+                        Call(id=c.id, name=c.name) for c in e.tool_calls))
+                    conv.origins.setdefault(msg_key(said), f"{tag}:{e.step_id}")
+    return conv if ids else None
 
 
 def _gunzip(body: bytes, encoding: str | None) -> bytes:
@@ -188,9 +233,13 @@ class Intake:
         self._mapped[trace_id] = None
         if len(self._mapped) > _KEEP_MAPPED:
             del self._mapped[next(iter(self._mapped))]
-        conv = self._conversation(trace.spans)
+        key = _conversation_key(trace.spans)
+        known = key is None or key in self._conversations
+        conv = self._conversations.setdefault(key, Conversation()) if key else None
         try:
             run = map_trace(trace.spans, trace.logs, conv)
+            if not known and not self.defer and _has_history(run):
+                run = self._earlier_turns(trace, key, run)
         except Exception as exc:  # a mapper bug costs this trace, never the receiver
             problems[f"trace not mapped ({type(exc).__name__}: {exc})"] += 1
             return []
@@ -209,12 +258,23 @@ class Intake:
             note_mapped(self.store, self._noted)
             self._noted.clear()
 
-    def _conversation(self, spans: Iterable[ForeignSpan]) -> Conversation | None:
-        for s in spans:
-            key = s.attributes.get("gen_ai.conversation.id") or s.attributes.get("session.id")
-            if key:
-                return self._conversations.setdefault(str(key), Conversation())
-        return None
+    def _earlier_turns(self, trace: _Trace, key: str | None,
+                       run: MappedRun | None) -> MappedRun | None:
+        """A later turn of a conversation this intake has not seen (a receiver restarted
+        between turns, one file a day, an app's workers each with a ``SpanProcessor``):
+        its earlier turns are read back from the store, and the trace mapped again after
+        them, so its turn and its history's origins are the ones a single intake gives."""
+        assert key is not None
+        try:
+            earlier = _stored_conversation(self.store, key)
+        except Exception as exc:  # an unreadable store costs the origins, never the trace
+            _log.warning("recorder.ingest: earlier turns of conversation %r not read (%s: %s)",
+                         key, type(exc).__name__, exc)
+            return run
+        if earlier is None:
+            return run
+        self._conversations[key] = earlier
+        return map_trace(trace.spans, trace.logs, earlier)
 
     def _write(self, run: MappedRun) -> None:
         if self._recorder is None:

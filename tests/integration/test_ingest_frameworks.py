@@ -8,10 +8,12 @@ import os
 from pathlib import Path
 
 import pytest
-from foreign_agents import FRAMEWORKS, STALE, run_openai_agents_handoff
+from foreign_agents import FRAMEWORKS, STALE, exporting, run_openai_agents_handoff
 from ingest_support import Mapped, fidelity_row, fidelity_table, mapped_calls, record, tool_runs
 
 from footprint.events import ContextInjected, LLMEnd, RunSource, RunStart, ToolEnd, ToolStart
+from recorder import open_store
+from recorder.ingest import Intake, Receiver
 
 README = Path(__file__).resolve().parents[2] / "README.md"
 START, END = "<!-- fidelity-table:start -->\n", "<!-- fidelity-table:end -->"
@@ -86,3 +88,35 @@ def test_given_an_openai_agents_handoff_when_received_then_it_is_the_call_the_mo
     assert tool_runs(m.runs) == m.truth.tool_runs
     handoff = next(e for e in events if isinstance(e, ToolEnd) and e.tool_call_id == "call_h")
     assert handoff.error is False
+
+
+def test_given_each_turn_received_by_a_new_receiver_when_mapped_then_the_turns_still_chain(
+        tmp_path: Path) -> None:
+    from pydantic_ai import Agent
+    from pydantic_ai.capabilities import Instrumentation
+    from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart
+    from pydantic_ai.models.function import AgentInfo, FunctionModel
+    from pydantic_ai.models.instrumented import InstrumentationSettings
+
+    def model(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        return ModelResponse(parts=[TextPart(f"answer to {len(messages)} messages")])
+
+    history: list[ModelMessage] = []
+    for question in ("Where is A-1047?", "And A-1048?"):  # a receiver restarted between turns
+        receiver = Receiver(Intake(tmp_path), port=0).start()
+        try:
+            with exporting(receiver.endpoint) as provider:
+                agent = Agent(FunctionModel(model), instructions="Be brief.", name="desk",
+                              capabilities=[Instrumentation(settings=InstrumentationSettings(
+                                  tracer_provider=provider))])
+                history = agent.run_sync(question, message_history=history).all_messages()
+        finally:
+            receiver.stop()
+    with open_store(tmp_path) as s:
+        ids = [r[0] for r in s.rows("SELECT run_id FROM runs ORDER BY start_ns")]
+        runs = [s.events(i) for i in ids]
+    starts = [next(e for e in r if isinstance(e, RunStart)) for r in runs]
+    assert [s.turn for s in starts] == [0, 1]
+    assert starts[0].conversation_id and starts[0].conversation_id == starts[1].conversation_id
+    assert [e.injection_id for e in runs[1] if isinstance(e, ContextInjected)
+            and e.slot == "messages"] == ["turn0:person", "turn0:llm#1", "person"]
