@@ -177,7 +177,7 @@ class Intake:
         self._lock = threading.Lock()
         self._traces: dict[str, _Trace] = {}
         self._mapped: dict[str, None] = dict.fromkeys(
-            mapped_traces(self.store)[-_KEEP_MAPPED:]) if self.store.is_dir() else {}
+            mapped_traces(self.store, _KEEP_MAPPED)) if self.store.is_dir() else {}
         self._noted: list[str] = []
         self._conversations: dict[str, Conversation] = {}
         self._recorder: Recorder | None = None

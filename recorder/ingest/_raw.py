@@ -72,12 +72,26 @@ def note_writer(store: Path, writer_id: str) -> None:
         f.write(writer_id + "\n")
 
 
-def mapped_traces(store: Path) -> list[str]:
-    """The trace ids whose runs the mapping wrote into ``store``, oldest first."""
+_LINE_BYTES = 64
+"""At least the bytes one ledger line takes (a trace id is 32 hex digits and a newline)."""
+
+
+def mapped_traces(store: Path, last: int) -> list[str]:
+    """The ``last`` trace ids most recently noted as mapped into ``store``, oldest first.
+
+    Only the ledger's tail is read: a receiver that has taken in millions of traces
+    starts as fast as a new one."""
     try:
-        return (store / MAPPED).read_text(encoding="utf-8").split()
+        with open(store / MAPPED, "rb") as f:
+            size = f.seek(0, os.SEEK_END)
+            start = max(size - last * _LINE_BYTES, 0)
+            f.seek(start)
+            lines = f.read().decode("utf-8", "replace").split("\n")
     except FileNotFoundError:
         return []
+    if start:
+        lines = lines[1:]  # the first line read may be the end of an earlier one
+    return [t for t in (line.strip() for line in lines) if t][-last:]
 
 
 def note_mapped(store: Path, trace_ids: Iterable[str]) -> None:
