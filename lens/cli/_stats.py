@@ -84,7 +84,11 @@ def _ms(value: float | None) -> str:
 
 
 def _cost(row: dict[str, Any]) -> str:
-    text = "—" if row["cost_usd"] is None else f"${row['cost_usd']:,.4f}"
+    """The priced runs' USD as ``footprint runs`` prints a cost (a cent's fraction is not
+    rounded away to ``$0.0000``), then how many runs had an unpriced call."""
+    from recorder.store._prices import usd
+
+    text = "—" if row["cost_usd"] is None else usd(row["cost_usd"])
     return text + (f" +{row['unpriced']} unpriced" if row["unpriced"] else "")
 
 

@@ -45,7 +45,7 @@ def test_given_any_group_name_when_printed_to_a_pipe_then_it_is_what_rich_draws_
                  tokens=15, decisions=2), _row(None, cost_usd=None)]
     _print_table(rows, priced=True, grouped=True, by="day")
     cells = [["2026-01-01", group, "1", "0.0%", "100", "100", "100", "15", "15", "2",
-              "$0.0050"],
+              "$0.005"],
              ["2026-01-01", "—", "3", "33.3%", "200", "280", "298", "45", "15", "7", "—"]]
     printed = capsys.readouterr().out
     assert printed == _rich(HEADS, cells)
@@ -61,3 +61,15 @@ def test_given_hourly_unpriced_rows_when_printed_then_the_hour_and_the_unpriced_
     cells = [["2026-01-02 12:00", "3", "33.3%", "200", "280", "298", "45", "15", "7",
               "— +1440 unpriced"]]
     assert capsys.readouterr().out == _rich(heads, cells)
+
+
+@pytest.mark.parametrize(("cost", "unpriced", "shown"), [
+    (0.0000177, 0, "$0.0000177"), (0.000146, 2, "$0.000146 +2 unpriced"), (0.0, 0, "$0"),
+    (1234.5, 0, "$1,234.50"), (None, 3, "— +3 unpriced")])
+def test_given_a_bucket_cost_when_printed_then_it_reads_as_footprint_runs_prints_costs(
+    cost: float | None, unpriced: int, shown: str, capsys: pytest.CaptureFixture[str],
+) -> None:
+    _print_table([_row(None, cost_usd=cost, unpriced=unpriced)], priced=True, grouped=False,
+                 by="day")
+    cells = [["2026-01-01", "3", "33.3%", "200", "280", "298", "45", "15", "7", shown]]
+    assert capsys.readouterr().out == _rich([h for h in HEADS if h != "group"], cells)
