@@ -28,6 +28,7 @@ from footprint._errors import ConfigError, RunError
 from footprint.events import Event, FeedbackRecorded
 from recorder.otel._sink import OTelSink
 from recorder.store._catalog import Store, open_store
+from recorder.store._filters import score_name_problem
 from recorder.store._runlist import RunQuery, count_runs, list_runs
 from recorder.store._verify import ChainTail, chain_tail
 from recorder.write._chain import KEY_ENV, KEYED_FORMAT, chain_key
@@ -56,6 +57,11 @@ class Score:
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not self.name.strip():
             raise ConfigError(f"Score(name={self.name!r}): name the score, e.g. 'helpful'")
+        problem = score_name_problem(self.name)
+        if problem is not None:
+            raise ConfigError(f"Score(name={self.name!r}): the name {problem}, so no filter "
+                              f"('NAME<1', --score) could name it; write e.g. 'helpful' or "
+                              f"'user rating'")
         value = self.value
         if value is not None and (isinstance(value, bool) or not isinstance(value, int | float)
                                   or not math.isfinite(value)):

@@ -2,7 +2,8 @@
 
 A *since* is a day (``2026-01-31``), a moment (``2026-01-31T12:00``) or an
 age (``90s``, ``30m``, ``2h``, ``7d``, ``2w``: that long before now). A
-*score filter* is ``NAME OP VALUE``: ``OP`` one of ``< <= > >= = !=``, a
+*score filter* is ``NAME OP VALUE`` (a name may hold spaces, never ``< > = !``:
+:func:`score_name_problem` refuses such a score): ``OP`` one of ``< <= > >= = !=``, a
 number compares the score's latest value, any other text (``=``/``!=``
 only) its latest label. A *where* text is space-separated ``key=value``
 terms over :data:`WHERE_KEYS` (``release=1.4 tag=beta score=helpful<1``),
@@ -19,10 +20,12 @@ from typing import Literal
 
 from footprint._errors import ConfigError, did_you_mean
 
-__all__ = ["WHERE_KEYS", "ScoreFilter", "parse_score", "parse_since", "parse_where"]
+__all__ = ["WHERE_KEYS", "ScoreFilter", "parse_score", "parse_since", "parse_where",
+           "score_name_problem"]
 
 Op = Literal["<", "<=", ">", ">=", "=", "!="]
-_SCORE = re.compile(r"^\s*([A-Za-z_][\w.\-]*)\s*(<=|>=|!=|==|<|>|=)\s*([^<>=!\s][^<>=!]*?)\s*$")
+_SCORE = re.compile(r"^\s*([^<>=!\s](?:[^<>=!]*[^<>=!\s])?)\s*(<=|>=|!=|==|<|>|=)\s*"
+                    r"([^<>=!\s].*?)\s*$", re.S)
 _OPS = ("<", "<=", ">", ">=", "=", "!=")
 _AGE = re.compile(r"^(\d+(?:\.\d+)?)\s*([smhdw])$")
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
@@ -54,6 +57,18 @@ class ScoreFilter:
         if self.value is not None:
             return f"{name} = ? AND {value} {self.op} ?", [self.name, self.value]
         return f"{name} = ? AND {label} {self.op} ?", [self.name, self.label]
+
+
+def score_name_problem(name: str) -> str | None:
+    """Why a score could not be named by a filter (``NAME OP VALUE``), or ``None``: a name
+    holds none of ``< > = !``, no control character, and no space at either end."""
+    if any(c in "<>=!" for c in name):
+        return "holds one of < > = !"
+    if not name.isprintable():
+        return "holds a control character"
+    if name != name.strip():
+        return "starts or ends with a space"
+    return None
 
 
 def parse_score(text: str) -> ScoreFilter:

@@ -10,9 +10,19 @@ from pathlib import Path
 import pytest
 from store_scale import MODELS, T0, run_id_of, status_of, write_many_runs
 
+from footprint import Agent, ScriptedModel
 from footprint._errors import ConfigError
 from footprint.events import RunEnd, RunStart
-from recorder import ParquetSink, RunQuery, Store, count_runs, list_runs, open_store
+from recorder import (
+    ParquetSink,
+    Recorder,
+    RunQuery,
+    Store,
+    count_runs,
+    feedback,
+    list_runs,
+    open_store,
+)
 
 RUNS = 60
 LONG = "REFUNDED " + "because the order arrived broken; " * 20 + "needle-in-a-blob"
@@ -114,3 +124,18 @@ def test_given_a_bad_date_when_runs_listed_then_one_line_and_exit_2(root: Path) 
     out = _footprint("runs", "--store", str(root), "--since", "last week")
     assert out.returncode == 2 and len(out.stderr.strip().splitlines()) == 1
     assert "YYYY-MM-DD" in out.stderr
+
+
+def test_given_a_score_name_with_a_space_when_filtered_then_its_runs_are_found(
+    tmp_path: Path,
+) -> None:
+    with Recorder(sinks=[ParquetSink(tmp_path)]) as rec:
+        ids = [Agent(provider=ScriptedModel(["ok"]), model="m", sink=rec).run_sync("hi").run_id
+               for _ in range(2)]
+    feedback(tmp_path, ids[0], "user rating", value=2)
+    feedback(tmp_path, ids[1], "user rating", value=5)
+    with open_store(tmp_path) as store:
+        low = list_runs(store, where="'score=user rating<3'").column("run_id").to_pylist()
+        assert low == [ids[0]]
+        assert list_runs(store, RunQuery(scores=("user rating >= 5",))).column(
+            "run_id").to_pylist() == [ids[1]]

@@ -170,3 +170,28 @@ def test_given_an_inconsistent_score_filter_when_built_then_it_refuses(
 ) -> None:
     with pytest.raises(ConfigError, match="ScoreFilter"):
         ScoreFilter(**kwargs)  # type: ignore[arg-type]
+
+
+@given(name=st.text(min_size=1, max_size=20))
+def test_given_any_score_name_feedback_accepts_when_filtered_then_the_filter_names_it(
+    name: str,
+) -> None:
+    try:
+        Score(name=name, value=1)
+    except ConfigError as exc:
+        assert repr(name) in str(exc)
+    else:
+        assert parse_score(f"{name}<1") == ScoreFilter(name=name, op="<", value=1.0)
+        assert parse_score(f"{name} = needs work!").label == "needs work!"
+
+
+@pytest.mark.parametrize(("name", "problem"), [
+    ("a<b", "holds one of < > = !"), ("wow!", "holds one of < > = !"),
+    (" helpful", "starts or ends with a space"), ("tab\there", "holds a control character")])
+def test_given_a_score_name_no_filter_could_name_when_scored_then_refused_naming_the_fix(
+    name: str, problem: str,
+) -> None:
+    with pytest.raises(ConfigError, match="no filter") as info:
+        Score(name=name, value=0)
+    assert f"Score(name={name!r}): the name {problem}" in str(info.value)
+
