@@ -87,7 +87,9 @@ def _add_store_commands(sub: Any) -> None:
     runs.add_argument("--model", metavar="TEXT", help="only runs whose model name contains TEXT")
     runs.add_argument("--since", metavar="AGE|DATE",
                       help="only runs started on or after: an age (30m, 2h, 7d) or YYYY-MM-DD")
-    runs.add_argument("--until", metavar="YYYY-MM-DD", help="only runs started on or before")
+    runs.add_argument("--until", metavar="AGE|DATE",
+                      help="only runs started on or before: an age (2h: two hours ago), "
+                           "YYYY-MM-DD (the whole day) or YYYY-MM-DDTHH:MM")
     runs.add_argument("--search", metavar="TEXT", help="only runs whose answer contains TEXT")
     importlib.import_module("lens.cli._runs").add_filters(runs)
     show = sub.add_parser("show", help="a readable timeline of one run")

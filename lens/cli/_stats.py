@@ -32,8 +32,11 @@ def add_parser(sub: Any) -> None:
                    help="the time bucket (default day)")
     p.add_argument("--group-by", choices=("model", "skill", "release"), default=None,
                    help="split each bucket: by model, by skill activated, or by release")
-    p.add_argument("--since", metavar="YYYY-MM-DD", help="only runs started on or after")
-    p.add_argument("--until", metavar="YYYY-MM-DD", help="only runs started on or before")
+    p.add_argument("--since", metavar="AGE|DATE",
+                   help="only runs started on or after: an age (7d) or YYYY-MM-DD[THH:MM]")
+    p.add_argument("--until", metavar="AGE|DATE",
+                   help="only runs started on or before: an age, YYYY-MM-DD (the whole day) "
+                        "or YYYY-MM-DDTHH:MM")
     p.add_argument("--format", choices=("text", "json"), default="text",
                    help="text: a table and plots (default); json: one object per row")
     p.add_argument("--last", type=count_arg(1, MAX_COUNT), default=30, metavar="N",

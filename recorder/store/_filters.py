@@ -1,7 +1,8 @@
 """The run filters' small languages: ``--since 2h``, ``--score 'helpful<1'``, ``where=``.
 
 A *since* is a day (``2026-01-31``), a moment (``2026-01-31T12:00``) or an
-age (``90s``, ``30m``, ``2h``, ``7d``, ``2w``: that long before now). A
+age (``90s``, ``30m``, ``2h``, ``7d``, ``2w``: that long before now); an
+*until* the same (a day counts whole, a moment and an age count up to it). A
 *score filter* is ``NAME OP VALUE`` (a name may hold spaces, never ``< > = !``:
 :func:`score_name_problem` refuses such a score): ``OP`` one of ``< <= > >= = !=``, a
 number compares the score's latest value, any other text (``=``/``!=``
@@ -20,8 +21,8 @@ from typing import Literal
 
 from footprint._errors import ConfigError, did_you_mean
 
-__all__ = ["WHERE_KEYS", "ScoreFilter", "parse_score", "parse_since", "parse_where",
-           "score_name_problem"]
+__all__ = ["WHERE_KEYS", "ScoreFilter", "parse_score", "parse_since", "parse_until",
+           "parse_where", "score_name_problem"]
 
 Op = Literal["<", "<=", ">", ">=", "=", "!="]
 _SCORE = re.compile(r"^\s*([^<>=!\s](?:[^<>=!]*[^<>=!\s])?)\s*(<=|>=|!=|==|<|>|=)\s*"
@@ -111,6 +112,26 @@ def parse_since(value: object, *, now: datetime.datetime | None = None,
             pass
     raise ConfigError(f"{name}={value!r}: pass an age such as 90s, 30m, 2h, 7d or 2w, or a "
                       "date as YYYY-MM-DD (or YYYY-MM-DDTHH:MM)")
+
+
+def parse_until(value: object, *, now: datetime.datetime | None = None
+                ) -> datetime.datetime | None:
+    """The first UTC moment *after* an ``until``: a day counts whole (``2026-01-31``: up to
+    midnight that ends it), a moment or an age (as :func:`parse_since` reads them) up to and
+    including that moment; runs started before it match."""
+    if value is None:
+        return None
+    day = value if type(value) is datetime.date else None
+    if isinstance(value, str):
+        try:
+            day = datetime.date.fromisoformat(value.strip())
+        except ValueError:
+            day = None
+    if day is not None:
+        return datetime.datetime(day.year, day.month, day.day,
+                                 tzinfo=datetime.UTC) + datetime.timedelta(days=1)
+    moment = parse_since(value, now=now, name="until")
+    return None if moment is None else moment + datetime.timedelta(microseconds=1)
 
 
 def parse_where(text: str) -> dict[str, list[str]]:

@@ -19,7 +19,13 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 
 from footprint._errors import ConfigError, did_you_mean
-from recorder.store._filters import WHERE_KEYS, parse_score, parse_since, parse_where
+from recorder.store._filters import (
+    WHERE_KEYS,
+    parse_score,
+    parse_since,
+    parse_until,
+    parse_where,
+)
 from recorder.store._outline import outline_view
 from recorder.store._views import CALL_COST
 
@@ -37,22 +43,9 @@ RUN_COLUMNS = ("run_id", "started", "ended", "status", "turns", "iterations", "t
 """The columns of a :func:`list_runs` table (those of the ``runs`` view; ``scores`` maps
 each score name to its latest value)."""
 
-Day = datetime.date | str
 Since = datetime.datetime | datetime.date | str
 _LABELS = (("user", "user_id"), ("session", "session_id"), ("release", "release"),
            ("environment", "environment"))
-
-
-def _day(name: str, value: Day | None) -> datetime.date | None:
-    if value is None or type(value) is datetime.date:
-        return value
-    if isinstance(value, str):
-        try:
-            return datetime.date.fromisoformat(value)
-        except ValueError:
-            pass
-    raise ConfigError(f"RunQuery({name}={value!r}): pass a date as YYYY-MM-DD, "
-                      "e.g. 2026-01-31")
 
 
 def _texts(name: str, value: object) -> tuple[str, ...]:
@@ -70,9 +63,10 @@ class RunQuery:
     ``status``: any of :data:`STATUSES` (empty: all); ``model``: a
     case-insensitive part of the model name; ``since``: started at or after
     a day, a moment or an age (``"2h"``, ``"7d"``; ``recorder.store._filters``);
-    ``until``: a UTC start day, inclusive; ``answer``: a case-insensitive part
-    of the final answer; ``user``, ``session``, ``release``, ``environment``:
-    that label exactly; ``tags``: runs carrying every one of these tags;
+    ``until``: started on or before a day (the whole day), a moment or an
+    age; ``answer``: a case-insensitive part of the final answer; ``user``,
+    ``session``, ``release``, ``environment``: that label exactly; ``tags``: runs
+    carrying every one of these tags;
     ``scores``: score filters such as ``"helpful<1"`` over each score's latest
     value (all must hold); ``run_ids``: only these runs (empty: all);
     ``newest_first`` orders by start time; ``limit``/``offset`` page the result.
@@ -82,7 +76,7 @@ class RunQuery:
     status: tuple[str, ...] = ()
     model: str | None = None
     since: Since | None = None
-    until: Day | None = None
+    until: Since | None = None
     answer: str | None = None
     user: str | None = None
     session: str | None = None
@@ -114,8 +108,8 @@ class RunQuery:
         _texts("tags", self.tags)
         for text in _texts("scores", self.scores):
             parse_score(text)
-        since, until = parse_since(self.since), _day("until", self.until)
-        if since is not None and until is not None and since.date() > until:
+        since, until = parse_since(self.since), parse_until(self.until)
+        if since is not None and until is not None and since >= until:
             raise ConfigError(f"RunQuery(since={self.since!r}, until={self.until!r}): "
                               "since is after until; swap them")
 
@@ -182,13 +176,13 @@ class RunQuery:
             params.extend(values)
 
     def _times(self, terms: list[str], params: list[object]) -> None:
-        since, until = parse_since(self.since), _day("until", self.until)
+        since, until = parse_since(self.since), parse_until(self.until)
         if since is not None:
             terms.append("start_ns >= ?")
-            params.append(int(since.timestamp() * 10**6) * 1000)
+            params.append(_ns(since))
         if until is not None:
             terms.append("start_ns < ?")
-            params.append(_ns(until + datetime.timedelta(days=1)))
+            params.append(_ns(until))
 
 
 _WHERE_FIELDS = {"tag": "tags", "env": "environment", "score": "scores"}
@@ -214,9 +208,8 @@ def _like(text: str) -> str:
     return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
 
 
-def _ns(day: datetime.date) -> int:
-    return int(datetime.datetime(day.year, day.month, day.day,
-                                 tzinfo=datetime.UTC).timestamp()) * 10**9
+def _ns(moment: datetime.datetime) -> int:
+    return int(moment.timestamp() * 10**6) * 1000
 
 
 _RUNS = """

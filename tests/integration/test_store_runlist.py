@@ -139,3 +139,35 @@ def test_given_a_score_name_with_a_space_when_filtered_then_its_runs_are_found(
         assert low == [ids[0]]
         assert list_runs(store, RunQuery(scores=("user rating >= 5",))).column(
             "run_id").to_pylist() == [ids[1]]
+
+
+def _moment(n: int) -> str:
+    """Run ``n``'s start, to the minute (``YYYY-MM-DDTHH:MM``)."""
+    started = datetime.datetime.fromtimestamp((T0 + n * 60 * 10**9) / 1e9, datetime.UTC)
+    return started.strftime("%Y-%m-%dT%H:%M")
+
+
+def test_given_since_and_until_moments_when_filtered_then_the_window_holds_both_ends(
+    store: Store, root: Path,
+) -> None:
+    window = RunQuery(since=_moment(10), until=_moment(20), limit=1000, newest_first=False)
+    expected = [run_id_of(n) for n in range(10, 21)]
+    assert list_runs(store, window)["run_id"].to_pylist() == expected
+    assert count_runs(store, where=f"since={_moment(10)} until={_moment(20)}") == 11
+    assert count_runs(store, RunQuery(until="0s")) == RUNS + 1  # every run started before now
+    done = _footprint("runs", "--since", _moment(10), "--until", _moment(20), "--limit", "100",
+                      "--store", str(root))
+    assert done.returncode == 0, done.stderr
+    listed = [line.split()[0] for line in done.stdout.splitlines()[2:]]
+    assert listed == expected  # newest last
+
+
+@pytest.mark.parametrize("until", ["yesterday", "2026-13-01", "12:00"])
+def test_given_a_bad_until_when_runs_then_one_line_quoting_it_and_the_forms(
+    root: Path, until: str,
+) -> None:
+    done = _footprint("runs", "--until", until, "--store", str(root))
+    assert done.returncode == 2
+    assert done.stderr.strip() == (
+        f"footprint runs: until={until!r}: pass an age such as 90s, 30m, 2h, 7d or 2w, or a "
+        "date as YYYY-MM-DD (or YYYY-MM-DDTHH:MM)")
