@@ -54,6 +54,17 @@ def _scores(value: Any) -> str:
     return " ".join(f"{k}={v:g}" for k, v in pairs)
 
 
+def _unknown_scores(store: Any, query: Any) -> None:
+    """After "no runs match": the score names filtered on that no run has, if any."""
+    from footprint._errors import did_you_mean
+    from recorder.store._runlist import unknown_scores
+
+    unknown, known = unknown_scores(store, query)
+    for name in unknown:
+        have = f"the scores runs have: {', '.join(known)}" if known else "no run has a score yet"
+        print(f"no run has a score named {name!r}{did_you_mean(name, known)}; {have}")
+
+
 def run(args: argparse.Namespace) -> int:
     from recorder import count_runs, list_runs
     from recorder.store._prices import usd
@@ -65,6 +76,7 @@ def run(args: argparse.Namespace) -> int:
         filtered = any((args.status, args.model, args.since, args.until, args.search,
                         *(getattr(args, k) for k in _LABELS)))
         print(f"no runs {'match those filters ' if filtered else ''}in {store.root}")
+        _unknown_scores(store, query)
         return 0
     scored = any(r["scores"] for r in found)
     rows = [[r["run_id"], r["started"].strftime("%Y-%m-%d %H:%M:%S"),

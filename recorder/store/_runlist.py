@@ -32,7 +32,8 @@ from recorder.store._views import CALL_COST
 if TYPE_CHECKING:
     from recorder.store._base import StoreView
 
-__all__ = ["RUN_COLUMNS", "STATUSES", "RunQuery", "count_runs", "list_runs", "run_costs"]
+__all__ = ["RUN_COLUMNS", "STATUSES", "RunQuery", "count_runs", "list_runs", "run_costs",
+           "unknown_scores"]
 
 STATUSES = ("complete", "failed", "incomplete")
 RUN_COLUMNS = ("run_id", "started", "ended", "status", "turns", "iterations", "tokens",
@@ -278,6 +279,17 @@ def count_runs(store: StoreView, query: RunQuery | None = None, *,
     query = _merged(query, where)
     base, (where, params) = _base(store, query)
     return int(store.rows(f"{base} SELECT count(*) FROM run_rows WHERE {where}", params)[0][0])
+
+
+def unknown_scores(store: StoreView, query: RunQuery) -> tuple[list[str], list[str]]:
+    """The score names ``query`` filters on that no run of the store has, and the names
+    runs have (so "no runs match" can tell a misspelt score from a filter nothing meets)."""
+    wanted = [parse_score(text).name for text in query.scores]
+    if not wanted:
+        return [], []
+    known = sorted(str(name) for (name,) in store.rows(
+        f"SELECT DISTINCT type FROM {outline_view(store)} WHERE level = 'score'"))
+    return [name for name in dict.fromkeys(wanted) if name not in known], known
 
 
 def _base(store: StoreView, query: RunQuery) -> tuple[str, tuple[str, list[object]]]:
