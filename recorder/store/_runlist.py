@@ -199,7 +199,11 @@ def _where_fields(where: str | Mapping[str, object]) -> dict[str, Any]:
         if key not in WHERE_KEYS:
             raise ConfigError(f"where key {key!r} is unknown{did_you_mean(key, WHERE_KEYS)}; "
                               f"use one of {', '.join(WHERE_KEYS)}")
-        values = [str(v) for v in (raw if isinstance(raw, list | tuple) else [raw])]
+        given = raw if isinstance(raw, list | tuple) else [raw]
+        if not given or any(v is None for v in given):
+            raise ConfigError(f"where={{{key!r}: {raw!r}}}: give the {key} to keep (e.g. "
+                              f"{{{key!r}: 'x'}}), or leave {key!r} out to keep every run")
+        values = [str(v) for v in given]
         field = _WHERE_FIELDS.get(key, key)
         fields[field] = tuple(values) if field in ("tags", "status", "scores") else values[-1]
     return fields

@@ -195,3 +195,12 @@ def test_given_a_score_name_no_filter_could_name_when_scored_then_refused_naming
         Score(name=name, value=0)
     assert f"Score(name={name!r}): the name {problem}" in str(info.value)
 
+
+
+@pytest.mark.parametrize("where", [{"user": None}, {"tag": ["beta", None]}, {"release": []}])
+def test_given_a_where_mapping_with_no_value_when_built_then_refused_not_matched_as_text(
+    where: dict[str, object],
+) -> None:
+    key = next(iter(where))
+    with pytest.raises(ConfigError, match=f"where={{{key!r}: .*leave {key!r} out"):
+        RunQuery.from_where(where)
