@@ -117,8 +117,17 @@ def _print_table(rows: list[dict[str, Any]], *, priced: bool, grouped: bool, by:
     for row in cells:
         view.add_row(*row)
     console = Console(highlight=False, markup=False)  # a group named "[beta]" is text
-    console.width = max(_WIDTH, console.width)
+    console.width = max(_WIDTH, console.width if console.is_terminal else _natural(view))
     console.print(view)
+
+
+def _natural(view: Any) -> int:
+    """The width ``view`` takes unwrapped: a pipe or a file gets each row on one line."""
+    from rich.console import Console
+    from rich.measure import Measurement
+
+    wide = Console(width=10_000)
+    return Measurement.get(wide, wide.options, view).maximum
 
 
 def _plots(table: Any, by: str) -> str:
