@@ -28,7 +28,7 @@ from footprint._errors import ConfigError, RunError
 from footprint.events import Event, FeedbackRecorded
 from recorder.otel._sink import OTelSink
 from recorder.store._catalog import Store, open_store
-from recorder.store._filters import score_name_problem
+from recorder.store._filters import score_label_problem, score_name_problem
 from recorder.store._runlist import RunQuery, count_runs, list_runs
 from recorder.store._verify import ChainTail, chain_tail
 from recorder.write._chain import KEY_ENV, KEYED_FORMAT, chain_key
@@ -69,6 +69,10 @@ class Score:
         for key in ("label", "comment"):
             if getattr(self, key) is not None and not isinstance(getattr(self, key), str):
                 raise ConfigError(f"Score({key}={getattr(self, key)!r}): pass text or None")
+        wrong = None if self.label is None else score_label_problem(self.label)
+        if wrong is not None:
+            raise ConfigError(f"Score(label={self.label!r}): the label {wrong}, so no filter "
+                              f"('{self.name}=LABEL') could match it; write e.g. 'wrong-refund'")
         if value is None and self.label is None:
             raise ConfigError(f"Score(name={self.name!r}): give a value=… or a label=… "
                               "(or both)")

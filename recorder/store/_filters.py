@@ -22,7 +22,7 @@ from typing import Literal
 from footprint._errors import ConfigError, did_you_mean
 
 __all__ = ["WHERE_KEYS", "ScoreFilter", "parse_score", "parse_since", "parse_until",
-           "parse_where", "score_name_problem"]
+           "parse_where", "score_label_problem", "score_name_problem"]
 
 Op = Literal["<", "<=", ">", ">=", "=", "!="]
 _SCORE = re.compile(r"^\s*([^<>=!\s](?:[^<>=!]*[^<>=!\s])?)\s*(<=|>=|!=|==|<|>|=)\s*"
@@ -69,6 +69,21 @@ def score_name_problem(name: str) -> str | None:
         return "holds a control character"
     if name != name.strip():
         return "starts or ends with a space"
+    return None
+
+
+def score_label_problem(label: str) -> str | None:
+    """Why a label could not be matched by a filter (``NAME=LABEL``), or ``None``: a label
+    is not empty, has no space at either end, no control character, and does not start
+    with one of ``< > = !``."""
+    if not label.strip():
+        return "is empty"
+    if label != label.strip():
+        return "starts or ends with a space"
+    if not label.isprintable():
+        return "holds a control character"
+    if label[0] in "<>=!":
+        return "starts with one of < > = !"
     return None
 
 

@@ -189,7 +189,9 @@ def test_given_a_judge_when_evaluate_runs_then_every_ended_run_gets_its_score(
     (["runs", "--score", "helpful<<1"], "score filter 'helpful<<1' is not NAME OP VALUE"),
     (["runs", "--score", "helpful<good"], "< needs a number, not 'good'"),
     (["runs", "--since", "2x"], "since='2x': pass an age such as 90s, 30m, 2h"),
-    (["feedback", "last", "--name", "helpful"], "give a value=… or a label=…"),
+    (["feedback", "last", "--name", "helpful"], "give --value NUMBER or --label TEXT"),
+    (["feedback", "last", "--name", "helpful", "--label", ""], "Score(label=''): the label is "
+                                                                "empty"),
     (["feedback", "nope", "--name", "helpful", "--value", "1"], "no run 'nope'"),
     (["evaluate", "--judge", "feedback_loop:helpfull"], "did you mean 'helpful'"),
     (["evaluate", "--judge", "feedback_loop:helpful", "--where", "relase=1.4"],

@@ -204,3 +204,24 @@ def test_given_a_where_mapping_with_no_value_when_built_then_refused_not_matched
     key = next(iter(where))
     with pytest.raises(ConfigError, match=f"where={{{key!r}: .*leave {key!r} out"):
         RunQuery.from_where(where)
+
+
+def _number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
+@given(label=st.text(min_size=0, max_size=20).filter(lambda t: not _number(t)))
+def test_given_any_label_feedback_accepts_when_filtered_then_the_filter_matches_it(
+    label: str,
+) -> None:
+    try:
+        Score(name="verdict", label=label)
+    except ConfigError as exc:
+        assert f"Score(label={label!r})" in str(exc)
+    else:
+        assert parse_score(f"verdict={label}") == ScoreFilter(name="verdict", op="=",
+                                                             label=label)
