@@ -67,3 +67,40 @@ def test_given_a_failed_run_when_the_timeline_shows_then_it_matches(
 
     assert snap_compare(LensApp(failed_store, run="last"), run_before=run_before,
                         terminal_size=SIZE)
+
+
+LONG_ERROR = "upstream said 502: " + " ".join(f"line-{k}" for k in range(400)) + " END-OF-LONG"
+
+
+@pytest.fixture
+def long_failure(tmp_path: Path) -> Path:
+    """A store holding one run whose first model call raised :data:`LONG_ERROR`."""
+    from footprint import Agent, FunctionModel, RunError
+    from recorder import ParquetSink, Recorder
+
+    def brain(request: object) -> str:
+        raise RuntimeError(LONG_ERROR)
+
+    with Recorder(sinks=[ParquetSink(tmp_path)]) as rec, pytest.raises(RunError, match="END-OF"):
+        Agent(provider=FunctionModel(brain), model="m", sink=rec).run_sync("hi")
+    return tmp_path
+
+
+async def test_given_an_error_longer_than_the_box_when_the_timeline_opens_then_it_scrolls_whole(
+    long_failure: Path,
+) -> None:
+    from textual.containers import VerticalScroll
+    from textual.widgets import Static
+
+    async with lens_on(long_failure) as pilot:
+        screen = pilot.app.screen
+        text = screen.query_one("#failure", Static)
+        assert LONG_ERROR in text_of(text)
+        needed = len(LONG_ERROR) // text.size.width  # the lines the message wraps to, at least
+        assert text.size.height > needed  # laid out whole, not cut at the box's height
+        box = screen.query_one("#failure-box", VerticalScroll)
+        assert box.display and box.size.height <= 12  # the run's blocks keep the screen
+        assert box.max_scroll_y >= text.size.height - 12
+        box.scroll_end(animate=False)
+        await settle(pilot)
+        assert box.scroll_y == box.max_scroll_y > 0
