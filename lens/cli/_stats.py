@@ -15,7 +15,7 @@ import math
 import sys
 from typing import Any
 
-from lens.cli._common import MAX_COUNT, count_arg, open_from
+from lens.cli._common import MAX_COUNT, count_arg, open_from, terminal_safe
 
 __all__ = ["add_parser", "run"]
 
@@ -104,7 +104,7 @@ def _print_table(rows: list[dict[str, Any]], *, priced: bool, grouped: bool, by:
     heads = ["bucket", *(["group"] if grouped else []), "runs", "errors", "p50 ms", "p90 ms",
              "p99 ms", "tokens", "tok/run", "decisions", *(["cost"] if priced else [])]
     stamp = "%Y-%m-%d %H:00" if by == "hour" else "%Y-%m-%d"
-    cells = [[r["bucket"].strftime(stamp), *([r["group"] or "—"] if grouped else []),
+    cells = [[r["bucket"].strftime(stamp), *([terminal_safe(r["group"] or "—")] if grouped else []),
               f"{r['runs']:,}", f"{r['error_rate']:.1%}", _ms(r["p50_ms"]), _ms(r["p90_ms"]),
               _ms(r["p99_ms"]), f"{r['tokens']:,}", f"{r['tokens_per_run']:,.0f}",
               f"{r['decisions']:,}", *([_cost(r)] if priced else [])] for r in rows]
@@ -138,6 +138,8 @@ def _plots(table: Any, by: str) -> str:
     from recorder.store._trends import METRICS, trend_series
 
     labels, series = trend_series(table, by)
+    series = {m: {terminal_safe(str(g)): v for g, v in lines.items()}  # groups in the legend
+              for m, lines in series.items()}
     titles = dict(METRICS)
     shown = [m for m in ("p50_ms", "tokens_per_run", "error_rate", "decisions_per_run",
                          "cost_usd") if m in series]

@@ -91,3 +91,12 @@ def test_given_hourly_grouped_rows_wider_than_100_when_piped_then_each_row_is_on
     assert [line.split()[:3] for line in lines[1:]] == [
         ["2026-01-01", "09:00", g] for g in ("release-1.3", "release-1.4")]
     assert all(line.endswith("— +200 unpriced") for line in lines[1:])
+
+
+def test_given_a_group_holding_escape_codes_when_printed_then_they_show_escaped(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    _print_table([_row("1.4\x1b]0;pwned\x07\x1b[2J")], priced=True, grouped=True, by="day")
+    printed = capsys.readouterr().out
+    assert "\x1b" not in printed and "\x07" not in printed
+    assert r"1.4\x1b]0;pwned\x07\x1b[2J" in printed
