@@ -81,7 +81,7 @@ def _add_store_commands(sub: Any) -> None:
     demo.add_argument("--clean", action="store_true", help="delete the store's runs first")
     runs = sub.add_parser("runs", help="list the recorded runs, newest last")
     runs.add_argument("--limit", type=count_arg(0, MAX_COUNT), default=50, metavar="N",
-                      help="show at most N runs (default 50)")
+                      help="show at most N runs (default 50; 0: every run)")
     runs.add_argument("--status", action="append", choices=("complete", "failed", "incomplete"),
                       help="only runs with this status (repeatable)")
     runs.add_argument("--model", metavar="TEXT", help="only runs whose model name contains TEXT")

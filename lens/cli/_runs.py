@@ -46,7 +46,7 @@ def _query(args: argparse.Namespace) -> Any:
                     until=args.until, answer=args.search, user=args.user,
                     session=args.session, tags=tuple(args.tag or ()), release=args.release,
                     environment=args.env, scores=tuple(args.score or ()),
-                    limit=min(max(args.limit, 0), 10**9))
+                    limit=min(args.limit or 10**9, 10**9))  # 0: every run, as sql --limit
 
 
 def _scores(value: Any) -> str:

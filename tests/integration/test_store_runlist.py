@@ -171,3 +171,11 @@ def test_given_a_bad_until_when_runs_then_one_line_quoting_it_and_the_forms(
     assert done.stderr.strip() == (
         f"footprint runs: until={until!r}: pass an age such as 90s, 30m, 2h, 7d or 2w, or a "
         "date as YYYY-MM-DD (or YYYY-MM-DDTHH:MM)")
+
+
+def test_given_limit_0_when_runs_then_every_run_is_listed_not_no_runs(root: Path) -> None:
+    done = _footprint("runs", "--limit", "0", "--store", str(root))
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert "no runs" not in done.stdout and len(lines) == 2 + RUNS + 1
+    assert lines[-1].split()[0] == LONG_RUN  # newest last
