@@ -14,6 +14,7 @@ the form ``footprint evaluate --where`` and the lens's filter command take.
 from __future__ import annotations
 
 import datetime
+import math
 import re
 import shlex
 from dataclasses import dataclass
@@ -45,6 +46,9 @@ class ScoreFilter:
     label: str | None = None
 
     def __post_init__(self) -> None:
+        if self.value is not None and math.isnan(self.value):
+            raise ConfigError(f"ScoreFilter(value={self.value!r}): nan is no number to compare "
+                              "a score with; pass a number, e.g. value=0.5")
         if self.op not in _OPS or (self.value is None) == (self.label is None) or (
                 self.label is not None and self.op not in ("=", "!=")):
             raise ConfigError(f"ScoreFilter(op={self.op!r}, value={self.value!r}, "
@@ -98,12 +102,16 @@ def parse_score(text: str) -> ScoreFilter:
     name, op, raw = found.groups()
     op = "=" if op == "==" else op
     try:
-        return ScoreFilter(name=name, op=op, value=float(raw))  # type: ignore[arg-type]
+        number = float(raw)
     except ValueError:
         if op not in ("=", "!="):
             raise ConfigError(f"score filter {text!r}: {op} needs a number, not {raw!r}; "
                               f"compare a label with = or != (e.g. '{name}={raw}')") from None
         return ScoreFilter(name=name, op=op, label=raw)  # type: ignore[arg-type]
+    if math.isnan(number):
+        raise ConfigError(f"score filter {text!r}: nan is no number to compare a score with "
+                          f"(every score would pass); write one, e.g. '{name}{op}0.5'")
+    return ScoreFilter(name=name, op=op, value=number)  # type: ignore[arg-type]
 
 
 def parse_since(value: object, *, now: datetime.datetime | None = None,

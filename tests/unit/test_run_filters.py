@@ -225,3 +225,14 @@ def test_given_any_label_feedback_accepts_when_filtered_then_the_filter_matches_
     else:
         assert parse_score(f"verdict={label}") == ScoreFilter(name="verdict", op="=",
                                                              label=label)
+
+
+@pytest.mark.parametrize("text", ["helpful<nan", "helpful != NaN", "helpful>=-nan"])
+def test_given_a_nan_score_filter_when_parsed_then_refused_not_passing_every_score(
+    text: str,
+) -> None:
+    with pytest.raises(ConfigError, match="nan is no number to compare a score with") as info:
+        parse_score(text)
+    assert repr(text) in str(info.value)
+    with pytest.raises(ConfigError, match="nan"):
+        ScoreFilter(name="helpful", op="<", value=float("nan"))
