@@ -4,6 +4,7 @@ failures named, nothing is ever a traceback or an "internal error"."""
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import pytest
@@ -118,3 +119,21 @@ def test_given_a_judge_returning_no_scores_when_evaluate_is_called_then_config_e
     with pytest.raises(ConfigError, match=f"judge returned {returned!r} for run"):
         evaluate(tmp_path, lambda run: returned)  # type: ignore[arg-type,return-value]
     assert _scored(tmp_path) == {}
+
+
+@pytest.mark.parametrize(("source", "error"), [
+    ("def judge(run):\n    return (\n", "SyntaxError: '(' was never closed"),
+    ("raise RuntimeError('no API key at import')\n", "RuntimeError: no API key at import")])
+def test_given_a_judge_module_failing_at_import_when_evaluate_then_exit_2_naming_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
+    source: str, error: str,
+) -> None:
+    _store(tmp_path / "s", runs=1)
+    (tmp_path / "broken_judges.py").write_text(source, encoding="utf-8")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    for ref in ("broken_judges:judge", f"{tmp_path / 'broken_judges.py'}:judge"):
+        code = footprint(["evaluate", "--judge", ref, "--store", str(tmp_path / "s")])
+        err = capsys.readouterr().err
+        assert code == 2 and "internal error" not in err, err
+        assert "failed to import" in err and error in err and "fix the" in err
+        sys.modules.pop("broken_judges", None)
