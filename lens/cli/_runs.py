@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 from typing import Any
 
 from lens.cli._common import open_from, table
@@ -22,8 +23,6 @@ def _error(row: dict[str, object]) -> str:
         return ""
     return f"{row['failed_step'] or '?'} {row['error_type']}: {row['error_message']}"
 
-
-_LABELS = ("user", "session", "tag", "release", "env", "score")
 
 
 def add_filters(p: argparse.ArgumentParser) -> None:
@@ -66,15 +65,14 @@ def _unknown_scores(store: Any, query: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from recorder import count_runs, list_runs
+    from recorder import RunQuery, count_runs, list_runs
     from recorder.store._prices import usd
 
     query = _query(args)  # bad filter text fails before the store is opened
     store = open_from(args)
     found = list_runs(store, query).select([*_COLUMNS, "scores"]).to_pylist()
     if not found:
-        filtered = any((args.status, args.model, args.since, args.until, args.search,
-                        *(getattr(args, k) for k in _LABELS)))
+        filtered = dataclasses.replace(query, limit=RunQuery().limit) != RunQuery()
         print(f"no runs {'match those filters ' if filtered else ''}in {store.root}")
         _unknown_scores(store, query)
         return 0

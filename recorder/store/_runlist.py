@@ -49,11 +49,11 @@ _LABELS = (("user", "user_id"), ("session", "session_id"), ("release", "release"
            ("environment", "environment"))
 
 
-def _texts(name: str, value: object) -> tuple[str, ...]:
+def _texts(name: str, value: object, example: str) -> tuple[str, ...]:
     if isinstance(value, str) or not isinstance(value, tuple | list) or not all(
-            isinstance(v, str) and v for v in value):
+            isinstance(v, str) and v.strip() for v in value):
         raise ConfigError(f"RunQuery({name}={value!r}): pass a tuple of non-empty texts, "
-                          f"e.g. {name}=('beta',)")
+                          f"e.g. {name}=({example!r},)")
     return tuple(value)
 
 
@@ -106,8 +106,8 @@ class RunQuery:
             value = getattr(self, name)
             if value is not None and not isinstance(value, str):
                 raise ConfigError(f"RunQuery({name}={value!r}): pass text or None")
-        _texts("tags", self.tags)
-        for text in _texts("scores", self.scores):
+        _texts("tags", self.tags, "beta")
+        for text in _texts("scores", self.scores, "helpful<1"):
             parse_score(text)
         since, until = parse_since(self.since), parse_until(self.until)
         if since is not None and until is not None and since >= until:

@@ -179,3 +179,13 @@ def test_given_limit_0_when_runs_then_every_run_is_listed_not_no_runs(root: Path
     lines = done.stdout.splitlines()
     assert "no runs" not in done.stdout and len(lines) == 2 + RUNS + 1
     assert lines[-1].split()[0] == LONG_RUN  # newest last
+
+
+@pytest.mark.parametrize("flags", [["--user", ""], ["--release", ""], ["--env", ""],
+                                   ["--session", ""]])
+def test_given_an_empty_label_filter_when_no_run_matches_then_it_says_filters_not_no_runs(
+    root: Path, flags: list[str],
+) -> None:
+    done = _footprint("runs", *flags, "--store", str(root))
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == f"no runs match those filters in {root}"

@@ -236,3 +236,12 @@ def test_given_a_nan_score_filter_when_parsed_then_refused_not_passing_every_sco
     assert repr(text) in str(info.value)
     with pytest.raises(ConfigError, match="nan"):
         ScoreFilter(name="helpful", op="<", value=float("nan"))
+
+
+@pytest.mark.parametrize(("field", "example"), [("tags", "beta"), ("scores", "helpful<1")])
+def test_given_a_blank_tag_or_score_when_queried_then_refused_with_an_example_of_that_field(
+    field: str, example: str,
+) -> None:
+    with pytest.raises(ConfigError) as info:
+        RunQuery(**{field: (" ",)})  # type: ignore[arg-type]
+    assert str(info.value).endswith(f"e.g. {field}=({example!r},)")
