@@ -6,6 +6,8 @@ import argparse
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
+from lens.playback._terminal import terminal_safe
+
 if TYPE_CHECKING:
     from recorder import Store
 
@@ -92,25 +94,13 @@ def open_from(args: argparse.Namespace) -> Store:
     return open_store(args.store)
 
 
-_CONTROLS = {c: f"\\x{c:02x}" for c in (*range(0x20), 0x7F, *range(0x80, 0xA0))
-             if chr(c) not in "\n\t"}
-"""C0 and C1 control characters (bar newline and tab) -> their ``\\xNN`` escape."""
-
-
-def terminal_safe(text: str) -> str:
-    """``text`` with every control character but newline and tab written as ``\\xNN``: a
-    recorded answer, error or label (a model's or a server's words) prints as what it is,
-    and cannot clear the screen, move the cursor or retitle the terminal (ESC sequences)."""
-    return text.replace("\r\n", "\n").translate(_CONTROLS)
-
-
 def clip(value: object, width: int = 70) -> str:
     """One line of at most ``width`` characters, control characters escaped
     (``lens.playback._stream.clip``, imported on first use: the event catalog it needs
     costs a command that prints no event ~70 ms)."""
     from lens.playback._stream import clip as clipped
 
-    return terminal_safe(clipped(value, width))
+    return clipped(value, width)
 
 
 def table(columns: Sequence[str], rows: Sequence[Sequence[object]], width: int = 60) -> str:

@@ -19,6 +19,7 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import OptionList, Static, TabbedContent, TabPane
 from textual.widgets.option_list import Option
 
+from lens.playback._terminal import terminal_safe
 from lens.tui._base import RunScreen, update_fitted
 from lens.tui._lines import VirtualList
 from lens.tui._model import SLOT_TITLES, SLOTS, Block, Iteration
@@ -113,7 +114,7 @@ def failure_text(failure: Failure) -> Text:
     text.append(f"at {failure.step} (iteration {e.iteration}, stage {e.stage}, "
                 f"seq {e.seq}) · {e.error_type}", style="bold")
     text.append(" · e: go there\n", style="dim")
-    text.append(e.message, style="red")
+    text.append(terminal_safe(e.message), style="red")
     return text
 
 

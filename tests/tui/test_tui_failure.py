@@ -104,3 +104,38 @@ async def test_given_an_error_longer_than_the_box_when_the_timeline_opens_then_i
         box.scroll_end(animate=False)
         await settle(pilot)
         assert box.scroll_y == box.max_scroll_y > 0
+
+
+HOSTILE = "\x1b[2J\x1b]0;pwned\x07"
+"""A model name, an answer or an error holding escape codes (clear screen, retitle)."""
+
+
+@pytest.fixture
+def hostile_store(tmp_path: Path) -> Path:
+    from footprint import Agent, FunctionModel, RunError
+    from recorder import ParquetSink, Recorder
+
+    def raises(request: object) -> str:
+        raise RuntimeError(f"503 {HOSTILE} end")
+
+    with Recorder(sinks=[ParquetSink(tmp_path)]) as rec:
+        Agent(provider=FunctionModel(lambda r: f"ok {HOSTILE}"), model=f"m{HOSTILE}",
+              sink=rec).run_sync("hi")
+        with pytest.raises(RunError):
+            Agent(provider=FunctionModel(raises), model="m", sink=rec).run_sync("hi")
+    return tmp_path
+
+
+async def test_given_recorded_escape_codes_when_the_lens_draws_them_then_they_show_escaped(
+    hostile_store: Path,
+) -> None:
+    from lens.tui._runs import RunLines
+
+    async with lens_on(hostile_store, None) as pilot:
+        lines = pilot.app.screen.query_one(RunLines)
+        drawn = "\n".join(lines.render_line(y).text for y in range(lines.size.height))
+        assert "\x1b" not in drawn and "\x07" not in drawn
+        assert r"m\x1b[2J" in drawn and r"ok \x1b[2J" in drawn
+    async with lens_on(hostile_store) as pilot:  # the failed run, last
+        shown = text_of(pilot.app.screen.query_one("#failure"))
+        assert "\x1b" not in shown and r"503 \x1b[2J\x1b]0;pwned\x07 end" in shown
