@@ -28,6 +28,7 @@ from footprint._errors import ConfigError, RunError
 from footprint.events import Event, FeedbackRecorded
 from recorder.otel._sink import OTelSink
 from recorder.store._catalog import Store, open_store
+from recorder.store._filters import score_label_problem, score_name_problem
 from recorder.store._runlist import RunQuery, count_runs, list_runs
 from recorder.store._verify import ChainTail, chain_tail
 from recorder.write._chain import KEY_ENV, KEYED_FORMAT, chain_key
@@ -56,6 +57,11 @@ class Score:
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not self.name.strip():
             raise ConfigError(f"Score(name={self.name!r}): name the score, e.g. 'helpful'")
+        problem = score_name_problem(self.name)
+        if problem is not None:
+            raise ConfigError(f"Score(name={self.name!r}): the name {problem}, so no filter "
+                              f"('NAME<1', --score) could name it; write e.g. 'helpful' or "
+                              f"'user rating'")
         value = self.value
         if value is not None and (isinstance(value, bool) or not isinstance(value, int | float)
                                   or not math.isfinite(value)):
@@ -63,6 +69,10 @@ class Score:
         for key in ("label", "comment"):
             if getattr(self, key) is not None and not isinstance(getattr(self, key), str):
                 raise ConfigError(f"Score({key}={getattr(self, key)!r}): pass text or None")
+        wrong = None if self.label is None else score_label_problem(self.label)
+        if wrong is not None:
+            raise ConfigError(f"Score(label={self.label!r}): the label {wrong}, so no filter "
+                              f"('{self.name}=LABEL') could match it; write e.g. 'wrong-refund'")
         if value is None and self.label is None:
             raise ConfigError(f"Score(name={self.name!r}): give a value=… or a label=… "
                               "(or both)")
@@ -287,20 +297,25 @@ def _write(root: Any, events: list[FeedbackRecorded], tails: list[ChainTail],
 
 
 Judge = Callable[[StoredRun], "Score | Iterable[Score] | None"]
+OnJudgeError = Callable[[str, Exception], object]
 
 
 def evaluate(store: Store | str | os.PathLike[str], judge: Judge, *,
              where: str | Mapping[str, object] | None = None, by: str | None = None,
              progress: Callable[[int, int], object] | None = None,
              mirrors: Sequence[OTelSink] = (),
-             chain_key: bytes | str | None = None) -> list[FeedbackRecorded]:
+             chain_key: bytes | str | None = None,
+             on_error: OnJudgeError | None = None) -> list[FeedbackRecorded]:
     """Run ``judge(run) -> Score`` (or several, or ``None``) over the stored runs that
     match ``where`` and record what it returns as feedback (``by``: the judge's name).
-    ``progress(done, total)`` hears each run; ``chain_key`` as :func:`feedback` takes it."""
+    ``progress(done, total)`` hears each run; ``chain_key`` as :func:`feedback` takes it.
+    A judge that raises on a run: with ``on_error(run_id, error)`` that run is skipped
+    (``on_error`` hears why) and the others are scored; without it, a ``RunError`` naming
+    the run and the judge's error, before anything is written."""
     secret = _secret(chain_key)
     opened = store if isinstance(store, Store) else open_store(store)
     try:
-        scores = list(_judged(opened, judge, where, progress, secret))
+        scores = list(_judged(opened, judge, where, progress, secret, on_error))
         if not scores:
             return []
         return record_scores([opened, *mirrors], scores, by=by, chain_key=secret)
@@ -310,22 +325,54 @@ def evaluate(store: Store | str | os.PathLike[str], judge: Judge, *,
 
 
 def _judged(store: Store, judge: Judge, where: str | Mapping[str, object] | None,
-            progress: Callable[[int, int], object] | None,
-            key: bytes | None) -> Iterator[tuple[str, Score]]:
+            progress: Callable[[int, int], object] | None, key: bytes | None,
+            on_error: OnJudgeError | None) -> Iterator[tuple[str, Score]]:
     query = RunQuery.from_where(where or {}, limit=10**9, newest_first=False)
     total = count_runs(store, query)
     rows = list_runs(store, query).to_pylist()
     formats = _formats(store, [r["run_id"] for r in rows if r["status"] != "incomplete"])
     for done, row in enumerate(rows, 1):
-        if row["status"] == "incomplete":
-            continue  # still running or cut off: nothing to judge yet
-        # refused before the judge spends anything on it
-        _same_keying(store, row["run_id"], key, formats[row["run_id"]])
-        said = judge(StoredRun(run_id=row["run_id"], row=row, store=store))
-        for score in [said] if isinstance(said, Score) else list(said or ()):
-            if not isinstance(score, Score):
-                raise ConfigError(f"judge returned {score!r} for run {row['run_id']!r}; "
-                                  "return a recorder.Score (or a list of them, or None)")
-            yield row["run_id"], score
+        if row["status"] != "incomplete":  # still running or cut off: nothing to judge yet
+            # refused before the judge spends anything on it
+            _same_keying(store, row["run_id"], key, formats[row["run_id"]])
+            for score in _judge_one(store, judge, row, on_error):
+                yield row["run_id"], score
         if progress is not None:
             progress(done, total)
+
+
+def _judge_one(store: Store, judge: Judge, row: dict[str, Any],
+               on_error: OnJudgeError | None) -> list[Score]:
+    """What ``judge`` says of one run, as a list of scores (``[]`` when it raised and
+    ``on_error`` heard it)."""
+    run_id = row["run_id"]
+    try:
+        said = judge(StoredRun(run_id=run_id, row=row, store=store))
+        many = [said] if isinstance(said, Score) else _many(said)
+    except _WrongReturn as wrong:
+        raise ConfigError(f"judge returned {wrong.args[0]!r} for run {run_id!r}; return a "
+                          "recorder.Score (or a list of them, or None)") from None
+    except Exception as exc:
+        if on_error is None:
+            raise RunError(f"the judge raised {type(exc).__name__} on run {run_id!r}: {exc}; "
+                           "fix the judge, or pass on_error= to score the other runs and "
+                           "hear which failed") from exc
+        on_error(run_id, exc)
+        return []
+    return many
+
+
+class _WrongReturn(Exception):
+    """A judge returned something other than scores (its ``args[0]``)."""
+
+
+def _many(said: object) -> list[Score]:
+    if said is None:
+        return []
+    if isinstance(said, str | bytes | Mapping) or not isinstance(said, Iterable):
+        raise _WrongReturn(said)
+    many = list(said)
+    for score in many:
+        if not isinstance(score, Score):
+            raise _WrongReturn(score)
+    return many

@@ -6,11 +6,13 @@ import argparse
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
+from lens.playback._terminal import terminal_safe
+
 if TYPE_CHECKING:
     from recorder import Store
 
 __all__ = ["MAX_COUNT", "chain_key_from", "clip", "count_arg", "key_file_option", "open_from",
-           "seconds_arg", "table"]
+           "seconds_arg", "table", "terminal_safe"]
 
 MAX_COUNT = 1_000_000_000  # the largest count an option takes (a --limit, --seeds, …)
 
@@ -93,8 +95,9 @@ def open_from(args: argparse.Namespace) -> Store:
 
 
 def clip(value: object, width: int = 70) -> str:
-    """One line of at most ``width`` characters (``lens.playback._stream.clip``, imported on
-    first use: the event catalog it needs costs a command that prints no event ~70 ms)."""
+    """One line of at most ``width`` characters, control characters escaped
+    (``lens.playback._stream.clip``, imported on first use: the event catalog it needs
+    costs a command that prints no event ~70 ms)."""
     from lens.playback._stream import clip as clipped
 
     return clipped(value, width)

@@ -29,7 +29,7 @@ SEEN_S = 0.2  # on a failure, how long to wait for word of a Ctrl-C that may hav
 EXIT_CODES: tuple[tuple[int, str], ...] = (
     (OK, "success"),
     (FINDING, "the command ran and found a problem (verify: a broken chain; replay: a "
-              "divergence; graph: errors)"),
+              "divergence; graph: errors; evaluate: the judge raised on some runs)"),
     (USAGE, "bad input: arguments, an unknown run, a refused or failing query, a bad store"),
     (SYSTEM, "the system refused: a file or directory could not be read or written"),
     (BUG, "an internal error (please report it; FOOTPRINT_DEBUG=1 prints the traceback)"),

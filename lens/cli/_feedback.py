@@ -47,9 +47,13 @@ def add_parser(sub: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Write the feedback; 0 written."""
+    from footprint._errors import ConfigError
     from lens.cli._common import chain_key_from, open_from
     from recorder import feedback
 
+    if args.value is None and args.label is None:
+        raise ConfigError(f"feedback {args.name!r} says nothing: give --value NUMBER or "
+                          "--label TEXT (or both), e.g. --value 0")
     with open_from(args) as store:
         event = feedback(store, args.run, args.name, value=args.value, label=args.label,
                          comment=args.comment, by=args.by,

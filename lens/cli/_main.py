@@ -81,13 +81,15 @@ def _add_store_commands(sub: Any) -> None:
     demo.add_argument("--clean", action="store_true", help="delete the store's runs first")
     runs = sub.add_parser("runs", help="list the recorded runs, newest last")
     runs.add_argument("--limit", type=count_arg(0, MAX_COUNT), default=50, metavar="N",
-                      help="show at most N runs (default 50)")
+                      help="show at most N runs (default 50; 0: every run)")
     runs.add_argument("--status", action="append", choices=("complete", "failed", "incomplete"),
                       help="only runs with this status (repeatable)")
     runs.add_argument("--model", metavar="TEXT", help="only runs whose model name contains TEXT")
     runs.add_argument("--since", metavar="AGE|DATE",
                       help="only runs started on or after: an age (30m, 2h, 7d) or YYYY-MM-DD")
-    runs.add_argument("--until", metavar="YYYY-MM-DD", help="only runs started on or before")
+    runs.add_argument("--until", metavar="AGE|DATE",
+                      help="only runs started on or before: an age (2h: two hours ago), "
+                           "YYYY-MM-DD (the whole day) or YYYY-MM-DDTHH:MM")
     runs.add_argument("--search", metavar="TEXT", help="only runs whose answer contains TEXT")
     importlib.import_module("lens.cli._runs").add_filters(runs)
     show = sub.add_parser("show", help="a readable timeline of one run")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 from typing import Any
 
 from lens.cli._common import open_from, table
@@ -22,8 +23,6 @@ def _error(row: dict[str, object]) -> str:
         return ""
     return f"{row['failed_step'] or '?'} {row['error_type']}: {row['error_message']}"
 
-
-_LABELS = ("user", "session", "tag", "release", "env", "score")
 
 
 def add_filters(p: argparse.ArgumentParser) -> None:
@@ -46,7 +45,7 @@ def _query(args: argparse.Namespace) -> Any:
                     until=args.until, answer=args.search, user=args.user,
                     session=args.session, tags=tuple(args.tag or ()), release=args.release,
                     environment=args.env, scores=tuple(args.score or ()),
-                    limit=min(max(args.limit, 0), 10**9))
+                    limit=min(args.limit or 10**9, 10**9))  # 0: every run, as sql --limit
 
 
 def _scores(value: Any) -> str:
@@ -54,17 +53,28 @@ def _scores(value: Any) -> str:
     return " ".join(f"{k}={v:g}" for k, v in pairs)
 
 
+def _unknown_scores(store: Any, query: Any) -> None:
+    """After "no runs match": the score names filtered on that no run has, if any."""
+    from footprint._errors import did_you_mean
+    from recorder.store._runlist import unknown_scores
+
+    unknown, known = unknown_scores(store, query)
+    for name in unknown:
+        have = f"the scores runs have: {', '.join(known)}" if known else "no run has a score yet"
+        print(f"no run has a score named {name!r}{did_you_mean(name, known)}; {have}")
+
+
 def run(args: argparse.Namespace) -> int:
-    from recorder import count_runs, list_runs
+    from recorder import RunQuery, count_runs, list_runs
     from recorder.store._prices import usd
 
     query = _query(args)  # bad filter text fails before the store is opened
     store = open_from(args)
     found = list_runs(store, query).select([*_COLUMNS, "scores"]).to_pylist()
     if not found:
-        filtered = any((args.status, args.model, args.since, args.until, args.search,
-                        *(getattr(args, k) for k in _LABELS)))
+        filtered = dataclasses.replace(query, limit=RunQuery().limit) != RunQuery()
         print(f"no runs {'match those filters ' if filtered else ''}in {store.root}")
+        _unknown_scores(store, query)
         return 0
     scored = any(r["scores"] for r in found)
     rows = [[r["run_id"], r["started"].strftime("%Y-%m-%d %H:%M:%S"),

@@ -25,7 +25,7 @@ from footprint.events import (
     ToolEnd,
     ToolStart,
 )
-from lens.cli._common import clip, open_from
+from lens.cli._common import clip, open_from, terminal_safe
 from lens.playback._foreign import source_lines
 from recorder.store._prices import usd
 
@@ -180,7 +180,7 @@ def run(args: argparse.Namespace) -> int:
 
     store = open_from(args)
     run_id = store.resolve_run(args.run)
-    print(_header(store, run_id), flush=True)
+    print(terminal_safe(_header(store, run_id)), flush=True)
     reader = StoreReader(store)
     first = reader.page(EventQuery(run_id=run_id), limit=64, columns=("trace_id",))
     trace = next((t for t in first.column("trace_id").to_pylist() if t), None)
@@ -188,8 +188,8 @@ def run(args: argparse.Namespace) -> int:
         print(f"trace {trace} (OpenTelemetry: search your tracing backend for it)", flush=True)
     for source in reader.events(EventQuery(run_id=run_id, types=("run.source",))):
         if isinstance(source, RunSource):
-            print("\n".join(source_lines(source)), flush=True)
+            print(terminal_safe("\n".join(source_lines(source))), flush=True)
     prices = load_prices(store.root)
     for line in timeline(reader.events(EventQuery(run_id=run_id, types=SHOWN_TYPES)), prices):
-        print(line)
+        print(terminal_safe(line))
     return 0

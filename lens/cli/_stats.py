@@ -15,7 +15,7 @@ import math
 import sys
 from typing import Any
 
-from lens.cli._common import MAX_COUNT, count_arg, open_from
+from lens.cli._common import MAX_COUNT, count_arg, open_from, terminal_safe
 
 __all__ = ["add_parser", "run"]
 
@@ -32,8 +32,11 @@ def add_parser(sub: Any) -> None:
                    help="the time bucket (default day)")
     p.add_argument("--group-by", choices=("model", "skill", "release"), default=None,
                    help="split each bucket: by model, by skill activated, or by release")
-    p.add_argument("--since", metavar="YYYY-MM-DD", help="only runs started on or after")
-    p.add_argument("--until", metavar="YYYY-MM-DD", help="only runs started on or before")
+    p.add_argument("--since", metavar="AGE|DATE",
+                   help="only runs started on or after: an age (7d) or YYYY-MM-DD[THH:MM]")
+    p.add_argument("--until", metavar="AGE|DATE",
+                   help="only runs started on or before: an age, YYYY-MM-DD (the whole day) "
+                        "or YYYY-MM-DDTHH:MM")
     p.add_argument("--format", choices=("text", "json"), default="text",
                    help="text: a table and plots (default); json: one object per row")
     p.add_argument("--last", type=count_arg(1, MAX_COUNT), default=30, metavar="N",
@@ -84,7 +87,11 @@ def _ms(value: float | None) -> str:
 
 
 def _cost(row: dict[str, Any]) -> str:
-    text = "—" if row["cost_usd"] is None else f"${row['cost_usd']:,.4f}"
+    """The priced runs' USD as ``footprint runs`` prints a cost (a cent's fraction is not
+    rounded away to ``$0.0000``), then how many runs had an unpriced call."""
+    from recorder.store._prices import usd
+
+    text = "—" if row["cost_usd"] is None else usd(row["cost_usd"])
     return text + (f" +{row['unpriced']} unpriced" if row["unpriced"] else "")
 
 
@@ -97,7 +104,7 @@ def _print_table(rows: list[dict[str, Any]], *, priced: bool, grouped: bool, by:
     heads = ["bucket", *(["group"] if grouped else []), "runs", "errors", "p50 ms", "p90 ms",
              "p99 ms", "tokens", "tok/run", "decisions", *(["cost"] if priced else [])]
     stamp = "%Y-%m-%d %H:00" if by == "hour" else "%Y-%m-%d"
-    cells = [[r["bucket"].strftime(stamp), *([r["group"] or "—"] if grouped else []),
+    cells = [[r["bucket"].strftime(stamp), *([terminal_safe(r["group"] or "—")] if grouped else []),
               f"{r['runs']:,}", f"{r['error_rate']:.1%}", _ms(r["p50_ms"]), _ms(r["p90_ms"]),
               _ms(r["p99_ms"]), f"{r['tokens']:,}", f"{r['tokens_per_run']:,.0f}",
               f"{r['decisions']:,}", *([_cost(r)] if priced else [])] for r in rows]
@@ -110,8 +117,17 @@ def _print_table(rows: list[dict[str, Any]], *, priced: bool, grouped: bool, by:
     for row in cells:
         view.add_row(*row)
     console = Console(highlight=False, markup=False)  # a group named "[beta]" is text
-    console.width = max(_WIDTH, console.width)
+    console.width = max(_WIDTH, console.width if console.is_terminal else _natural(view))
     console.print(view)
+
+
+def _natural(view: Any) -> int:
+    """The width ``view`` takes unwrapped: a pipe or a file gets each row on one line."""
+    from rich.console import Console
+    from rich.measure import Measurement
+
+    wide = Console(width=10_000)
+    return Measurement.get(wide, wide.options, view).maximum
 
 
 def _plots(table: Any, by: str) -> str:
@@ -122,6 +138,8 @@ def _plots(table: Any, by: str) -> str:
     from recorder.store._trends import METRICS, trend_series
 
     labels, series = trend_series(table, by)
+    series = {m: {terminal_safe(str(g)): v for g, v in lines.items()}  # groups in the legend
+              for m, lines in series.items()}
     titles = dict(METRICS)
     shown = [m for m in ("p50_ms", "tokens_per_run", "error_rate", "decisions_per_run",
                          "cost_usd") if m in series]

@@ -7,7 +7,8 @@ serves a run's recorded model responses and tool results to a re-run;
 aligns two runs on their decisions; ``_snapshot`` writes and loads a recording
 folder (``footprint snapshot``); ``_agent_ref`` loads ``--agent MODULE:ATTR``;
 ``_source`` opens whatever a lens function is handed (a store, a path, events);
-``_trends`` draws the trend charts ``footprint stats`` and the lens share.
+``_trends`` draws the trend charts ``footprint stats`` and the lens share;
+``_terminal`` escapes the control characters of recorded text before it is printed.
 
 May import: ``footprint`` and ``recorder`` only — it is the bottom layer of the
 lens (``explain``, ``tui``, ``cli`` and the public API build on it).

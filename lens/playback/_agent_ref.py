@@ -53,6 +53,9 @@ def _module(name: str, flag: str = "--agent") -> ModuleType:
     except ImportError as exc:
         raise ConfigError(f"{flag} module {name!r} cannot be imported ({exc}); check the "
                           f"module path and PYTHONPATH, e.g. {_EXAMPLE!r}") from exc
+    except Exception as exc:  # its own code failed (a syntax error, a raise at import)
+        raise ConfigError(f"{flag} module {name!r} failed to import: "
+                          f"{type(exc).__name__}: {exc}; fix the module") from exc
 
 
 def load_target(ref: str, *, flag: str = "--agent", example: str = _EXAMPLE,

@@ -36,6 +36,7 @@ from footprint.events import (
     summarize_content,
 )
 from footprint.events._evidence import JSONValue
+from lens.playback._terminal import terminal_safe
 
 __all__ = [
     "DECLARATION_TYPES",
@@ -64,8 +65,9 @@ IGNORED_FIELDS = frozenset({
 
 
 def clip(value: object, width: int = 70) -> str:
-    """One line of at most ``width`` characters (``…`` when cut); ``None`` is empty."""
-    return summarize_content("" if value is None else str(value), width)
+    """One line of at most ``width`` characters (``…`` when cut), control characters
+    escaped (:func:`terminal_safe`); ``None`` is empty."""
+    return terminal_safe(summarize_content("" if value is None else str(value), width))
 
 
 def canonical(value: object) -> str:

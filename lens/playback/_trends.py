@@ -20,3 +20,10 @@ def draw(plt: Any, labels: list[str], lines: dict[str, list[float | None]]) -> N
                      label=group if len(lines) > 1 else None)
     step = max(1, math.ceil(len(labels) / 6))
     plt.xticks(xs[::step], labels[::step])
+    # plotext centres the y axis of a single value (one bucket, a flat line) on it, with
+    # ticks such as -0.33 under an error rate of 0; what is drawn here is never negative
+    # (latency, tokens, rates, counts, dollars): such an axis runs from 0 to twice the value
+    shown = [v for values in lines.values() for v in values if v is not None]
+    if shown and min(shown) == max(shown) >= 0:
+        plt.ylim(0.0, shown[0] * 2 or 1.0)
+

@@ -19,6 +19,7 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import OptionList, Static, TabbedContent, TabPane
 from textual.widgets.option_list import Option
 
+from lens.playback._terminal import terminal_safe
 from lens.tui._base import RunScreen, update_fitted
 from lens.tui._lines import VirtualList
 from lens.tui._model import SLOT_TITLES, SLOTS, Block, Iteration
@@ -113,7 +114,7 @@ def failure_text(failure: Failure) -> Text:
     text.append(f"at {failure.step} (iteration {e.iteration}, stage {e.stage}, "
                 f"seq {e.seq}) · {e.error_type}", style="bold")
     text.append(" · e: go there\n", style="dim")
-    text.append(e.message, style="red")
+    text.append(terminal_safe(e.message), style="red")
     return text
 
 
@@ -137,8 +138,9 @@ class TimelineScreen(RunScreen):
     TimelineScreen #strip { width: 40; height: 1fr; border-right: solid $panel; }
     TimelineScreen #centre { width: 1fr; }
     TimelineScreen #seen-title { height: auto; padding: 0 1; }
-    TimelineScreen #failure { height: auto; max-height: 12; padding: 0 1;
-                              border-bottom: solid $error; display: none; }
+    TimelineScreen #failure-box { height: auto; max-height: 12;
+                                  border-bottom: solid $error; display: none; }
+    TimelineScreen #failure { height: auto; padding: 0 1; display: none; }
     TimelineScreen #inspector-box { width: 38; border-left: solid $panel; padding: 0 1; }
     TimelineScreen TabbedContent, TimelineScreen TabPane { height: 1fr; }
     TimelineScreen TabPane OptionList { height: 1fr; }
@@ -160,7 +162,8 @@ class TimelineScreen(RunScreen):
         with Horizontal():
             yield IterationStrip(id="strip")
             with Vertical(id="centre"):
-                yield Static(id="failure")
+                with VerticalScroll(id="failure-box"):  # a long error scrolls, whole
+                    yield Static(id="failure")
                 yield Static(id="seen-title")
                 with TabbedContent(id="seen"):
                     for slot in SLOTS:
@@ -193,7 +196,7 @@ class TimelineScreen(RunScreen):
     def _failure_read(self, failure: Failure | None) -> None:
         self.failure = failure
         box = self.query_one("#failure", Static)
-        box.display = failure is not None
+        box.display = self.query_one("#failure-box").display = failure is not None
         if failure is not None:
             box.update(failure_text(failure))
         if self.shown is not None:

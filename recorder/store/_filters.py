@@ -1,8 +1,10 @@
 """The run filters' small languages: ``--since 2h``, ``--score 'helpful<1'``, ``where=``.
 
 A *since* is a day (``2026-01-31``), a moment (``2026-01-31T12:00``) or an
-age (``90s``, ``30m``, ``2h``, ``7d``, ``2w``: that long before now). A
-*score filter* is ``NAME OP VALUE``: ``OP`` one of ``< <= > >= = !=``, a
+age (``90s``, ``30m``, ``2h``, ``7d``, ``2w``: that long before now); an
+*until* the same (a day counts whole, a moment and an age count up to it). A
+*score filter* is ``NAME OP VALUE`` (a name may hold spaces, never ``< > = !``:
+:func:`score_name_problem` refuses such a score): ``OP`` one of ``< <= > >= = !=``, a
 number compares the score's latest value, any other text (``=``/``!=``
 only) its latest label. A *where* text is space-separated ``key=value``
 terms over :data:`WHERE_KEYS` (``release=1.4 tag=beta score=helpful<1``),
@@ -12,6 +14,7 @@ the form ``footprint evaluate --where`` and the lens's filter command take.
 from __future__ import annotations
 
 import datetime
+import math
 import re
 import shlex
 from dataclasses import dataclass
@@ -19,10 +22,12 @@ from typing import Literal
 
 from footprint._errors import ConfigError, did_you_mean
 
-__all__ = ["WHERE_KEYS", "ScoreFilter", "parse_score", "parse_since", "parse_where"]
+__all__ = ["WHERE_KEYS", "ScoreFilter", "parse_score", "parse_since", "parse_until",
+           "parse_where", "score_label_problem", "score_name_problem"]
 
 Op = Literal["<", "<=", ">", ">=", "=", "!="]
-_SCORE = re.compile(r"^\s*([A-Za-z_][\w.\-]*)\s*(<=|>=|!=|==|<|>|=)\s*([^<>=!\s][^<>=!]*?)\s*$")
+_SCORE = re.compile(r"^\s*([^<>=!\s](?:[^<>=!]*[^<>=!\s])?)\s*(<=|>=|!=|==|<|>|=)\s*"
+                    r"([^<>=!\s].*?)\s*$", re.S)
 _OPS = ("<", "<=", ">", ">=", "=", "!=")
 _AGE = re.compile(r"^(\d+(?:\.\d+)?)\s*([smhdw])$")
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
@@ -41,6 +46,9 @@ class ScoreFilter:
     label: str | None = None
 
     def __post_init__(self) -> None:
+        if self.value is not None and math.isnan(self.value):
+            raise ConfigError(f"ScoreFilter(value={self.value!r}): nan is no number to compare "
+                              "a score with; pass a number, e.g. value=0.5")
         if self.op not in _OPS or (self.value is None) == (self.label is None) or (
                 self.label is not None and self.op not in ("=", "!=")):
             raise ConfigError(f"ScoreFilter(op={self.op!r}, value={self.value!r}, "
@@ -56,6 +64,33 @@ class ScoreFilter:
         return f"{name} = ? AND {label} {self.op} ?", [self.name, self.label]
 
 
+def score_name_problem(name: str) -> str | None:
+    """Why a score could not be named by a filter (``NAME OP VALUE``), or ``None``: a name
+    holds none of ``< > = !``, no control character, and no space at either end."""
+    if any(c in "<>=!" for c in name):
+        return "holds one of < > = !"
+    if not name.isprintable():
+        return "holds a control character"
+    if name != name.strip():
+        return "starts or ends with a space"
+    return None
+
+
+def score_label_problem(label: str) -> str | None:
+    """Why a label could not be matched by a filter (``NAME=LABEL``), or ``None``: a label
+    is not empty, has no space at either end, no control character, and does not start
+    with one of ``< > = !``."""
+    if not label.strip():
+        return "is empty"
+    if label != label.strip():
+        return "starts or ends with a space"
+    if not label.isprintable():
+        return "holds a control character"
+    if label[0] in "<>=!":
+        return "starts with one of < > = !"
+    return None
+
+
 def parse_score(text: str) -> ScoreFilter:
     """``helpful<1`` -> ``ScoreFilter(name='helpful', op='<', value=1.0)``."""
     if not isinstance(text, str):
@@ -67,12 +102,16 @@ def parse_score(text: str) -> ScoreFilter:
     name, op, raw = found.groups()
     op = "=" if op == "==" else op
     try:
-        return ScoreFilter(name=name, op=op, value=float(raw))  # type: ignore[arg-type]
+        number = float(raw)
     except ValueError:
         if op not in ("=", "!="):
             raise ConfigError(f"score filter {text!r}: {op} needs a number, not {raw!r}; "
                               f"compare a label with = or != (e.g. '{name}={raw}')") from None
         return ScoreFilter(name=name, op=op, label=raw)  # type: ignore[arg-type]
+    if math.isnan(number):
+        raise ConfigError(f"score filter {text!r}: nan is no number to compare a score with "
+                          f"(every score would pass); write one, e.g. '{name}{op}0.5'")
+    return ScoreFilter(name=name, op=op, value=number)  # type: ignore[arg-type]
 
 
 def parse_since(value: object, *, now: datetime.datetime | None = None,
@@ -96,6 +135,26 @@ def parse_since(value: object, *, now: datetime.datetime | None = None,
             pass
     raise ConfigError(f"{name}={value!r}: pass an age such as 90s, 30m, 2h, 7d or 2w, or a "
                       "date as YYYY-MM-DD (or YYYY-MM-DDTHH:MM)")
+
+
+def parse_until(value: object, *, now: datetime.datetime | None = None
+                ) -> datetime.datetime | None:
+    """The first UTC moment *after* an ``until``: a day counts whole (``2026-01-31``: up to
+    midnight that ends it), a moment or an age (as :func:`parse_since` reads them) up to and
+    including that moment; runs started before it match."""
+    if value is None:
+        return None
+    day = value if type(value) is datetime.date else None
+    if isinstance(value, str):
+        try:
+            day = datetime.date.fromisoformat(value.strip())
+        except ValueError:
+            day = None
+    if day is not None:
+        return datetime.datetime(day.year, day.month, day.day,
+                                 tzinfo=datetime.UTC) + datetime.timedelta(days=1)
+    moment = parse_since(value, now=now, name="until")
+    return None if moment is None else moment + datetime.timedelta(microseconds=1)
 
 
 def parse_where(text: str) -> dict[str, list[str]]:

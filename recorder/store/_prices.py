@@ -106,12 +106,25 @@ def _base(value: Any) -> tuple[float | None, bool]:
     return (float(base), True) if base is not None else (float(value), False)
 
 
-def _from_genai(model: str) -> Price | None:
+def _genai_model(model: str) -> Any:
+    """``genai-prices``' model info for a name (``None``: it does not know it). A name with
+    a provider's prefix (``openai/gpt-4o-mini``, as LiteLLM, gateways and other frameworks'
+    traces name models) is looked up as that provider's model when the bare name is not
+    one: ``genai-prices`` reads the prefix so for its ``litellm`` provider id."""
     from genai_prices.data_snapshot import get_snapshot
 
-    try:
-        _, info = get_snapshot().find_provider_model(model, None, None, None)
-    except LookupError:
+    snapshot = get_snapshot()
+    for provider_id in (None, "litellm") if "/" in model else (None,):
+        try:
+            return snapshot.find_provider_model(model, None, provider_id, None)[1]
+        except LookupError:
+            continue
+    return None
+
+
+def _from_genai(model: str) -> Price | None:
+    info = _genai_model(model)
+    if info is None:
         return None
     found = info.get_prices(datetime.datetime.now(datetime.UTC))
     rates = {name: _base(getattr(found, name, None)) for name in _RATES}
@@ -226,12 +239,17 @@ def prices_arrow(rows: list[dict[str, object]]) -> pa.Table:
     return pa.Table.from_pylist(rows, schema=schema)
 
 
+_LOOKUP = "prefixes"
+"""How :func:`_genai_model` looks names up, in the cache's name: a cache of another lookup
+(before provider prefixes were read, every ``openai/…`` was unpriced) is not read."""
+
+
 def load_prices(root: Path) -> Prices:
     """The prices of the store at ``root``: its ``prices.json`` over ``genai-prices``."""
     path = root / PRICES_FILE
     from importlib.metadata import version
 
-    cache = root / SUMMARIES / f"prices.{version('genai-prices')}.json"
+    cache = root / SUMMARIES / f"prices.{version('genai-prices')}.{_LOOKUP}.json"
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:

@@ -19,14 +19,21 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 
 from footprint._errors import ConfigError, did_you_mean
-from recorder.store._filters import WHERE_KEYS, parse_score, parse_since, parse_where
+from recorder.store._filters import (
+    WHERE_KEYS,
+    parse_score,
+    parse_since,
+    parse_until,
+    parse_where,
+)
 from recorder.store._outline import outline_view
 from recorder.store._views import CALL_COST
 
 if TYPE_CHECKING:
     from recorder.store._base import StoreView
 
-__all__ = ["RUN_COLUMNS", "STATUSES", "RunQuery", "count_runs", "list_runs", "run_costs"]
+__all__ = ["RUN_COLUMNS", "STATUSES", "RunQuery", "count_runs", "list_runs", "run_costs",
+           "unknown_scores"]
 
 STATUSES = ("complete", "failed", "incomplete")
 RUN_COLUMNS = ("run_id", "started", "ended", "status", "turns", "iterations", "tokens",
@@ -37,29 +44,16 @@ RUN_COLUMNS = ("run_id", "started", "ended", "status", "turns", "iterations", "t
 """The columns of a :func:`list_runs` table (those of the ``runs`` view; ``scores`` maps
 each score name to its latest value)."""
 
-Day = datetime.date | str
 Since = datetime.datetime | datetime.date | str
 _LABELS = (("user", "user_id"), ("session", "session_id"), ("release", "release"),
            ("environment", "environment"))
 
 
-def _day(name: str, value: Day | None) -> datetime.date | None:
-    if value is None or type(value) is datetime.date:
-        return value
-    if isinstance(value, str):
-        try:
-            return datetime.date.fromisoformat(value)
-        except ValueError:
-            pass
-    raise ConfigError(f"RunQuery({name}={value!r}): pass a date as YYYY-MM-DD, "
-                      "e.g. 2026-01-31")
-
-
-def _texts(name: str, value: object) -> tuple[str, ...]:
+def _texts(name: str, value: object, example: str) -> tuple[str, ...]:
     if isinstance(value, str) or not isinstance(value, tuple | list) or not all(
-            isinstance(v, str) and v for v in value):
+            isinstance(v, str) and v.strip() for v in value):
         raise ConfigError(f"RunQuery({name}={value!r}): pass a tuple of non-empty texts, "
-                          f"e.g. {name}=('beta',)")
+                          f"e.g. {name}=({example!r},)")
     return tuple(value)
 
 
@@ -70,9 +64,10 @@ class RunQuery:
     ``status``: any of :data:`STATUSES` (empty: all); ``model``: a
     case-insensitive part of the model name; ``since``: started at or after
     a day, a moment or an age (``"2h"``, ``"7d"``; ``recorder.store._filters``);
-    ``until``: a UTC start day, inclusive; ``answer``: a case-insensitive part
-    of the final answer; ``user``, ``session``, ``release``, ``environment``:
-    that label exactly; ``tags``: runs carrying every one of these tags;
+    ``until``: started on or before a day (the whole day), a moment or an
+    age; ``answer``: a case-insensitive part of the final answer; ``user``,
+    ``session``, ``release``, ``environment``: that label exactly; ``tags``: runs
+    carrying every one of these tags;
     ``scores``: score filters such as ``"helpful<1"`` over each score's latest
     value (all must hold); ``run_ids``: only these runs (empty: all);
     ``newest_first`` orders by start time; ``limit``/``offset`` page the result.
@@ -82,7 +77,7 @@ class RunQuery:
     status: tuple[str, ...] = ()
     model: str | None = None
     since: Since | None = None
-    until: Day | None = None
+    until: Since | None = None
     answer: str | None = None
     user: str | None = None
     session: str | None = None
@@ -111,11 +106,11 @@ class RunQuery:
             value = getattr(self, name)
             if value is not None and not isinstance(value, str):
                 raise ConfigError(f"RunQuery({name}={value!r}): pass text or None")
-        _texts("tags", self.tags)
-        for text in _texts("scores", self.scores):
+        _texts("tags", self.tags, "beta")
+        for text in _texts("scores", self.scores, "helpful<1"):
             parse_score(text)
-        since, until = parse_since(self.since), _day("until", self.until)
-        if since is not None and until is not None and since.date() > until:
+        since, until = parse_since(self.since), parse_until(self.until)
+        if since is not None and until is not None and since >= until:
             raise ConfigError(f"RunQuery(since={self.since!r}, until={self.until!r}): "
                               "since is after until; swap them")
 
@@ -182,13 +177,13 @@ class RunQuery:
             params.extend(values)
 
     def _times(self, terms: list[str], params: list[object]) -> None:
-        since, until = parse_since(self.since), _day("until", self.until)
+        since, until = parse_since(self.since), parse_until(self.until)
         if since is not None:
             terms.append("start_ns >= ?")
-            params.append(int(since.timestamp() * 10**6) * 1000)
+            params.append(_ns(since))
         if until is not None:
             terms.append("start_ns < ?")
-            params.append(_ns(until + datetime.timedelta(days=1)))
+            params.append(_ns(until))
 
 
 _WHERE_FIELDS = {"tag": "tags", "env": "environment", "score": "scores"}
@@ -204,7 +199,11 @@ def _where_fields(where: str | Mapping[str, object]) -> dict[str, Any]:
         if key not in WHERE_KEYS:
             raise ConfigError(f"where key {key!r} is unknown{did_you_mean(key, WHERE_KEYS)}; "
                               f"use one of {', '.join(WHERE_KEYS)}")
-        values = [str(v) for v in (raw if isinstance(raw, list | tuple) else [raw])]
+        given = raw if isinstance(raw, list | tuple) else [raw]
+        if not given or any(v is None for v in given):
+            raise ConfigError(f"where={{{key!r}: {raw!r}}}: give the {key} to keep (e.g. "
+                              f"{{{key!r}: 'x'}}), or leave {key!r} out to keep every run")
+        values = [str(v) for v in given]
         field = _WHERE_FIELDS.get(key, key)
         fields[field] = tuple(values) if field in ("tags", "status", "scores") else values[-1]
     return fields
@@ -214,9 +213,8 @@ def _like(text: str) -> str:
     return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
 
 
-def _ns(day: datetime.date) -> int:
-    return int(datetime.datetime(day.year, day.month, day.day,
-                                 tzinfo=datetime.UTC).timestamp()) * 10**9
+def _ns(moment: datetime.datetime) -> int:
+    return int(moment.timestamp() * 10**6) * 1000
 
 
 _RUNS = """
@@ -285,6 +283,17 @@ def count_runs(store: StoreView, query: RunQuery | None = None, *,
     query = _merged(query, where)
     base, (where, params) = _base(store, query)
     return int(store.rows(f"{base} SELECT count(*) FROM run_rows WHERE {where}", params)[0][0])
+
+
+def unknown_scores(store: StoreView, query: RunQuery) -> tuple[list[str], list[str]]:
+    """The score names ``query`` filters on that no run of the store has, and the names
+    runs have (so "no runs match" can tell a misspelt score from a filter nothing meets)."""
+    wanted = [parse_score(text).name for text in query.scores]
+    if not wanted:
+        return [], []
+    known = sorted(str(name) for (name,) in store.rows(
+        f"SELECT DISTINCT type FROM {outline_view(store)} WHERE level = 'score'"))
+    return [name for name in dict.fromkeys(wanted) if name not in known], known
 
 
 def _base(store: StoreView, query: RunQuery) -> tuple[str, tuple[str, list[object]]]:

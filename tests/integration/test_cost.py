@@ -21,6 +21,7 @@ from lens._examples.support_desk import make_agent
 from recorder import ParquetSink, Recorder, RunQuery, list_runs, open_store
 from recorder.otel._mapping import RunTrace
 from recorder.store._prices import Price, Prices, load_prices, prices_version
+from recorder.write._layout import SUMMARIES
 
 USAGES = (Tokens(input_tokens=1200, output_tokens=40, cache_read_tokens=1000),
           Tokens(input_tokens=2300, output_tokens=75))
@@ -235,7 +236,7 @@ def test_given_a_price_cache_when_read_then_genai_prices_is_not_asked_again(
     with open_store(root) as store:
         store.rows("SELECT count(*) FROM prices")
     cache = load_prices(root).cache
-    assert cache is not None and cache.name == f"prices.{prices_version().split()[1]}.json"
+    assert cache is not None and cache.name.startswith(f"prices.{prices_version().split()[1]}.")
     assert "gpt-4o-mini" in json.loads(cache.read_text())
     planted = tmp_path / "prices.json"
     planted.write_text(json.dumps({"only-in-the-cache": {
@@ -245,3 +246,29 @@ def test_given_a_price_cache_when_read_then_genai_prices_is_not_asked_again(
     assert found is not None and found.output_mtok == 2.0
     planted.write_text("{torn")
     assert Prices(cache=planted).price("only-in-the-cache") is None
+
+
+@pytest.mark.parametrize("model", ["openai/gpt-4o-mini", "OpenAI/GPT-4o-mini"])
+def test_given_a_model_named_with_its_providers_prefix_when_read_then_genai_prices_prices_it(
+    tmp_path: Path, model: str,
+) -> None:
+    from genai_prices import __version__ as genai_version
+
+    stale = tmp_path / SUMMARIES / f"prices.{genai_version}.json"  # what the old lookup kept
+    stale.parent.mkdir(parents=True)
+    stale.write_text(json.dumps({model: None}))
+    run_id = _record(tmp_path, model)
+    expected = sum(_genai(u, "gpt-4o-mini") for u in USAGES)
+    with open_store(tmp_path) as store:
+        assert store.rows("SELECT cost_usd, unpriced_calls FROM runs") == [
+            (pytest.approx(expected, rel=1e-9), 0)]
+    listed = _footprint("runs", "--store", str(tmp_path))
+    line = next(x for x in listed.stdout.splitlines() if x.startswith(run_id[:30]))
+    assert f"{expected:.8f}".rstrip("0") in line and "unpriced" not in line
+
+
+@pytest.mark.parametrize("model", ["acme/gpt-4o-mini-private", "nosuchprovider/model-x"])
+def test_given_a_prefixed_name_genai_prices_does_not_know_when_read_then_it_is_unpriced(
+    model: str,
+) -> None:
+    assert Prices().price(model) is None

@@ -101,3 +101,35 @@ def test_given_a_stored_failed_run_when_exported_then_the_chat_span_has_error_an
         export_otlp(run_id, store=root, endpoint=receiver.endpoint, capture_content=False)
         assert receiver.wait_for(lambda s: any(x.parent_id == "" for x in s))
     _assert_failed_spans(receiver.spans, content=False)
+
+
+HOSTILE = "\x1b[2J\x1b]0;pwned\x07\rhidden\x9b31m"
+"""What a model's answer or a server's error may hold: clear the screen, retitle the
+terminal, return the carriage over the line, a C1 CSI."""
+
+
+def test_given_an_answer_and_an_error_with_escape_codes_when_listed_and_shown_then_escaped(
+    tmp_path: Path,
+) -> None:
+    from footprint import Agent, FunctionModel
+
+    def hostile(request: object) -> str:
+        raise RuntimeError(f"503 {HOSTILE} end")
+
+    with Recorder(sinks=[ParquetSink(tmp_path)]) as rec:
+        with pytest.raises(RunError):
+            Agent(provider=FunctionModel(hostile), model="m", sink=rec).run_sync("hi")
+        answered = Agent(provider=FunctionModel(lambda r: f"ok {HOSTILE}\ntwo"), model="m",
+                         sink=rec).run_sync("hi").run_id
+    escaped = r"\x1b[2J\x1b]0;pwned\x07\x0dhidden\x9b31m"
+    listed = _footprint("runs", "--store", str(tmp_path))
+    shown = _footprint("show", answered, "--store", str(tmp_path))
+    failure = _footprint("show", "--store", str(tmp_path),
+                         list_runs(open_store(tmp_path), RunQuery(status=("failed",)))
+                         .column("run_id")[0].as_py())
+    for done in (listed, shown, failure):
+        assert done.returncode == 0, done.stderr
+        assert not any(c in done.stdout for c in "\x1b\x07\r\x9b")
+    assert r"ok \x1b[2J\x1b]0;pwned\x07 hidden" in listed.stdout  # \r folded: one line
+    assert f"answer: ok {escaped}\ntwo\n" in shown.stdout
+    assert f"503 {escaped} end" in failure.stdout

@@ -189,7 +189,9 @@ def test_given_a_judge_when_evaluate_runs_then_every_ended_run_gets_its_score(
     (["runs", "--score", "helpful<<1"], "score filter 'helpful<<1' is not NAME OP VALUE"),
     (["runs", "--score", "helpful<good"], "< needs a number, not 'good'"),
     (["runs", "--since", "2x"], "since='2x': pass an age such as 90s, 30m, 2h"),
-    (["feedback", "last", "--name", "helpful"], "give a value=… or a label=…"),
+    (["feedback", "last", "--name", "helpful"], "give --value NUMBER or --label TEXT"),
+    (["feedback", "last", "--name", "helpful", "--label", ""], "Score(label=''): the label is "
+                                                                "empty"),
     (["feedback", "nope", "--name", "helpful", "--value", "1"], "no run 'nope'"),
     (["evaluate", "--judge", "feedback_loop:helpfull"], "did you mean 'helpful'"),
     (["evaluate", "--judge", "feedback_loop:helpful", "--where", "relase=1.4"],
@@ -291,3 +293,17 @@ def test_given_the_judge_example_in_evaluates_help_when_loaded_then_it_is_the_ex
     judge = load_target(_EXAMPLE, flag="--judge", kind="a judge function")
     assert judge.__name__ == "helpful"
     assert Path(judge.__code__.co_filename) == ROOT / "examples" / "feedback_loop.py"
+
+
+def test_given_a_misspelt_score_name_when_runs_are_filtered_then_it_says_no_run_has_it(
+    loop: tuple[Path, list[str], list[str]],
+) -> None:
+    store = str(loop[0])
+    done = _cli("runs", "--score", "helpfull<1", "--release", "1.4", "--store", store)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == [
+        f"no runs match those filters in {store}",
+        "no run has a score named 'helpfull' (did you mean 'helpful'?); the scores runs have: "
+        "helpful"]
+    none_low = _cli("runs", "--score", "helpful<-1", "--store", store)  # a known name: no hint
+    assert none_low.stdout.splitlines() == [f"no runs match those filters in {store}"]

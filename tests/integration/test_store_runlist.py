@@ -10,9 +10,19 @@ from pathlib import Path
 import pytest
 from store_scale import MODELS, T0, run_id_of, status_of, write_many_runs
 
+from footprint import Agent, ScriptedModel
 from footprint._errors import ConfigError
 from footprint.events import RunEnd, RunStart
-from recorder import ParquetSink, RunQuery, Store, count_runs, list_runs, open_store
+from recorder import (
+    ParquetSink,
+    Recorder,
+    RunQuery,
+    Store,
+    count_runs,
+    feedback,
+    list_runs,
+    open_store,
+)
 
 RUNS = 60
 LONG = "REFUNDED " + "because the order arrived broken; " * 20 + "needle-in-a-blob"
@@ -114,3 +124,68 @@ def test_given_a_bad_date_when_runs_listed_then_one_line_and_exit_2(root: Path) 
     out = _footprint("runs", "--store", str(root), "--since", "last week")
     assert out.returncode == 2 and len(out.stderr.strip().splitlines()) == 1
     assert "YYYY-MM-DD" in out.stderr
+
+
+def test_given_a_score_name_with_a_space_when_filtered_then_its_runs_are_found(
+    tmp_path: Path,
+) -> None:
+    with Recorder(sinks=[ParquetSink(tmp_path)]) as rec:
+        ids = [Agent(provider=ScriptedModel(["ok"]), model="m", sink=rec).run_sync("hi").run_id
+               for _ in range(2)]
+    feedback(tmp_path, ids[0], "user rating", value=2)
+    feedback(tmp_path, ids[1], "user rating", value=5)
+    with open_store(tmp_path) as store:
+        low = list_runs(store, where="'score=user rating<3'").column("run_id").to_pylist()
+        assert low == [ids[0]]
+        assert list_runs(store, RunQuery(scores=("user rating >= 5",))).column(
+            "run_id").to_pylist() == [ids[1]]
+
+
+def _moment(n: int) -> str:
+    """Run ``n``'s start, to the minute (``YYYY-MM-DDTHH:MM``)."""
+    started = datetime.datetime.fromtimestamp((T0 + n * 60 * 10**9) / 1e9, datetime.UTC)
+    return started.strftime("%Y-%m-%dT%H:%M")
+
+
+def test_given_since_and_until_moments_when_filtered_then_the_window_holds_both_ends(
+    store: Store, root: Path,
+) -> None:
+    window = RunQuery(since=_moment(10), until=_moment(20), limit=1000, newest_first=False)
+    expected = [run_id_of(n) for n in range(10, 21)]
+    assert list_runs(store, window)["run_id"].to_pylist() == expected
+    assert count_runs(store, where=f"since={_moment(10)} until={_moment(20)}") == 11
+    assert count_runs(store, RunQuery(until="0s")) == RUNS + 1  # every run started before now
+    done = _footprint("runs", "--since", _moment(10), "--until", _moment(20), "--limit", "100",
+                      "--store", str(root))
+    assert done.returncode == 0, done.stderr
+    listed = [line.split()[0] for line in done.stdout.splitlines()[2:]]
+    assert listed == expected  # newest last
+
+
+@pytest.mark.parametrize("until", ["yesterday", "2026-13-01", "12:00"])
+def test_given_a_bad_until_when_runs_then_one_line_quoting_it_and_the_forms(
+    root: Path, until: str,
+) -> None:
+    done = _footprint("runs", "--until", until, "--store", str(root))
+    assert done.returncode == 2
+    assert done.stderr.strip() == (
+        f"footprint runs: until={until!r}: pass an age such as 90s, 30m, 2h, 7d or 2w, or a "
+        "date as YYYY-MM-DD (or YYYY-MM-DDTHH:MM)")
+
+
+def test_given_limit_0_when_runs_then_every_run_is_listed_not_no_runs(root: Path) -> None:
+    done = _footprint("runs", "--limit", "0", "--store", str(root))
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert "no runs" not in done.stdout and len(lines) == 2 + RUNS + 1
+    assert lines[-1].split()[0] == LONG_RUN  # newest last
+
+
+@pytest.mark.parametrize("flags", [["--user", ""], ["--release", ""], ["--env", ""],
+                                   ["--session", ""]])
+def test_given_an_empty_label_filter_when_no_run_matches_then_it_says_filters_not_no_runs(
+    root: Path, flags: list[str],
+) -> None:
+    done = _footprint("runs", *flags, "--store", str(root))
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == f"no runs match those filters in {root}"

@@ -67,3 +67,75 @@ def test_given_a_failed_run_when_the_timeline_shows_then_it_matches(
 
     assert snap_compare(LensApp(failed_store, run="last"), run_before=run_before,
                         terminal_size=SIZE)
+
+
+LONG_ERROR = "upstream said 502: " + " ".join(f"line-{k}" for k in range(400)) + " END-OF-LONG"
+
+
+@pytest.fixture
+def long_failure(tmp_path: Path) -> Path:
+    """A store holding one run whose first model call raised :data:`LONG_ERROR`."""
+    from footprint import Agent, FunctionModel, RunError
+    from recorder import ParquetSink, Recorder
+
+    def brain(request: object) -> str:
+        raise RuntimeError(LONG_ERROR)
+
+    with Recorder(sinks=[ParquetSink(tmp_path)]) as rec, pytest.raises(RunError, match="END-OF"):
+        Agent(provider=FunctionModel(brain), model="m", sink=rec).run_sync("hi")
+    return tmp_path
+
+
+async def test_given_an_error_longer_than_the_box_when_the_timeline_opens_then_it_scrolls_whole(
+    long_failure: Path,
+) -> None:
+    from textual.containers import VerticalScroll
+    from textual.widgets import Static
+
+    async with lens_on(long_failure) as pilot:
+        screen = pilot.app.screen
+        text = screen.query_one("#failure", Static)
+        assert LONG_ERROR in text_of(text)
+        needed = len(LONG_ERROR) // text.size.width  # the lines the message wraps to, at least
+        assert text.size.height > needed  # laid out whole, not cut at the box's height
+        box = screen.query_one("#failure-box", VerticalScroll)
+        assert box.display and box.size.height <= 12  # the run's blocks keep the screen
+        assert box.max_scroll_y >= text.size.height - 12
+        box.scroll_end(animate=False)
+        await settle(pilot)
+        assert box.scroll_y == box.max_scroll_y > 0
+
+
+HOSTILE = "\x1b[2J\x1b]0;pwned\x07"
+"""A model name, an answer or an error holding escape codes (clear screen, retitle)."""
+
+
+@pytest.fixture
+def hostile_store(tmp_path: Path) -> Path:
+    from footprint import Agent, FunctionModel, RunError
+    from recorder import ParquetSink, Recorder
+
+    def raises(request: object) -> str:
+        raise RuntimeError(f"503 {HOSTILE} end")
+
+    with Recorder(sinks=[ParquetSink(tmp_path)]) as rec:
+        Agent(provider=FunctionModel(lambda r: f"ok {HOSTILE}"), model=f"m{HOSTILE}",
+              sink=rec).run_sync("hi")
+        with pytest.raises(RunError):
+            Agent(provider=FunctionModel(raises), model="m", sink=rec).run_sync("hi")
+    return tmp_path
+
+
+async def test_given_recorded_escape_codes_when_the_lens_draws_them_then_they_show_escaped(
+    hostile_store: Path,
+) -> None:
+    from lens.tui._runs import RunLines
+
+    async with lens_on(hostile_store, None) as pilot:
+        lines = pilot.app.screen.query_one(RunLines)
+        drawn = "\n".join(lines.render_line(y).text for y in range(lines.size.height))
+        assert "\x1b" not in drawn and "\x07" not in drawn
+        assert r"m\x1b[2J" in drawn and r"ok \x1b[2J" in drawn
+    async with lens_on(hostile_store) as pilot:  # the failed run, last
+        shown = text_of(pilot.app.screen.query_one("#failure"))
+        assert "\x1b" not in shown and r"503 \x1b[2J\x1b]0;pwned\x07 end" in shown

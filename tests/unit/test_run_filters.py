@@ -170,3 +170,78 @@ def test_given_an_inconsistent_score_filter_when_built_then_it_refuses(
 ) -> None:
     with pytest.raises(ConfigError, match="ScoreFilter"):
         ScoreFilter(**kwargs)  # type: ignore[arg-type]
+
+
+@given(name=st.text(min_size=1, max_size=20))
+def test_given_any_score_name_feedback_accepts_when_filtered_then_the_filter_names_it(
+    name: str,
+) -> None:
+    try:
+        Score(name=name, value=1)
+    except ConfigError as exc:
+        assert repr(name) in str(exc)
+    else:
+        assert parse_score(f"{name}<1") == ScoreFilter(name=name, op="<", value=1.0)
+        assert parse_score(f"{name} = needs work!").label == "needs work!"
+
+
+@pytest.mark.parametrize(("name", "problem"), [
+    ("a<b", "holds one of < > = !"), ("wow!", "holds one of < > = !"),
+    (" helpful", "starts or ends with a space"), ("tab\there", "holds a control character")])
+def test_given_a_score_name_no_filter_could_name_when_scored_then_refused_naming_the_fix(
+    name: str, problem: str,
+) -> None:
+    with pytest.raises(ConfigError, match="no filter") as info:
+        Score(name=name, value=0)
+    assert f"Score(name={name!r}): the name {problem}" in str(info.value)
+
+
+
+@pytest.mark.parametrize("where", [{"user": None}, {"tag": ["beta", None]}, {"release": []}])
+def test_given_a_where_mapping_with_no_value_when_built_then_refused_not_matched_as_text(
+    where: dict[str, object],
+) -> None:
+    key = next(iter(where))
+    with pytest.raises(ConfigError, match=f"where={{{key!r}: .*leave {key!r} out"):
+        RunQuery.from_where(where)
+
+
+def _number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
+@given(label=st.text(min_size=0, max_size=20).filter(lambda t: not _number(t)))
+def test_given_any_label_feedback_accepts_when_filtered_then_the_filter_matches_it(
+    label: str,
+) -> None:
+    try:
+        Score(name="verdict", label=label)
+    except ConfigError as exc:
+        assert f"Score(label={label!r})" in str(exc)
+    else:
+        assert parse_score(f"verdict={label}") == ScoreFilter(name="verdict", op="=",
+                                                             label=label)
+
+
+@pytest.mark.parametrize("text", ["helpful<nan", "helpful != NaN", "helpful>=-nan"])
+def test_given_a_nan_score_filter_when_parsed_then_refused_not_passing_every_score(
+    text: str,
+) -> None:
+    with pytest.raises(ConfigError, match="nan is no number to compare a score with") as info:
+        parse_score(text)
+    assert repr(text) in str(info.value)
+    with pytest.raises(ConfigError, match="nan"):
+        ScoreFilter(name="helpful", op="<", value=float("nan"))
+
+
+@pytest.mark.parametrize(("field", "example"), [("tags", "beta"), ("scores", "helpful<1")])
+def test_given_a_blank_tag_or_score_when_queried_then_refused_with_an_example_of_that_field(
+    field: str, example: str,
+) -> None:
+    with pytest.raises(ConfigError) as info:
+        RunQuery(**{field: (" ",)})  # type: ignore[arg-type]
+    assert str(info.value).endswith(f"e.g. {field}=({example!r},)")
