@@ -214,10 +214,21 @@ class Rerunner:
             agent = self.variant(removals, root=root, **extra)
             start = _withhold_all(self.continue_from, self.past, removals)
             run_turn(agent, self.past.user_message, start)
-        except Exception as exc:  # a re-run that raises is broke, whatever it raised
+        except Exception as exc:  # a re-run that raises is broke, whatever it raised ...
+            if self._answered_before_raising(sink.events):  # ... unless the step came first
+                return self._count(cassette, sink, self._outcome(sink.events,
+                                                                 frozenset(removals)))
             return self._count(cassette, sink, Rerun(
                 run="broke", answer="", note=f"raised {type(exc).__name__}: {clip(exc, 60)}"))
         return self._count(cassette, sink, self._outcome(sink.events, frozenset(removals)))
+
+    def _answered_before_raising(self, events: Sequence[Any]) -> bool:
+        """A re-run that raised after replying at the explained step, when that step is not
+        the run's final answer (a failed run, ``--step``): it is compared at that step, as the
+        recording (which may have raised there too) is."""
+        step = self.past.explained.step_id
+        return not self.past.final and any(isinstance(e, LLMEnd) and e.step_id == step
+                                           for e in events)
 
     def _count(self, cassette: CassetteFirst | None, sink: ListSink, out: Rerun) -> Rerun:
         if cassette is not None:

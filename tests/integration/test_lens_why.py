@@ -14,7 +14,7 @@ import jsonschema
 import pytest
 import why_agents as W
 
-from footprint import Agent
+from footprint import Agent, FunctionModel
 from footprint.events import EventSink, ListSink
 from lens._examples.support_desk import PLANTED_FACT, make_agent
 from lens.cli import _why as _cmd_why
@@ -220,6 +220,29 @@ def test_given_a_failed_run_when_explained_then_it_is_flagged_and_its_last_call_
     report = why(_recorded(_failing), "last")
     assert report.run_status == "failed" and report.step == "llm#1"
     assert any(f.startswith("run-failed") for f in report.flags)
+
+
+def _failing_after_pick(sink: EventSink | None = None, seed: int = 0) -> Agent:
+    """The early agent whose model raises on its second call: every run fails after llm#1."""
+    calls: list[int] = []
+
+    def fn(request: Any) -> Any:
+        calls.append(1)
+        if len(calls) > 1:
+            raise RuntimeError("provider down")
+        return W._first_pick(request)
+
+    return W.early_agent(sink=sink, seed=seed).variant(provider=FunctionModel(fn))
+
+
+def test_given_a_failed_run_when_re_runs_fail_the_same_way_then_its_last_call_is_compared(
+) -> None:
+    report = why(_recorded(_failing_after_pick), "last", agent=_failing_after_pick)
+    assert report.run_status == "failed" and report.answer.startswith("archive(")
+    assert report.baseline is not None and report.baseline.same == report.baseline.runs
+    assert report.conclusion == "confirmed"
+    assert report.root_causes == ("instructions 'legacy-hint'",)
+    assert _confirmed(report) == {"legacy-hint"}
 
 
 def test_given_an_intermediate_step_when_explained_then_re_runs_compare_at_that_step() -> None:
