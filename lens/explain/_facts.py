@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import calendar
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import date, datetime
 from decimal import Decimal, InvalidOperation
 from typing import Literal
@@ -42,11 +42,12 @@ _UNITS: dict[str, tuple[str, Decimal]] = {
     "week": ("d", Decimal(7)), "units": ("units", _ONE), "unit": ("units", _ONE)}
 _MONTHS = "|".join(m for m in (*calendar.month_name[1:], *calendar.month_abbr[1:]))
 _DAYS = "|".join(calendar.day_name)
+_TH = "(?:st|nd|rd|th)?"
 
 _PATTERNS: tuple[tuple[FactKind, re.Pattern[str]], ...] = (
     ("date", re.compile(r"\b\d{4}-\d{2}-\d{2}\b")),
-    ("date", re.compile(rf"\b(?:\d{{1,2}} (?:{_MONTHS})\.?,? \d{{4}}|(?:{_MONTHS})\.? "
-                        rf"\d{{1,2}},? \d{{4}})\b")),
+    ("date", re.compile(rf"\b(?:\d{{1,2}}{_TH} (?:of )?(?:{_MONTHS})\.?|(?:{_MONTHS})\.? "
+                        rf"\d{{1,2}}{_TH})(?:,? \d{{4}})?\b")),
     ("time", re.compile(r"\b\d{1,2}(?::\d{2})?\s?(?:[ap]\.m\.|[ap]m\b)", re.IGNORECASE)),
     ("time", re.compile(r"\b(?:[01]?\d|2[0-3]):[0-5]\d\b")),
     ("time", re.compile(r"\b(?:noon|midday|midnight)\b", re.IGNORECASE)),
@@ -104,16 +105,20 @@ def _time(text: str) -> str | None:
 
 
 def _date(text: str) -> str | None:
-    t = re.sub(r"[.,]", "", text)
+    """``2026-03-03``; a date written without its year (``March 3rd``) is ``--03-03``
+    (ISO 8601's month and day), parsed in a leap year so that 29 February reads."""
+    t = re.sub(r"(?<=\d)(?:st|nd|rd|th)\b|[.,]|\bof ", "", text)
     try:
         return date.fromisoformat(t).isoformat()
     except ValueError:
         pass
+    yearless = re.search(r"\d{4}$", t) is None
     for fmt in ("%d %B %Y", "%d %b %Y", "%B %d %Y", "%b %d %Y"):
         try:
-            return datetime.strptime(t, fmt).date().isoformat()
+            got = datetime.strptime(f"{t} 2000" if yearless else t, fmt).date()
         except ValueError:
             continue
+        return f"--{got:%m-%d}" if yearless else got.isoformat()
     return None
 
 
@@ -150,8 +155,24 @@ def _parse(kind: FactKind, surface: str) -> str | None:
     return surface.lower() if kind == "day" else surface
 
 
-def facts(text: str) -> tuple[Fact, ...]:
-    """Every fact of ``text``, in order; a span claimed by an earlier kind is not re-read."""
+def facts(text: str, like: str | None = None) -> tuple[Fact, ...]:
+    """Every fact of ``text``, in order; a span claimed by an earlier kind is not re-read.
+
+    With ``like`` (the answer ``text`` is compared with), a date of ``text`` written with
+    or without its year where ``like`` has the same month and day the other way takes
+    ``like``'s normal form: ``March 3`` and ``2026-03-03`` are one date (a year left out
+    is no other year); ``2025-03-03`` and ``2026-03-03`` stay two."""
+    found = _facts(text)
+    if like is None:
+        return found
+    ref = {f.value[-5:]: f.value for f in _facts(like) if f.kind == "date"}
+    return tuple(replace(f, value=ref[f.value[-5:]])
+                 if f.kind == "date" and f.value[-5:] in ref
+                 and f.value.startswith("--") != ref[f.value[-5:]].startswith("--") else f
+                 for f in found)
+
+
+def _facts(text: str) -> tuple[Fact, ...]:
     taken: list[tuple[int, int]] = []
     found: list[Fact] = []
     for kind, rx in _PATTERNS:
@@ -173,17 +194,19 @@ def _fold(text: str) -> str:
     return " ".join(_PUNCT.sub(" ", text.lower()).split())
 
 
-def canonical(text: str) -> str:
-    """The text with every fact in its normal form; case, punctuation and spacing folded."""
+def canonical(text: str, like: str | None = None) -> str:
+    """The text with every fact in its normal form; case, punctuation and spacing folded
+    (``like``: the answer it is compared with, see :func:`facts`)."""
     out: list[str] = []
     at = 0
-    for f in facts(text):
+    for f in facts(text, like):
         out += [_fold(text[at:f.start]), f"⟨{f.token.lower()}⟩"]
         at = f.end
     out.append(_fold(text[at:]))
     return " ".join(part for part in out if part)
 
 
-def fact_key(text: str) -> str:
-    """The text's facts alone, as a sorted set (wording and order ignored)."""
-    return "; ".join(sorted({f.token.lower() for f in facts(text)}))
+def fact_key(text: str, like: str | None = None) -> str:
+    """The text's facts alone, as a sorted set (wording and order ignored; ``like``: the
+    answer it is compared with, see :func:`facts`)."""
+    return "; ".join(sorted({f.token.lower() for f in facts(text, like)}))

@@ -82,6 +82,9 @@ class Comparator:
     mode: ComparatorMode
     describe: str
     _key: Callable[[str], str]
+    _like: Callable[[str, str], str] | None = None
+    """The key of an answer read next to the one it is compared with (``March 3`` is
+    ``2026-03-03`` next to it); ``None``: the key alone."""
 
     def key(self, text: str) -> str:
         """The comparison key of ``text``."""
@@ -96,7 +99,7 @@ class Comparator:
         """The key of a re-run's answer, hashed when the recorded answer was redacted."""
         if is_redacted(recorded) is not None:
             return f"sha256:{_sha(got)}"
-        return self._key(got)
+        return self._key(got) if self._like is None else self._like(got, recorded)
 
 
 def _expect(pattern: str) -> Comparator:
@@ -112,8 +115,10 @@ def _expect(pattern: str) -> Comparator:
     if not want:
         raise ConfigError(f"--expect {pattern!r} has no words to look for; give the answer "
                           "you wanted, e.g. --expect 'DECLINED'")
-    return Comparator("expect", f"contains {clip(pattern, 40)!r}",
-                      lambda t: "expected" if want in canonical(t) else "unexpected")
+    def key(text: str, _: str = "") -> str:
+        return "expected" if want in canonical(text, like=pattern) else "unexpected"
+
+    return Comparator("expect", f"contains {clip(pattern, 40)!r}", key, key)
 
 
 def _judge(fn: Judge, name: str) -> Comparator:
@@ -139,13 +144,14 @@ def make_comparator(*, expect: str | None = None, judge: Judge | None = None,
     if label:
         return Comparator("label", "the answer's first word", label_of)
     return Comparator("normalised", "the whole answer (facts in normal form: 1 pm = 13:00, "
-                      "€189 = 189 EUR; case, spacing and punctuation ignored)", canonical)
+                      "€189 = 189 EUR; case, spacing and punctuation ignored)", canonical,
+                      canonical)
 
 
 def facts_comparator(varied: int, answered: int) -> Comparator:
     """Compare by facts alone: the default once baseline answers varied only in wording."""
     return Comparator("facts", f"facts (numbers, times, dates, money, entities) — wording "
-                      f"varied in {varied}/{answered} baseline answers", fact_key)
+                      f"varied in {varied}/{answered} baseline answers", fact_key, fact_key)
 
 
 _Key = tuple[tuple[str, ...], tuple[str, ...]]
@@ -181,7 +187,7 @@ def changes(recorded: str, got: str | Sequence[str]) -> tuple[str, ...]:
     old = list(facts(recorded))
     seen: dict[tuple[tuple[str, ...], tuple[str, ...]], str] = {}
     for answer in answers:
-        new = list(facts(answer))
+        new = list(facts(answer, like=recorded))
         same = {f.token for f in old} & {f.token for f in new}
         for line, key in _delta([f for f in old if f.token not in same],
                                 [f for f in new if f.token not in same]):

@@ -169,7 +169,8 @@ def _baseline(rr: Trial, seeds: int) -> tuple[Tally, Baseline, str | None]:
         seed += 1
     if tally.changed and _by_facts(rr, got_all):
         tally = Tally(same=tally.answered, broke=tally.broke)
-    outs = tuple(rr.comparator.key(g.answer) if g.run != "broke" else f"(broke: {g.note})"
+    outs = tuple(rr.comparator.rerun_key(rr.past.answer, g.answer) if g.run != "broke"
+                 else f"(broke: {g.note})"
                  for g in got_all)
     return tally, Baseline(runs=tally.runs, same=tally.same, changed=tally.changed,
                            broke=tally.broke, stable=baseline_stable(tally),
@@ -182,7 +183,7 @@ def _by_facts(rr: Trial, runs: Sequence[Rerun]) -> bool:
     answered = [g.answer for g in runs if g.run != "broke"]
     if rr.comparator.mode != "normalised" or not recorded or not answered:
         return False
-    if any(fact_key(a) != recorded for a in answered):
+    if any(fact_key(a, like=rr.past.answer) != recorded for a in answered):
         return False
     varied = sum(normalise(a) != normalise(rr.past.answer) for a in answered)
     rr.use(facts_comparator(varied, len(answered)))

@@ -62,6 +62,15 @@ def test_given_the_wrong_fact_removed_then_only_the_number_changes_not_the_first
     assert _answer("wrong_fact", "supplier-memo") == "The C40 grinder costs 149 EUR."
 
 
+def test_given_the_yearless_date_when_its_style_is_removed_then_only_the_wording_changes(
+) -> None:
+    assert _answer("yearless_date") == "Your membership renews on March 3."
+    assert _answer("yearless_date", "date-style") == "Your membership renews on 2026-03-03."
+    assert _answer("yearless_date", "old-calendar") == "Your membership renews on April 3."
+    for decoy in ("renewal-terms", "renewal-reminder", "gym-voice"):
+        assert _answer("yearless_date", decoy) == "Your membership renews on March 3.", decoy
+
+
 def test_given_the_redundant_pair_when_one_or_both_are_removed_then_only_both_matter() -> None:
     a, b = load("redundant_pair").CULPRIT
     recorded = _answer("redundant_pair")

@@ -129,7 +129,7 @@ def test_given_a_planted_run_when_why_runs_then_no_decoy_is_confirmed(
     assert wrongly == [], [_text(s) for s in wrongly]
 
 
-@pytest.mark.parametrize("name", (*CONFIRMS_INJECTION, "wording_innocents"))
+@pytest.mark.parametrize("name", (*CONFIRMS_INJECTION, "wording_innocents", "yearless_date"))
 def test_given_an_injection_culprit_when_why_runs_then_it_alone_is_confirmed(
     name: str, reports: dict[str, Report],
 ) -> None:
@@ -256,6 +256,17 @@ def test_given_wording_only_innocents_when_why_runs_then_they_are_not_confirmed_
         assert s["wording"], f"{piece}: the re-worded answer is not noted"
     noted = " ".join(w for x in report["suspects"] for w in x["wording"])
     assert "'13:00;' → '1 pm;'" in noted and "'€45.' → '45 EUR.'" in noted
+
+
+def test_given_a_date_written_without_its_year_when_why_runs_then_the_style_is_only_wording(
+    reports: dict[str, Report],
+) -> None:
+    report, module = reports["yearless_date"], load("yearless_date")
+    (style,) = [s for s in report["suspects"] if s.get("id") in module.WORDING]
+    assert style["verdict"] == "not-confirmed" and style["changes"] == [], _text(style)
+    assert style["wording"] == ["'March 3.' → '2026-03-03.'"], _text(style)
+    assert report["necessary"] == [] and report["root_causes"] == ["fact 'old-calendar'"]
+    assert "(March 3 → April 3)" in _first_line(report)
 
 
 def test_given_the_seed_wording_model_when_why_runs_then_it_compares_facts_and_searches(

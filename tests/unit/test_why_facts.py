@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from datetime import date
+
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -88,3 +90,52 @@ def test_given_the_default_comparator_when_only_formats_differ_then_the_keys_agr
     assert default.key("Tasting at 1 pm; €45.") == default.key("Tasting at 13:00; 45 EUR.")
     assert default.key("Tasting at 1 pm; €45.") != default.key("Tasting at 1 pm; €55.")
     assert facts("no facts here") == ()
+
+
+days = st.dates(min_value=date(1990, 1, 1), max_value=date(2060, 12, 31))
+_YEARLESS = ("{d:%B} {d.day}", "{d.day} {d:%B}", "{d:%b} {d.day}", "{d:%B} {d.day}{th}",
+             "{d.day}{th} of {d:%B}")
+
+
+def _th(day: int) -> str:
+    return "th" if 10 < day % 100 < 14 else {1: "st", 2: "nd", 3: "rd"}.get(day % 10, "th")
+
+
+@given(days, st.sampled_from(_YEARLESS))
+def test_given_a_date_written_without_its_year_when_compared_with_the_full_date_then_same(
+    day: date, form: str,
+) -> None:
+    short = "Renews on " + form.format(d=day, th=_th(day.day)) + "."
+    full = f"Renews on {day.isoformat()}."
+    assert [f.kind for f in facts(short)] == ["date"]
+    assert changes(full, short) == () and changes(short, full) == ()
+    normal = make_comparator()
+    assert normal.rerun_key(short, full) == normal.recorded_key(short)
+    assert normal.rerun_key(full, short) == normal.recorded_key(full)
+    assert effect(short, full) == "value"
+
+
+@given(days, days, st.sampled_from(_YEARLESS))
+def test_given_two_different_days_without_a_year_when_compared_then_the_change_is_named(
+    a: date, b: date, form: str,
+) -> None:
+    x = "Renews on " + form.format(d=a, th=_th(a.day)) + "."
+    y = "Renews on " + form.format(d=b, th=_th(b.day)) + "."
+    normal = make_comparator()
+    same_day = (a.month, a.day) == (b.month, b.day)
+    assert (normal.rerun_key(x, y) == normal.recorded_key(x)) == same_day
+    assert (changes(x, y) == ()) == same_day
+    assert (normal.rerun_key(x, f"Renews on {b.isoformat()}.") == normal.recorded_key(x)) == (
+        same_day)
+
+
+def test_given_full_dates_of_two_years_when_compared_then_the_year_is_a_change() -> None:
+    assert changes("Renews on 2025-03-03.", "Renews on 2026-03-03.") == (
+        "2025-03-03 → 2026-03-03",)
+    assert changes("Renews on March 3, 2025.", "Renews on March 3.") == ()
+
+
+def test_given_expect_a_full_date_when_the_answer_drops_the_year_then_it_matches() -> None:
+    expect = make_comparator(expect="2026-04-03")
+    assert expect.rerun_key("Renews on March 3.", "Renews on April 3.") == "expected"
+    assert expect.rerun_key("Renews on March 3.", "Renews on March 3.") == "unexpected"
