@@ -109,7 +109,8 @@ def _sets(result: SearchResult, cands: Sequence[Candidate], seen: Seen) -> list[
                                                                     strict=True))
         weak = f.test.verdict == "confirmed" and all(
             a.verdict != "confirmed" for _, a in f.alone)
-        base = Suspect(rank=0, kind="set", id=None, ids=ids, label="set: " + " + ".join(ids),
+        base = Suspect(rank=0, kind="set", id=None, ids=ids,
+                       label="set: " + " + ".join(_member_labels(f.removals, cands)),
                        flavor=None, step_id=members[0].step_id if members[0] else "",
                        score=None, chain=tuple(f"member: {r.describe()}" for r in f.removals),
                        excerpt="", removable=True)
@@ -122,8 +123,14 @@ def _sets(result: SearchResult, cands: Sequence[Candidate], seen: Seen) -> list[
     return out
 
 
-def _member_note(f: Finding) -> str:
-    keys = " + ".join(x.key for x in f.removals)
+def _member_labels(removals: Sequence[Removal], cands: Sequence[Candidate]) -> list[str]:
+    """Each removal of a set named as its own suspect is (``tool promo_lookup #call_1``,
+    never the bare call id)."""
+    return [next((c.label for c in cands if c.removal == r), r.describe()) for r in removals]
+
+
+def _member_note(f: Finding, cands: Sequence[Candidate]) -> str:
+    keys = " + ".join(_member_labels(f.removals, cands))
     if f.test.verdict == "confirmed":
         return f"part of a culprit set: {keys}"
     return f"not tested alone: the set the screens flagged ({keys}) did not hold " \
@@ -137,7 +144,7 @@ def suspects_of(cands: Sequence[Candidate], result: SearchResult | None,
     plain = [_plain(c, refused) for c in cands]
     if result is not None:
         singles = {f.removals[0]: f for f in result.findings if len(f.removals) == 1}
-        alone = {r: (a, _member_note(f)) for f in result.findings for r, a in f.alone}
+        alone = {r: (a, _member_note(f, cands)) for f in result.findings for r, a in f.alone}
         plain = [_with_result(s, c.removal, result, singles, alone, seen)
                  for s, c in zip(plain, cands, strict=True)]
         plain = _sets(result, cands, seen) + plain
@@ -146,8 +153,12 @@ def suspects_of(cands: Sequence[Candidate], result: SearchResult | None,
     return tuple(replace(s, rank=i) for i, s in enumerate(ranked, start=1))
 
 
-def _what(s: Suspect) -> str:
-    return s.label if s.kind != "set" else " and ".join(s.ids or ())
+def _what(r: WhyReport, s: Suspect) -> str:
+    """A suspect as the headline names it; a set by its members' own labels."""
+    if s.kind != "set":
+        return s.label
+    labels = {x.id: x.label for x in r.suspects if x.id is not None and x.kind != "set"}
+    return " and ".join(labels.get(i, i) for i in s.ids or ())
 
 
 def _confirmed_text(r: WhyReport, s: Suspect) -> str:
@@ -155,7 +166,7 @@ def _confirmed_text(r: WhyReport, s: Suspect) -> str:
     alone = "; each alone is not enough" if s.kind == "set" and s.note else ""
     to = f" ({', '.join(s.changes[:3])})" if s.changes else ""
     conf = f"{100 * (s.confidence or 0):.2f}%"
-    return (f"removing {_what(s)}{together} changes the answer{to} in {s.flips}/"
+    return (f"removing {_what(r, s)}{together} changes the answer{to} in {s.flips}/"
             f"{s.runs - s.broke} {tier_of(r).words.trials}, confidence {conf} against a "
             f"baseline of "
             f"{_base(r, s)}{alone}")
@@ -178,7 +189,7 @@ def _roots_text(r: WhyReport, order: Order) -> str:
         changed = tuple(dict.fromkeys(c for s in roots for c in s.changes))
         to = f" ({', '.join(changed[:3])})" if changed else ""
         low = min(s.confidence or 0 for s in roots)
-        text = (f"removing any one of {', '.join(_what(s) for s in roots)} changes the "
+        text = (f"removing any one of {', '.join(_what(r, s) for s in roots)} changes the "
                 f"answer{to}: each is needed (a conjunction); confidence ≥ {100 * low:.2f}% "
                 f"each against a baseline of {_base(r)}")
     if order.outside:
@@ -216,7 +227,7 @@ def conclude(r: WhyReport, result: SearchResult | None,
                     "" if reason else " (pass --agent to re-run without them)"))
         return replace(r, conclusion="correlational", conclusion_text=text)
     if order is not None and order.roots:
-        r = replace(r, root_causes=tuple(_what(s) for s in order.roots), path=order.path,
+        r = replace(r, root_causes=tuple(_what(r, s) for s in order.roots), path=order.path,
                     necessary=order.necessary)
         return replace(r, conclusion="confirmed", conclusion_text=_roots_text(r, order))
     if order is not None:

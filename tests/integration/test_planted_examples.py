@@ -71,6 +71,19 @@ def test_given_the_yearless_date_when_its_style_is_removed_then_only_the_wording
         assert _answer("yearless_date", decoy) == "Your membership renews on March 3.", decoy
 
 
+def test_given_the_mixed_pair_when_one_or_both_are_removed_then_only_both_matter() -> None:
+    module = load("mixed_pair")
+    agent = module.make_agent()
+    no_tool = agent.variant(tools=())
+    assert _answer("mixed_pair") == "The Orbit desk costs 210 EUR today."
+    assert module.converse(no_tool).answer == _answer("mixed_pair", "spring-memo") == \
+        "The Orbit desk costs 210 EUR today."
+    assert module.converse(no_tool.without("spring-memo")).answer == \
+        "The Orbit desk costs 300 EUR today."
+    for decoy in module.INNOCENT:
+        assert _answer("mixed_pair", decoy) == "The Orbit desk costs 210 EUR today.", decoy
+
+
 def test_given_the_redundant_pair_when_one_or_both_are_removed_then_only_both_matter() -> None:
     a, b = load("redundant_pair").CULPRIT
     recorded = _answer("redundant_pair")

@@ -159,6 +159,24 @@ def test_given_the_redundant_pair_when_why_runs_then_the_pair_is_confirmed_as_a_
     _assert_nothing_innocent("redundant_pair", report, [pair])
 
 
+def test_given_a_pair_of_a_fact_and_a_tool_result_when_why_runs_then_each_is_named_by_label(
+    reports: dict[str, Report],
+) -> None:
+    report, (fact, tool) = reports["mixed_pair"], load("mixed_pair").CULPRIT
+    sets = [s for s in report["suspects"] if s["kind"] == "set"]
+    assert len(sets) == 1 and sets[0]["verdict"] == "confirmed", _text(report["suspects"])
+    members = [s for s in report["suspects"] if s["kind"] != "set" and s["id"] in sets[0]["ids"]]
+    assert {s.get("flavor") for s in members} == {"fact", tool}, _text(members)
+    assert [s["id"] for s in members if s["kind"] == "injection"] == [fact]
+    for member in members:
+        assert member["label"] in _first_line(report) and member["label"] in sets[0]["label"]
+        assert member["verdict"] != "confirmed"
+    assert not re.search(r"(?<![#\w])call_\d", _first_line(report)), _first_line(report)
+    assert report["necessary"] == ["fact 'price-list'"]
+    _assert_nothing_innocent("mixed_pair", {"suspects": [
+        s for s in _confirmed(report) if s["kind"] != "set" and s["effect"] != "necessary"]}, [])
+
+
 def test_given_the_stale_history_when_why_runs_then_the_turn_1_message_is_confirmed(
     reports: dict[str, Report],
 ) -> None:
