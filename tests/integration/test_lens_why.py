@@ -320,6 +320,22 @@ def test_given_an_unknown_step_when_explained_then_it_exits_2_suggesting_a_call(
     assert "did you mean 'llm#4'" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize(("attr", "expected"), [
+    ("model", "'model' takes an argument 'request'"),
+    ("NOTE", "'NOTE' is a str"),
+])
+def test_given_an_agent_reference_to_no_factory_when_explained_then_it_exits_2_naming_it(
+    store: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], attr: str, expected: str,
+) -> None:
+    path = tmp_path / "agent_file.py"
+    path.write_text('NOTE = "the model is scripted"\n\n\ndef model(request):\n'
+                    '    return "yes"\n', encoding="utf-8")
+    assert _cli(store, "--agent", f"{path}:{attr}") == 2
+    err = capsys.readouterr().err
+    assert expected in err and "name an Agent or a factory" in err, err
+    assert len(err.strip().splitlines()) == 1, err
+
+
 def test_given_a_report_when_it_breaks_the_schema_then_validation_refuses_it() -> None:
     report = _explain(W.price_agent)
     data = why_dict(report)
