@@ -106,8 +106,8 @@ def build_agent(target: Any, sink: EventSink) -> Any:
         if needs is not None:
             name = getattr(target, "__name__", type(target).__name__)
             raise ConfigError(f"--agent names {name!r}, but {name!r} takes an argument "
-                              f"{needs!r} a factory is not given (only sink= and seed=); name "
-                              "an Agent or a factory that returns one")
+                              f"{needs!r} that a factory is not given (it gets only sink= and "
+                              "seed=); name an Agent or a factory that returns one")
         agent = target(**given)
     if not hasattr(agent, "run_sync"):
         raise ConfigError(f"--agent gave {type(agent).__name__} {clip_repr(agent)}, which has "
