@@ -38,7 +38,7 @@ from lens.explain._rerun import BudgetSpent
 from lens.explain._stats import Ablation, Tally, Verdict, sequential
 from lens.explain._trial import Trial
 
-__all__ = ["Finding", "Probe", "SearchResult", "search"]
+__all__ = ["Finding", "Probe", "SearchResult", "screen_budget", "search"]
 
 Screen = Literal["changed", "same", "broke"]
 SCREEN_SEED0 = 1000
@@ -231,6 +231,14 @@ def _unheld(test: Ablation) -> Ablation:
     return Ablation(tally=Tally(), p_value=1.0, verdict=verdict)
 
 
+def screen_budget(untested: int, seeds: int, screen_seeds: int = 1) -> int:
+    """The re-runs a search over ``untested`` removals takes at least: a screen of each,
+    the bisection's splits and one confirming test (``0`` when nothing is untested)."""
+    if not untested:
+        return 0
+    return screen_seeds * (untested + 2 * untested.bit_length()) + seeds
+
+
 def search(rerunner: Trial, base: Tally, units: Sequence[Removal], *, seeds: int,
            alpha: float, order: str = "") -> SearchResult:
     """Screen ``units`` by delta debugging, then confirm each set found (see module doc).
@@ -255,8 +263,7 @@ def search(rerunner: Trial, base: Tally, units: Sequence[Removal], *, seeds: int
             spent[r] = spent.get(r, 0) + p.runs
     more = None if stopped is None or rerunner.budget is None else (
         rerunner.budget + 2 * seeds * sum(1 + (len(f) > 1) * len(f) for f in isolated)
-        + (s.screen_seeds * (len(untested) + 2 * len(untested).bit_length()) + seeds
-           if untested else 0))
+        + screen_budget(len(untested), seeds, s.screen_seeds))
     return SearchResult(findings=tuple(findings), probes=tuple(s.probes),
                         cleared=frozenset(s.cleared), broke=frozenset(s.broke),
                         untested=untested, stopped=stopped, isolated=isolated, spent=spent,

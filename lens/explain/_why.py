@@ -34,7 +34,7 @@ from lens.explain._past import Landing, Past, causal_past
 from lens.explain._path import causal_order
 from lens.explain._report import Baseline, ModelCalls, WhyReport
 from lens.explain._rerun import BudgetSpent, Progress, Rerun, Rerunner
-from lens.explain._search import SearchResult, search
+from lens.explain._search import SearchResult, screen_budget, search
 from lens.explain._stats import Tally, baseline_stable, seeds_needed
 from lens.explain._trial import Trial
 from lens.explain._verdicts import Seen, conclude, suspects_of
@@ -318,9 +318,10 @@ def _causal(report: WhyReport, rr: Trial, cands: Sequence[Candidate], seeds: int
     per_test = alpha / max(1, len(units))
     base_tally, baseline, stopped = _baseline(rr, seeds)
     result: SearchResult | None = None
-    if stopped is not None:
+    if stopped is not None:  # spent in the baseline: its re-runs, then the whole search
+        more = max(rr.runs + 1, seeds + screen_budget(len(units), seeds))
         result = SearchResult(findings=(), probes=(), cleared=frozenset(), broke=frozenset(),
-                              untested=tuple(units), stopped=stopped)
+                              untested=tuple(units), stopped=stopped, more=more)
     elif base_tally.same == 0:
         flags.insert(0, f"baseline-unreproduced: {w.unchanged} never gave the recorded "
                         "outcome, so no removal can be compared with it")

@@ -193,6 +193,18 @@ def test_given_a_budget_spent_before_confirming_when_explained_then_the_isolated
     assert again.conclusion == "confirmed" and _confirmed(again) == {"sale-banner"}
 
 
+@pytest.mark.parametrize("budget", [3, 8, 14])
+def test_given_a_budget_spent_early_when_explained_then_the_budget_it_names_tests_the_rest(
+    budget: int,
+) -> None:
+    report = _explain(W.price_agent, budget=budget)
+    more = re.search(r"--budget (\d+) would test the (\d+) untested", report.conclusion_text)
+    assert more is not None, report.conclusion_text
+    assert int(more.group(2)) == len(report.untested) and int(more.group(1)) > budget
+    again = _explain(W.price_agent, budget=int(more.group(1)))
+    assert again.untested == (), again.conclusion_text
+
+
 def test_given_no_removable_cause_when_explained_then_the_report_says_cause_not_found() -> None:
     events = _recorded(W.price_agent)
     report = why(events, "last", agent=W.price_agent().without("sale-banner"))
