@@ -1,11 +1,14 @@
 """Facts in an answer, apart from its wording: numbers, times, dates, money, units, entities.
 
 An answer's *facts* are the values a user would check: ``13:00`` and ``1 pm``
-are one time, ``810.00 EUR`` and ``€810`` one amount, ``1,000`` and ``1000``
-one number. Spans are found by small patterns; each is then *parsed* by
+are one time, ``810.00 EUR`` and ``€810`` one amount, ``1,000``, ``1000`` and
+``one thousand`` one number, ``March 3`` and ``2026-03-03`` one date when
+compared with each other (a year left out is no other year). Spans are
+found by small patterns; each is then *parsed* by
 Python's own parsers — :func:`datetime.datetime.strptime` for times and
 dates, :class:`decimal.Decimal` for numbers and amounts, :mod:`calendar`'s
-day and month names — so a span that does not parse stays plain wording.
+day and month names; English cardinals in words by a small grammar of their
+own — so a span that does not parse stays plain wording.
 
 * :func:`facts` — every fact of a text with its span and its normal form.
 * :func:`canonical` — the text with each fact replaced by its normal form,
@@ -43,6 +46,13 @@ _UNITS: dict[str, tuple[str, Decimal]] = {
 _MONTHS = "|".join(m for m in (*calendar.month_name[1:], *calendar.month_abbr[1:]))
 _DAYS = "|".join(calendar.day_name)
 _TH = "(?:st|nd|rd|th)?"
+_SMALL = ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine",
+          "ten", "eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen",
+          "eighteen", "nineteen")
+_TENS = ("twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety")
+_SCALES = {"thousand": 1000, "million": 1_000_000}
+_WORD_VALUE = {w: i for i, w in enumerate(_SMALL)} | {w: 10 * i for i, w in enumerate(_TENS, 2)}
+_NWORD = "|".join(sorted((*_WORD_VALUE, "hundred", *_SCALES), key=len, reverse=True))
 
 _PATTERNS: tuple[tuple[FactKind, re.Pattern[str]], ...] = (
     ("date", re.compile(r"\b\d{4}-\d{2}-\d{2}\b")),
@@ -59,6 +69,8 @@ _PATTERNS: tuple[tuple[FactKind, re.Pattern[str]], ...] = (
                             r"min|minutes|days?|weeks?|units?|percent)\b)")),
     ("entity", re.compile(r"\b(?:[A-Z][\w-]*[A-Z0-9][\w-]*|[A-Z]{2,}|[A-Za-z]+-\d[\w-]*|"
                           r"[a-z]+_[a-z_]+)\b")),
+    ("number", re.compile(rf"\b(?:{_NWORD})(?:(?:-|\s+|\s+and\s+)(?:{_NWORD}))*\b",
+                          re.IGNORECASE)),
     ("number", re.compile(rf"(?<![\w.]){_NUM}(?![\w])")),
 )
 
@@ -89,6 +101,33 @@ def number(text: str) -> Decimal | None:
 def _num_text(text: str) -> str:
     got = number(text)
     return text if got is None else f"{got:f}"
+
+
+def _word_step(total: int, group: int, word: str) -> tuple[int, int] | None:
+    """One number word added to ``(total, group)``; ``None`` when it cannot follow."""
+    if word in _SCALES:
+        return (total + group * _SCALES[word], 0) if group else None
+    if word == "hundred":
+        return (total, group * 100) if 0 < group < 100 else None
+    value, tens = _WORD_VALUE[word], group % 100
+    # ``twenty`` and ``eleven`` start the tens; ``five`` starts them or ends ``twenty``
+    fits = tens == 0 if value >= 10 else tens == 0 or (tens >= 20 and tens % 10 == 0)
+    return (total, group + value) if fits else None
+
+
+def _words(text: str) -> str | None:
+    """``twenty-one`` → ``21``, ``three hundred and five`` → ``305``; ``None`` for words that
+    do not make one number (``one two``). English cardinals; ``zero`` only alone."""
+    words = [w for w in re.split(r"[\s-]+", text.lower()) if w != "and"]
+    if words == ["zero"]:
+        return "0"
+    total, group = 0, 0
+    for word in words:
+        step = None if word == "zero" else _word_step(total, group, word)
+        if step is None:
+            return None
+        total, group = step
+    return str(total + group)
 
 
 def _time(text: str) -> str | None:
@@ -151,7 +190,7 @@ def _parse(kind: FactKind, surface: str) -> str | None:
     if kind == "quantity":
         return _quantity(surface)
     if kind == "number":
-        return _num_text(surface)
+        return _num_text(surface) if surface[0].isdigit() else _words(surface)
     return surface.lower() if kind == "day" else surface
 
 

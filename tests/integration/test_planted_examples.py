@@ -71,6 +71,17 @@ def test_given_the_yearless_date_when_its_style_is_removed_then_only_the_wording
         assert _answer("yearless_date", decoy) == "Your membership renews on March 3.", decoy
 
 
+def test_given_the_number_words_when_its_style_is_removed_then_only_the_wording_changes(
+) -> None:
+    assert _answer("number_words") == "There are three seats left on the Tuesday tour."
+    assert _answer("number_words", "spell-numbers") == \
+        "There are 3 seats left on the Tuesday tour."
+    assert _answer("number_words", "old-roster") == \
+        "There are seven seats left on the Tuesday tour."
+    for decoy in ("roster", "tour-voice"):
+        assert _answer("number_words", decoy) == _answer("number_words"), decoy
+
+
 def test_given_the_mixed_pair_when_one_or_both_are_removed_then_only_both_matter() -> None:
     module = load("mixed_pair")
     agent = module.make_agent()

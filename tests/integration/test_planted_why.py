@@ -129,7 +129,8 @@ def test_given_a_planted_run_when_why_runs_then_no_decoy_is_confirmed(
     assert wrongly == [], [_text(s) for s in wrongly]
 
 
-@pytest.mark.parametrize("name", (*CONFIRMS_INJECTION, "wording_innocents", "yearless_date"))
+@pytest.mark.parametrize("name", (*CONFIRMS_INJECTION, "wording_innocents", "yearless_date",
+                                  "number_words"))
 def test_given_an_injection_culprit_when_why_runs_then_it_alone_is_confirmed(
     name: str, reports: dict[str, Report],
 ) -> None:
@@ -285,6 +286,17 @@ def test_given_a_date_written_without_its_year_when_why_runs_then_the_style_is_o
     assert style["wording"] == ["'March 3.' → '2026-03-03.'"], _text(style)
     assert report["necessary"] == [] and report["root_causes"] == ["fact 'old-calendar'"]
     assert "(March 3 → April 3)" in _first_line(report)
+
+
+def test_given_numbers_written_in_words_when_why_runs_then_the_style_is_only_wording(
+    reports: dict[str, Report],
+) -> None:
+    report, module = reports["number_words"], load("number_words")
+    (style,) = [s for s in report["suspects"] if s.get("id") in module.WORDING]
+    assert style["verdict"] == "not-confirmed" and style["changes"] == [], _text(style)
+    assert style["wording"] == ["'three' → '3'"], _text(style)
+    assert report["root_causes"] == ["fact 'old-roster'"] and report["necessary"] == []
+    assert "(three → seven)" in _first_line(report) and "conjunction" not in _first_line(report)
 
 
 def test_given_the_seed_wording_model_when_why_runs_then_it_compares_facts_and_searches(

@@ -139,3 +139,48 @@ def test_given_expect_a_full_date_when_the_answer_drops_the_year_then_it_matches
     expect = make_comparator(expect="2026-04-03")
     assert expect.rerun_key("Renews on March 3.", "Renews on April 3.") == "expected"
     assert expect.rerun_key("Renews on March 3.", "Renews on March 3.") == "unexpected"
+
+
+_ONES = ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten",
+        "eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen",
+        "eighteen", "nineteen")
+_TENS_WORDS = ("_", "_", "twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty",
+               "ninety")
+
+
+def _spelled(n: int, hyphen: bool) -> str:
+    """An English cardinal, written out (the test's own writer, not the parser's tables)."""
+    if n < 20:
+        return _ONES[n]
+    if n < 100:
+        tail = "" if n % 10 == 0 else ("-" if hyphen else " ") + _ONES[n % 10]
+        return _TENS_WORDS[n // 10] + tail
+    if n < 1000:
+        rest = "" if n % 100 == 0 else " and " + _spelled(n % 100, hyphen)
+        return f"{_ONES[n // 100]} hundred{rest}"
+    rest = "" if n % 1000 == 0 else " " + _spelled(n % 1000, hyphen)
+    return f"{_spelled(n // 1000, hyphen)} thousand{rest}"
+
+
+@given(st.integers(min_value=0, max_value=999_999), st.booleans(), st.booleans())
+def test_given_a_number_written_in_words_when_normalised_then_it_is_the_number(
+    n: int, hyphen: bool, capital: bool,
+) -> None:
+    words = _spelled(n, hyphen)
+    words = words[0].upper() + words[1:] if capital else words
+    assert canonical(f"{words} seats are left.") == canonical(f"{n} seats are left.")
+    assert changes(f"{n} seats are left.", f"{words} seats are left.") == ()
+
+
+@given(st.integers(min_value=0, max_value=999), st.integers(min_value=0, max_value=999))
+def test_given_two_numbers_in_words_when_compared_then_only_different_values_change(
+    a: int, b: int,
+) -> None:
+    x, y = f"There are {_spelled(a, True)} seats.", f"There are {_spelled(b, True)} seats."
+    assert (canonical(x) == canonical(y)) == (a == b)
+    assert (changes(x, y) == ()) == (a == b)
+
+
+def test_given_number_words_that_make_no_number_when_read_then_they_stay_wording() -> None:
+    assert facts("pick one two") == () and facts("eleven five") == ()
+    assert [f.value for f in facts("someone said nothing")] == []
