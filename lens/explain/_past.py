@@ -74,6 +74,8 @@ class HistoryMessage:
     role: str
     content: str
     tool_call_id: str | None = None
+    calls: tuple[str, ...] = ()
+    """The ids of the tool calls an assistant message made (how its reply is found)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -145,8 +147,14 @@ def _history(start: LLMStart, user_message: str, turn: int) -> tuple[HistoryMess
         return ()
     return tuple(HistoryMessage(index=i, role=str(m.get("role")),
                                 content=str(m.get("content") or ""),
-                                tool_call_id=m.get("tool_call_id"))
+                                tool_call_id=m.get("tool_call_id"), calls=_call_ids(m))
                  for i, m in enumerate(messages[:mine]))
+
+
+def _call_ids(message: dict[str, Any]) -> tuple[str, ...]:
+    calls = message.get("tool_calls")
+    return tuple(str(c["id"]) for c in calls if isinstance(c, dict) and "id" in c) \
+        if isinstance(calls, list) else ()
 
 
 def _explained_reads(start: LLMStart, results: Sequence[ToolEnd]) -> tuple[list[str], bool]:

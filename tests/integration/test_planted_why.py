@@ -81,7 +81,7 @@ def _ids(s: Suspect) -> frozenset[str]:
     return frozenset({s["id"]}) if s.get("id") else frozenset()
 
 
-def _text(s: Suspect) -> str:
+def _text(s: Suspect | list[Suspect]) -> str:
     return json.dumps(s, ensure_ascii=False)
 
 
@@ -429,3 +429,61 @@ def test_given_the_stale_history_as_events_when_why_runs_then_the_turn_1_message
     innocent = set(module.INNOCENT)
     assert not [s for s in report.suspects if s.verdict == "confirmed" and s is not stale[0]
                 and (s.kind == "message" or s.id in innocent)]
+
+
+def test_given_three_turns_when_why_runs_then_each_history_message_names_its_turn() -> None:
+    module = load("stale_history")
+    sink = ListSink()
+    agent = module.make_agent(sink=sink)
+    agent.run_sync(module.FIRST)
+    agent.follow_up_sync("Where did my order 17 go last year?")  # a second stale address
+    run = agent.follow_up_sync(module.MESSAGE)
+    report = why(sink.events, run.run_id, agent=module.make_agent())
+    messages = [s for s in report.suspects if s.kind == "message"]
+    assert len(messages) == 6 and len({s.label for s in messages}) == 6, \
+        [s.label for s in messages]
+    (pair,) = [s for s in report.suspects if s.kind == "set"]
+    assert pair.verdict == "confirmed" and report.root_causes == (
+        "assistant message llm#2 of turn 1 and assistant message llm#1 of turn 2",)
+    assert report.root_causes[0] in report.conclusion_text
+
+
+def _hub_model(request: Any) -> Any:
+    """Each "Where is parcel N?" turn asks ``locate``; a follow-up reuses the last hub."""
+    from footprint.providers import call
+
+    turn = max(i for i, m in enumerate(request.messages) if m.role == "user")
+    ask = request.messages[turn].content
+    mine = [m for m in request.messages[turn:] if m.role == "tool"]
+    if ask.startswith("Where is parcel"):
+        parcel = ask.split()[-1].rstrip("?")
+        if not mine:
+            return call("locate", parcel=parcel)
+        return f"Parcel {parcel} is at {json.loads(mine[-1].content)['hub']}."
+    hubs = [m.content.split(" is at ")[-1].rstrip(".") for m in request.messages
+            if m.role == "assistant" and " is at " in m.content]
+    return f"Your parcels go through {hubs[-1] if hubs else 'the nearest hub'}."
+
+
+def test_given_two_earlier_turns_with_tool_calls_when_why_runs_then_their_calls_are_told_apart(
+) -> None:
+    from footprint import Agent, FunctionModel, StepClock
+
+    def locate(parcel: str) -> str:
+        """Where a parcel is now."""
+        return json.dumps({"parcel": parcel, "hub": "Leeds" if parcel == "7" else "York"})
+
+    def make(sink: Any = None, seed: int = 0) -> Agent:
+        return Agent(provider=FunctionModel(_hub_model), model="m", tools=[locate],
+                     clock=StepClock(), seed=seed, sink=sink)
+
+    sink = ListSink()
+    agent = make(sink=sink)
+    agent.run_sync("Where is parcel 7?")
+    agent.follow_up_sync("Where is parcel 9?")
+    run = agent.follow_up_sync("Which hub handles my parcels?")
+    assert run.answer == "Your parcels go through York."
+    report = why(sink.events, run.run_id, agent=make)
+    calls = sorted(s.label for s in report.suspects if s.kind == "message" and s.excerpt == "")
+    assert calls == ["assistant message llm#1 of turn 1", "assistant message llm#1 of turn 2"]
+    assert report.root_causes == ("assistant message llm#2 of turn 2",), report.conclusion_text
