@@ -105,6 +105,9 @@ class Rerun:
     run: Literal["same", "changed", "broke"]
     answer: str
     note: str = ""
+    lost: bool = False
+    """The comparator read "same" although the answer lost its values (an apology under
+    ``--expect``: not the answer wanted, nor the recorded one)."""
 
 
 class Rerunner:
@@ -262,7 +265,8 @@ class Rerunner:
                     text) != canonical(self.past.answer) and effect(self.past.answer,
                                                                      text) == "value":
                 self.blind.append((self.past.answer, text))  # another value, unseen
-            return Rerun(run="same", answer=text)
+            return Rerun(run="same", answer=text,
+                         lost=effect(self.past.answer, text) == "necessary")
         return Rerun(run="changed", answer=text)
 
 

@@ -342,7 +342,7 @@ def _causal(report: WhyReport, rr: Trial, cands: Sequence[Candidate], seeds: int
             flags.append(f"too-few-seeds: {seeds} seeds cannot reach confidence "
                          f"{1 - per_test:.4g} per test; use --seeds {need or 'more'} or more")
         result = search(rr, base_tally, units, seeds=seeds, alpha=per_test,
-                        order=report.run_id)
+                        order=report.run_id, wanted=rr.comparator.mode in _WANTED)
     flags += _blind(rr)
     out = replace(report, seeds=seeds, alpha_per_test=per_test, baseline=baseline,
                   flags=tuple(flags))
@@ -363,6 +363,9 @@ def _ordered(report: WhyReport, rr: Trial, cands: Sequence[Candidate],
                   outcome=rr.recorded_key)
     return conclude(out, result, order)
 
+
+_WANTED = frozenset({"expect", "judge", "label"})
+"""Comparators that call a re-run changed only when it gives the outcome asked for."""
 
 _REMEDY = {
     "label": "compare whole answers (drop --label) or give --expect TEXT",

@@ -487,3 +487,19 @@ def test_given_two_earlier_turns_with_tool_calls_when_why_runs_then_their_calls_
     calls = sorted(s.label for s in report.suspects if s.kind == "message" and s.excerpt == "")
     assert calls == ["assistant message llm#1 of turn 1", "assistant message llm#1 of turn 2"]
     assert report.root_causes == ("assistant message llm#2 of turn 2",), report.conclusion_text
+
+
+@pytest.mark.parametrize(("name", "expect"), [
+    ("redundant_pair", "25 kg"), ("redundant_triple", "2 years"), ("mixed_pair", "300 EUR")])
+def test_given_a_redundant_set_and_the_answer_wanted_when_why_runs_then_the_set_is_found(
+    name: str, expect: str,
+) -> None:
+    module = load(name)
+    sink = ListSink()
+    run = module.converse(module.make_agent(sink=sink))
+    report = why(sink.events, run.run_id, agent=module.make_agent, expect=expect)
+    (found,) = [s for s in report.suspects if s.kind == "set" and s.verdict == "confirmed"]
+    members = {s.id: s for s in report.suspects if s.kind != "set" and s.id in (found.ids or ())}
+    assert {m.flavor if m.kind == "tool_result" else m.id for m in members.values()} == \
+        set(module.CULPRIT), found
+    assert report.conclusion == "confirmed" and report.root_causes[0] in report.conclusion_text
