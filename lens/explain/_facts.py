@@ -233,12 +233,22 @@ def _fold(text: str) -> str:
     return " ".join(_PUNCT.sub(" ", text.lower()).split())
 
 
-def canonical(text: str, like: str | None = None) -> str:
+def _bare(f: Fact) -> Fact:
+    """An amount or quantity as the number it is written with (``€920`` → ``920``)."""
+    if f.kind not in ("money", "quantity"):
+        return f
+    amount = re.search(_NUM, f.surface)
+    return f if amount is None else replace(f, kind="number", value=_num_text(amount.group(0)))
+
+
+def canonical(text: str, like: str | None = None, *, bare: bool = False) -> str:
     """The text with every fact in its normal form; case, punctuation and spacing folded
-    (``like``: the answer it is compared with, see :func:`facts`)."""
+    (``like``: the answer it is compared with, see :func:`facts`; ``bare``: amounts and
+    quantities as their numbers, for a wanted answer given as a bare number)."""
     out: list[str] = []
     at = 0
     for f in facts(text, like):
+        f = _bare(f) if bare else f
         out += [_fold(text[at:f.start]), f"⟨{f.token.lower()}⟩"]
         at = f.end
     out.append(_fold(text[at:]))

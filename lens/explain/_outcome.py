@@ -115,8 +115,12 @@ def _expect(pattern: str) -> Comparator:
     if not want:
         raise ConfigError(f"--expect {pattern!r} has no words to look for; give the answer "
                           "you wanted, e.g. --expect 'DECLINED'")
+    bare = any(f.kind == "number" for f in facts(pattern))  # --expect 920: "920.00 EUR"
+
     def key(text: str, _: str = "") -> str:
-        return "expected" if want in canonical(text, like=pattern) else "unexpected"
+        found = want in canonical(text, like=pattern) or (
+            bare and want in canonical(text, like=pattern, bare=True))
+        return "expected" if found else "unexpected"
 
     return Comparator("expect", f"contains {clip(pattern, 40)!r}", key, key)
 

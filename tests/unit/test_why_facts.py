@@ -184,3 +184,19 @@ def test_given_two_numbers_in_words_when_compared_then_only_different_values_cha
 def test_given_number_words_that_make_no_number_when_read_then_they_stay_wording() -> None:
     assert facts("pick one two") == () and facts("eleven five") == ()
     assert [f.value for f in facts("someone said nothing")] == []
+
+
+@given(amounts, st.sampled_from(["{n} EUR", "€{n}", "{n}.00 EUR", "{n} kg", "{n} %"]))
+def test_given_expect_a_bare_number_when_the_answer_gives_it_with_a_unit_then_it_matches(
+    n: int, form: str,
+) -> None:
+    expect = make_comparator(expect=str(n))
+    assert expect.key(f"The total is {form.format(n=n)}.") == "expected"
+    assert expect.key(f"The total is {form.format(n=n + 1)}.") == "unexpected"
+
+
+def test_given_expect_an_amount_with_its_unit_when_the_unit_differs_then_it_does_not_match(
+) -> None:
+    assert make_comparator(expect="920 EUR").key("It is 920 USD.") == "unexpected"
+    assert make_comparator(expect="40 kg").key("It holds 40 lb.") == "unexpected"
+    assert make_comparator(expect="920.00 EUR").key("It is €920.") == "expected"
