@@ -205,6 +205,16 @@ def test_given_a_budget_spent_early_when_explained_then_the_budget_it_names_test
     assert again.untested == (), again.conclusion_text
 
 
+def test_given_an_expect_no_re_run_meets_when_explained_then_changed_facts_are_not_wording(
+) -> None:
+    report = _explain(W.price_agent, expect="100 EUR")
+    banner = next(s for s in report.suspects if s.id == "sale-banner")
+    assert banner.verdict == "not-confirmed" and banner.wording, banner
+    text = "\n".join(render_why(report))
+    assert "facts held" not in text
+    assert "changed, but not as asked (contains '100 EUR'): '149' → '189'" in text, text
+
+
 def test_given_no_removable_cause_when_explained_then_the_report_says_cause_not_found() -> None:
     events = _recorded(W.price_agent)
     report = why(events, "last", agent=W.price_agent().without("sale-banner"))
