@@ -212,6 +212,11 @@ def _not_found(r: WhyReport, result: SearchResult | None) -> str:
         return "no candidate could be removed from this agent; the evidence is listed below"
     if result.broke and not result.cleared:
         return f"every removal made the {tier_of(r).words.trials} crash or never answer (broke)"
+    if r.comparator_mode in ("expect", "judge", "label"):
+        return (f"removing each of the {len(removable)} removable candidates alone, and all of "
+                f"them together, never gave the outcome asked for ({r.comparator}); the fix "
+                "is among the evidence-only candidates below, not in the recording, or not "
+                "what the comparator looks for")
     return (f"removing each of the {len(removable)} removable candidates alone, and all of them "
             "together, left the outcome unchanged; the cause is among the evidence-only "
             "candidates below, or not in the recording")

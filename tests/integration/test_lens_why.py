@@ -213,6 +213,8 @@ def test_given_an_expect_no_re_run_meets_when_explained_then_changed_facts_are_n
     text = "\n".join(render_why(report))
     assert "facts held" not in text
     assert "changed, but not as asked (contains '100 EUR'): '149' → '189'" in text, text
+    assert report.conclusion_text.startswith("cause not found: removing each of the ")
+    assert "never gave the outcome asked for (contains '100 EUR')" in report.conclusion_text
 
 
 def test_given_no_removable_cause_when_explained_then_the_report_says_cause_not_found() -> None:
