@@ -35,14 +35,33 @@ _NUM = r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?"
 _CURRENCY = {"€": "EUR", "$": "USD", "£": "GBP", "¥": "JPY", "EUR": "EUR", "USD": "USD",
              "GBP": "GBP", "JPY": "JPY", "CHF": "CHF", "euro": "EUR", "euros": "EUR",
              "dollars": "USD", "pounds": "GBP"}
-_ONE, _MILLI, _CENTI, _MINUTE = Decimal(1), Decimal("0.001"), Decimal("0.01"), Decimal(1) / 60
-_UNITS: dict[str, tuple[str, Decimal]] = {
-    "kg": ("g", Decimal(1000)), "g": ("g", _ONE), "mg": ("g", _MILLI),
-    "km": ("m", Decimal(1000)), "m": ("m", _ONE), "cm": ("m", _CENTI), "mm": ("m", _MILLI),
-    "l": ("l", _ONE), "ml": ("l", _MILLI), "%": ("%", _ONE), "percent": ("%", _ONE),
-    "h": ("h", _ONE), "hours": ("h", _ONE), "hour": ("h", _ONE), "minutes": ("h", _MINUTE),
-    "min": ("h", _MINUTE), "days": ("d", _ONE), "day": ("d", _ONE), "weeks": ("d", Decimal(7)),
-    "week": ("d", Decimal(7)), "units": ("units", _ONE), "unit": ("units", _ONE)}
+
+def _spellings(base: str, factor: int | str, *names: str) -> dict[str, tuple[str, Decimal]]:
+    return dict.fromkeys(names, (base, Decimal(factor)))
+
+
+_UNITS: dict[str, tuple[str, Decimal]] = {  # name -> (base unit, exact factor to it)
+    **_spellings("g", 1000, "kg", "kgs", "kilogram", "kilograms", "kilo", "kilos"),
+    **_spellings("g", 1, "g", "gram", "grams"),
+    **_spellings("g", "0.001", "mg", "milligram", "milligrams"),
+    **_spellings("m", 1000, "km", "kilometre", "kilometres", "kilometer", "kilometers"),
+    **_spellings("m", 1, "m", "metre", "metres", "meter", "meters"),
+    **_spellings("m", "0.01", "cm", "centimetre", "centimetres", "centimeter", "centimeters"),
+    **_spellings("m", "0.001", "mm", "millimetre", "millimetres", "millimeter", "millimeters"),
+    **_spellings("l", 1, "l", "litre", "litres", "liter", "liters"),
+    **_spellings("l", "0.001", "ml", "millilitre", "millilitres", "milliliter", "milliliters"),
+    **_spellings("%", 1, "%", "percent", "per cent"),
+    **_spellings("s", 1, "sec", "secs", "second", "seconds"),  # durations in seconds
+    **_spellings("s", 60, "min", "mins", "minute", "minutes"),
+    **_spellings("s", 3600, "h", "hr", "hrs", "hour", "hours"),
+    **_spellings("s", 86400, "day", "days"),
+    **_spellings("s", 604800, "week", "weeks"),
+    **_spellings("months", 1, "month", "months"),  # a month has no fixed length in days
+    **_spellings("months", 12, "year", "years"),
+    **_spellings("units", 1, "unit", "units")}
+"""Exact factors only: 180 minutes and 3 hours are one duration, to the last digit."""
+_UNIT_NAMES = "|".join(re.escape(u) for u in sorted(_UNITS, key=len, reverse=True)
+                       if u != "%")
 _MONTHS = "|".join(m for m in (*calendar.month_name[1:], *calendar.month_abbr[1:]))
 _DAYS = "|".join(calendar.day_name)
 _TH = "(?:st|nd|rd|th)?"
@@ -65,8 +84,7 @@ _PATTERNS: tuple[tuple[FactKind, re.Pattern[str]], ...] = (
     ("money", re.compile(rf"[€$£¥]\s?(?:{_NUM})|\b(?:{_NUM})\s?(?:[€$£¥]|"
                          r"(?:EUR|USD|GBP|JPY|CHF|euros?|dollars|pounds)\b)")),
     ("money", re.compile(rf"\b(?:EUR|USD|GBP|JPY|CHF)\s?(?:{_NUM})\b")),
-    ("quantity", re.compile(rf"\b(?:{_NUM})\s?(?:%|(?:kg|mg|g|km|cm|mm|m|ml|l|h|hours?|"
-                            r"min|minutes|days?|weeks?|units?|percent)\b)")),
+    ("quantity", re.compile(rf"\b(?:{_NUM})\s?(?:%|(?:{_UNIT_NAMES})\b)", re.IGNORECASE)),
     ("entity", re.compile(r"\b(?:[A-Z][\w-]*[A-Z0-9][\w-]*|[A-Z]{2,}|[A-Za-z]+-\d[\w-]*|"
                           r"[a-z]+_[a-z_]+)\b")),
     ("number", re.compile(rf"\b(?:{_NWORD})(?:(?:-|\s+|\s+and\s+)(?:{_NWORD}))*\b",
@@ -174,7 +192,7 @@ def _quantity(text: str) -> str | None:
     amount = re.match(_NUM, text)
     if amount is None:
         return None
-    unit = text[amount.end():].strip().lower()
+    unit = " ".join(text[amount.end():].lower().split())
     base, factor = _UNITS.get(unit, (unit, Decimal(1)))
     value = number(amount.group(0))
     return None if value is None else f"{(value * factor).normalize():f} {base}"

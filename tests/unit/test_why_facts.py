@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import date
+from fractions import Fraction
 
 from hypothesis import given
 from hypothesis import strategies as st
@@ -200,3 +201,24 @@ def test_given_expect_an_amount_with_its_unit_when_the_unit_differs_then_it_does
     assert make_comparator(expect="920 EUR").key("It is 920 USD.") == "unexpected"
     assert make_comparator(expect="40 kg").key("It holds 40 lb.") == "unexpected"
     assert make_comparator(expect="920.00 EUR").key("It is €920.") == "expected"
+
+
+_SAME_AMOUNT = (  # (unit, factor to the first unit of its row): one quantity, many spellings
+    (("h", 1), ("hours", 1), ("hour", 1), ("minutes", 60), ("min", 60), ("seconds", 3600)),
+    (("days", 1), ("hours", 24), ("weeks", Fraction(1, 7))),
+    (("kg", 1), ("kilograms", 1), ("kilos", 1), ("g", 1000), ("grams", 1000)),
+    (("km", 1), ("kilometres", 1), ("kilometers", 1), ("m", 1000), ("metres", 1000)),
+    (("l", 1), ("litres", 1), ("liters", 1), ("ml", 1000), ("millilitres", 1000)),
+    (("years", 1), ("year", 1), ("months", 12)),
+)
+
+
+@given(st.integers(min_value=1, max_value=500), st.sampled_from(_SAME_AMOUNT), st.data())
+def test_given_one_quantity_in_two_units_when_normalised_then_it_is_one_fact(
+    n: int, row: tuple[tuple[str, int | Fraction], ...], data: st.DataObject,
+) -> None:
+    (u1, f1), (u2, f2) = data.draw(st.permutations(row))[:2]
+    a, b = n * f1 * 7, n * f2 * 7  # a multiple of 7 keeps weeks whole
+    assert canonical(f"It takes {a} {u1}.") == canonical(f"It takes {b} {u2}."), (a, u1, b, u2)
+    assert changes(f"It takes {a} {u1}.", f"It takes {b} {u2}.") == ()
+    assert changes(f"It takes {a} {u1}.", f"It takes {b + 1} {u2}.") != ()
