@@ -64,6 +64,7 @@ _UNIT_NAMES = "|".join(re.escape(u) for u in sorted(_UNITS, key=len, reverse=Tru
                        if u != "%")
 _MONTHS = "|".join(m for m in (*calendar.month_name[1:], *calendar.month_abbr[1:]))
 _DAYS = "|".join(calendar.day_name)
+_DAY_ABBR = "|".join((*calendar.day_abbr, "Tues", "Thur", "Thurs"))
 _TH = "(?:st|nd|rd|th)?"
 _SMALL = ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine",
           "ten", "eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen",
@@ -80,10 +81,11 @@ _PATTERNS: tuple[tuple[FactKind, re.Pattern[str]], ...] = (
     ("time", re.compile(r"\b\d{1,2}(?::\d{2})?\s?(?:[ap]\.m\.|[ap]m\b)", re.IGNORECASE)),
     ("time", re.compile(r"\b(?:[01]?\d|2[0-3]):[0-5]\d\b")),
     ("time", re.compile(r"\b(?:noon|midday|midnight)\b", re.IGNORECASE)),
-    ("day", re.compile(rf"\b(?:{_DAYS})\b")),
+    ("day", re.compile(rf"\b(?:{_DAYS})\b", re.IGNORECASE)),
+    ("day", re.compile(rf"\b(?:{_DAY_ABBR})\b\.?")),  # capitalised only: "sat", "wed"
     ("money", re.compile(rf"[€$£¥]\s?(?:{_NUM})|\b(?:{_NUM})\s?(?:[€$£¥]|"
-                         r"(?:EUR|USD|GBP|JPY|CHF|euros?|dollars|pounds)\b)")),
-    ("money", re.compile(rf"\b(?:EUR|USD|GBP|JPY|CHF)\s?(?:{_NUM})\b")),
+                         r"(?:EUR|USD|GBP|JPY|CHF|euros?|dollars|pounds)\b)", re.IGNORECASE)),
+    ("money", re.compile(rf"\b(?:EUR|USD|GBP|JPY|CHF)\s?(?:{_NUM})\b", re.IGNORECASE)),
     ("quantity", re.compile(rf"\b(?:{_NUM})\s?(?:%|(?:{_UNIT_NAMES})\b)", re.IGNORECASE)),
     ("entity", re.compile(r"\b(?:[A-Z][\w-]*[A-Z0-9][\w-]*|[A-Z]{2,}|[A-Za-z]+-\d[\w-]*|"
                           r"[a-z]+_[a-z_]+)\b")),
@@ -182,7 +184,7 @@ def _date(text: str) -> str | None:
 def _money(text: str) -> str | None:
     amount = re.search(_NUM, text)
     sign = "".join((text[:amount.start()] + text[amount.end():]).split()) if amount else ""
-    cur = _CURRENCY.get(sign) or _CURRENCY.get(sign.upper())
+    cur = _CURRENCY.get(sign) or _CURRENCY.get(sign.upper()) or _CURRENCY.get(sign.lower())
     if amount is None or cur is None:
         return None
     return f"{_num_text(amount.group(0))} {cur}"
@@ -209,7 +211,13 @@ def _parse(kind: FactKind, surface: str) -> str | None:
         return _quantity(surface)
     if kind == "number":
         return _num_text(surface) if surface[0].isdigit() else _words(surface)
-    return surface.lower() if kind == "day" else surface
+    return _day(surface) if kind == "day" else surface
+
+
+def _day(text: str) -> str:
+    """``Tue``, ``Tues.`` and ``TUESDAY`` → ``tuesday``."""
+    head = text.rstrip(".").lower()[:3]
+    return next(d.lower() for d in calendar.day_name if d.lower().startswith(head))
 
 
 def facts(text: str, like: str | None = None) -> tuple[Fact, ...]:
@@ -267,7 +275,8 @@ def canonical(text: str, like: str | None = None, *, bare: bool = False) -> str:
     at = 0
     for f in facts(text, like):
         f = _bare(f) if bare else f
-        out += [_fold(text[at:f.start]), f"⟨{f.token.lower()}⟩"]
+        word = f.kind == "entity" and f.surface.isalpha()  # APPROVED = Approved: case only
+        out += [_fold(text[at:f.start]), _fold(f.surface) if word else f"⟨{f.token.lower()}⟩"]
         at = f.end
     out.append(_fold(text[at:]))
     return " ".join(part for part in out if part)

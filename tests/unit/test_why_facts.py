@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import calendar
 from datetime import date
 from fractions import Fraction
+from typing import Any
 
 from hypothesis import given
 from hypothesis import strategies as st
@@ -222,3 +224,31 @@ def test_given_one_quantity_in_two_units_when_normalised_then_it_is_one_fact(
     assert canonical(f"It takes {a} {u1}.") == canonical(f"It takes {b} {u2}."), (a, u1, b, u2)
     assert changes(f"It takes {a} {u1}.", f"It takes {b} {u2}.") == ()
     assert changes(f"It takes {a} {u1}.", f"It takes {b + 1} {u2}.") != ()
+
+
+@given(st.sampled_from(["APPROVED", "DECLINED", "PENDING"]), st.sampled_from(
+    [str.lower, str.title, str.upper]))
+def test_given_a_status_word_in_another_case_when_normalised_then_it_is_wording(
+    word: str, case: Any,
+) -> None:
+    assert canonical(f"{word}: refund issued.") == canonical(f"{case(word)}: refund issued.")
+
+
+def test_given_two_status_words_when_compared_then_the_change_is_still_named() -> None:
+    assert canonical("APPROVED: refund.") != canonical("DECLINED: refund.")
+    assert changes("APPROVED: refund.", "DECLINED: refund.") == ("APPROVED → DECLINED",)
+
+
+@given(st.integers(min_value=0, max_value=6), st.sampled_from([0, 1, 2]))
+def test_given_a_weekday_abbreviated_when_normalised_then_it_is_the_same_day(
+    day: int, style: int,
+) -> None:
+    full = calendar.day_name[day]
+    short = (calendar.day_abbr[day], full[:3] + ".", full.lower())[style]
+    assert canonical(f"We meet on {full}.") == canonical(f"We meet on {short}.")
+    assert changes(f"We meet on {full}.", f"We meet on {short}.") == ()
+
+
+@given(amounts, st.sampled_from(["{n} eur", "{n} Euros", "{n} usd", "eur {n}"]))
+def test_given_a_currency_in_lower_case_when_normalised_then_it_is_money(n: int, form: str) -> None:
+    assert [f.kind for f in facts(form.format(n=n))] == ["money"]
