@@ -7,7 +7,7 @@ from dataclasses import dataclass, field, replace
 
 from lens.explain._candidates import Candidate, Removal
 from lens.explain._outcome import changes, effect, wording
-from lens.explain._path import Order
+from lens.explain._path import Order, joint_roots
 from lens.explain._report import Effect, Suspect, WhyReport, tier_of
 from lens.explain._search import Finding, SearchResult
 from lens.explain._stats import Ablation
@@ -181,17 +181,25 @@ def _base(r: WhyReport, s: Suspect | None = None) -> str:
     return text
 
 
-def _roots_text(r: WhyReport, order: Order) -> str:
-    roots = order.roots
+def _joint_text(r: WhyReport, roots: Sequence[Suspect]) -> str:
+    """One root's sentence, or a conjunction's (roots that change one value together)."""
     if len(roots) == 1:
-        text = _confirmed_text(r, roots[0])
+        return _confirmed_text(r, roots[0])
+    changed = tuple(dict.fromkeys(c for s in roots for c in s.changes))
+    to = f" ({', '.join(changed[:3])})" if changed else ""
+    low = min(s.confidence or 0 for s in roots)
+    return (f"removing any one of {', '.join(_what(r, s) for s in roots)} changes the "
+            f"answer{to}: each is needed (a conjunction); confidence ≥ {100 * low:.2f}% "
+            f"each against a baseline of {_base(r)}")
+
+
+def _roots_text(r: WhyReport, order: Order) -> str:
+    groups = joint_roots(order.roots)
+    if len(groups) == 1:
+        text = _joint_text(r, groups[0])
     else:
-        changed = tuple(dict.fromkeys(c for s in roots for c in s.changes))
-        to = f" ({', '.join(changed[:3])})" if changed else ""
-        low = min(s.confidence or 0 for s in roots)
-        text = (f"removing any one of {', '.join(_what(r, s) for s in roots)} changes the "
-                f"answer{to}: each is needed (a conjunction); confidence ≥ {100 * low:.2f}% "
-                f"each against a baseline of {_base(r)}")
+        text = "; ".join(_joint_text(r, g) for g in groups) + (
+            f" — {len(groups)} independent causes, each of its own value")
     if order.outside:
         text = (f"{text}; the earliest removable link: what made {order.path[0].split()[0]} "
                 "choose it is outside what can be removed (the base prompt, the tool itself "

@@ -82,6 +82,16 @@ def test_given_the_number_words_when_its_style_is_removed_then_only_the_wording_
         assert _answer("number_words", decoy) == _answer("number_words"), decoy
 
 
+def test_given_two_causes_when_each_is_removed_then_each_fixes_its_own_value() -> None:
+    assert _answer("two_causes") == "The Orbit desk costs 210 EUR and ships in 9 days."
+    assert _answer("two_causes", "price-memo") == \
+        "The Orbit desk costs 300 EUR and ships in 9 days."
+    assert _answer("two_causes", "ship-memo") == \
+        "The Orbit desk costs 210 EUR and ships in 3 days."
+    for decoy in load("two_causes").INNOCENT:
+        assert _answer("two_causes", decoy) == _answer("two_causes"), decoy
+
+
 def test_given_the_mixed_pair_when_one_or_both_are_removed_then_only_both_matter() -> None:
     module = load("mixed_pair")
     agent = module.make_agent()

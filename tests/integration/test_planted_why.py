@@ -178,6 +178,20 @@ def test_given_a_pair_of_a_fact_and_a_tool_result_when_why_runs_then_each_is_nam
         s for s in _confirmed(report) if s["kind"] != "set" and s["effect"] != "necessary"]}, [])
 
 
+def test_given_two_independent_causes_when_why_runs_then_each_is_headed_with_its_own_value(
+    reports: dict[str, Report],
+) -> None:
+    report, first = reports["two_causes"], _first_line(reports["two_causes"])
+    assert "conjunction" not in first and "independent" in first, first
+    assert "fact 'price-memo' changes the answer (210 EUR → 300 EUR" in first, first
+    assert "fact 'ship-memo' changes" in first and "(9 days → 3 days" in first, first
+    roots = [s for s in report["suspects"] if s.get("role") == "root"]
+    assert {s["id"] for s in roots} == set(load("two_causes").CULPRIT)
+    assert " + " not in report["path"][0], report["path"]
+    _assert_nothing_innocent("two_causes", report, [frozenset({c}) for c in
+                                                    load("two_causes").CULPRIT])
+
+
 def test_given_the_stale_history_when_why_runs_then_the_turn_1_message_is_confirmed(
     reports: dict[str, Report],
 ) -> None:
