@@ -104,6 +104,12 @@ def _hop(link: _Link) -> list[str]:
             + (f" (+{len(calls) - 3})" if len(calls) > 3 else "")]
 
 
+def _changed_values(s: Suspect) -> set[str]:
+    """The recorded answer's values a suspect's removal changed (``150 EUR`` of
+    ``150 EUR → 200 EUR``, whatever the new value; ``+x`` names no recorded value)."""
+    return {c.split(" → ")[0] if " → " in c else c.removeprefix("-") for c in s.changes}
+
+
 def joint_roots(roots: Sequence[Suspect]) -> list[list[Suspect]]:
     """Roots grouped by the values they change: roots whose removals change a value in
     common are one conjunction (each needed for that value); roots that change values of
@@ -111,9 +117,9 @@ def joint_roots(roots: Sequence[Suspect]) -> list[list[Suspect]]:
     changed) stay together, as the conservative reading."""
     groups: list[list[Suspect]] = []
     for s in roots:
-        mine = set(s.changes)
-        joined = [g for g in groups if not mine or any(not x.changes or mine & set(x.changes)
-                                                       for x in g)]
+        mine = _changed_values(s)
+        joined = [g for g in groups if not mine or any(
+            not x.changes or mine & _changed_values(x) for x in g)]
         merged = [s, *(x for g in joined for x in g)]
         groups = [g for g in groups if g not in joined] + [merged]
     order = {id(s): i for i, s in enumerate(roots)}
