@@ -274,17 +274,35 @@ def _inconclusive(r: WhyReport) -> str | None:
     return why + who
 
 
+def _isolated(r: WhyReport, result: SearchResult, held: Sequence[Suspect]) -> list[str]:
+    """Each set the screens isolated, as one item (``the set {A + B} (n re-runs)``): its
+    members were isolated together, not each alone."""
+    by_removal = {s.removal: s for s in held}
+    trials = tier_of(r).words.trials
+    out: list[str] = []
+    for found in result.isolated:
+        members = [by_removal[x.describe()] for x in found if x.describe() in by_removal]
+        if not members:
+            continue
+        runs = max(s.runs for s in members)
+        names = " + ".join(s.label for s in members)
+        out.append(f"the set {{{names}}} ({runs} {trials})" if len(members) > 1
+                   else f"{names} ({runs} {trials})")
+    return out
+
+
 def _budget(r: WhyReport, result: SearchResult | None) -> str | None:
     """``budget spent: …`` with what the screens isolated and what one more budget tests."""
     if result is None or not result.stopped or not (result.isolated or result.untested):
         return None
     held = [s for s in r.suspects if s.note.startswith("inconclusive (budget)")]
-    found = ", ".join(f"{s.label} ({s.runs} {tier_of(r).words.trials})" for s in held)
     more = f"--budget {result.more}" if result.more else "a larger --budget"
     if held:
-        return (f"budget spent: the screens isolated {found} but the budget stopped before "
-                f"the confirming test; {more} would test "
-                + ("it" if len(held) == 1 else "them")
+        found = _isolated(r, result, held) or [
+            f"{s.label} ({s.runs} {tier_of(r).words.trials})" for s in held]
+        return (f"budget spent: the screens isolated {', '.join(found)} but the budget "
+                f"stopped before the confirming test; {more} would test "
+                + ("it" if len(found) == 1 else "them")
                 + (f" and the {len(result.untested)} untested" if result.untested else ""))
     return (f"budget spent: {result.stopped} before the search ended; {more} would test "
             f"the {len(result.untested)} untested: " + ", ".join(r.untested))

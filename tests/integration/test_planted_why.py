@@ -517,3 +517,16 @@ def test_given_a_redundant_set_and_the_answer_wanted_when_why_runs_then_the_set_
     assert {m.flavor if m.kind == "tool_result" else m.id for m in members.values()} == \
         set(module.CULPRIT), found
     assert report.conclusion == "confirmed" and report.root_causes[0] in report.conclusion_text
+
+
+def test_given_a_budget_that_stops_before_a_pair_is_confirmed_when_why_runs_then_it_names_the_pair(
+) -> None:
+    module = load("mixed_pair")
+    sink = ListSink()
+    run = module.converse(module.make_agent(sink=sink))
+    report = why(sink.events, run.run_id, agent=module.make_agent, budget=35)
+    text = report.conclusion_text
+    assert text.startswith("budget spent: the screens isolated the set {"), text
+    assert re.search(r"\{(fact 'spring-memo' \+ tool promo_lookup #call_1|tool promo_lookup "
+                     r"#call_1 \+ fact 'spring-memo')\} \(\d+ re-runs\)", text), text
+    assert "would test it" in text, text
