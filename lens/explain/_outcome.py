@@ -37,6 +37,7 @@ from lens.explain._facts import VALUE_KINDS, Fact, canonical, fact_key, facts
 from lens.playback._stream import clip, label_of
 
 __all__ = [
+    "FAILED",
     "Comparator",
     "ComparatorMode",
     "Effect",
@@ -179,12 +180,18 @@ def _delta(old: list[Fact], new: list[Fact]) -> list[tuple[str, _Key]]:
     return out
 
 
+FAILED = "(the run failed)"
+"""The outcome of a call that raised before it replied (a run whose first call failed)."""
+
+
 def changes(recorded: str, got: str | Sequence[str]) -> tuple[str, ...]:
     """The facts that differ between the recorded answer and re-run answers
     (``149 EUR → 189 EUR``), by normal form: a time written another way (``1 pm`` →
     ``13:00``) is no change of fact, and one change re-worded by several re-runs is
-    named once."""
+    named once. A recorded failure has no facts: ``failed → 'the reply'``."""
     answers = [got] if isinstance(got, str) else list(got)
+    if recorded == FAILED:
+        return tuple(dict.fromkeys(f"failed → {clip(a, 40)!r}" for a in answers if a != FAILED))
     if is_redacted(recorded) is not None:
         digest = is_redacted(recorded)
         return () if all(_sha(a) == digest for a in answers) else ("answer hash changed",)

@@ -32,6 +32,7 @@ from footprint.events import (
     ToolEnd,
 )
 from lens.explain._custody import said
+from lens.explain._outcome import FAILED
 from lens.explain._tier import Tier, Words
 
 __all__ = [
@@ -94,6 +95,9 @@ class Past:
     history: tuple[HistoryMessage, ...] = ()
     flags: tuple[str, ...] = ()
     by_seq: Mapping[int, Event] = field(default_factory=dict)
+    failed: bool = False
+    """The explained call raised before it replied (the run's first call failed): its
+    outcome is the failure, and a trial that fails there too reproduces it."""
 
     @property
     def path_steps(self) -> frozenset[str]:
@@ -206,6 +210,9 @@ def causal_past(events: Sequence[Event], step: str | None = None,
     ``words``: the tier's, for the messages and flags that name its trials."""
     run_start = next((e for e in events if isinstance(e, RunStart)), None)
     ends = [e for e in events if isinstance(e, LLMEnd)]
+    failing = _failing_call(events) if not ends and step is None else None
+    if run_start is not None and failing is not None:
+        return _failed_past(events, run_start, failing)
     if run_start is None or not ends:
         raise ConfigError(_nothing_to_explain(events, run_start is not None, words))
     explained_end = _explained(ends, step)
@@ -230,6 +237,29 @@ def causal_past(events: Sequence[Event], step: str | None = None,
         answer=said(explained_end), status=status, final=final and status == "answered",
         calls=calls, history=_history(explained.start, run_start.user_message, run_start.turn),
         flags=tuple(flags), by_seq={e.seq: e for e in events})
+
+
+def _failing_call(events: Sequence[Event]) -> LLMStart | None:
+    """The model call that raised before it replied, when the run failed there."""
+    if not any(isinstance(e, RunFailed) for e in events):
+        return None
+    return next((e for e in reversed(events) if isinstance(e, LLMStart)), None)
+
+
+def _failed_past(events: Sequence[Event], run_start: RunStart, start: LLMStart) -> Past:
+    """The past of a run whose first model call raised: the failure is the outcome."""
+    err = next(e for e in events if isinstance(e, RunFailed))
+    calls = _walk(events, start)
+    explained = next(c for c in calls if c.step_id == start.step_id)
+    flag = (f"run-failed: the run raised {err.error_type} at {err.step_id} "
+            f"({err.message[:60]}); {start.step_id} never replied, so its outcome is the "
+            "failure: a trial that fails there too reproduces it")
+    return Past(
+        run_id=run_start.run_id, turn=run_start.turn, user_message=run_start.user_message,
+        conversation_id=run_start.conversation_id, explained=explained,
+        answer=FAILED, status="failed", final=False, calls=calls,
+        history=_history(start, run_start.user_message, run_start.turn), flags=(flag,),
+        by_seq={e.seq: e for e in events}, failed=True)
 
 
 class Landing(NamedTuple):

@@ -28,7 +28,7 @@ from footprint.providers import LLMRequest, LLMResponse, Provider
 from lens.explain._candidates import Removal
 from lens.explain._custody import said
 from lens.explain._facts import canonical
-from lens.explain._outcome import Comparator, effect, normalise
+from lens.explain._outcome import FAILED, Comparator, effect, normalise
 from lens.explain._past import Past
 from lens.explain._tier import Tier
 from lens.playback._cassette import _response
@@ -221,6 +221,9 @@ class Rerunner:
             if self._answered_before_raising(sink.events):  # ... unless the step came first
                 return self._count(cassette, sink, self._outcome(sink.events,
                                                                  frozenset(removals)))
+            if self.past.failed:  # the recorded outcome is this failure: compared as text
+                return self._count(cassette, sink, self._compared(FAILED,
+                                                                  frozenset(removals)))
             return self._count(cassette, sink, Rerun(
                 run="broke", answer="", note=f"raised {type(exc).__name__}: {clip(exc, 60)}"))
         return self._count(cassette, sink, self._outcome(sink.events, frozenset(removals)))
@@ -256,6 +259,10 @@ class Rerunner:
                 return Rerun(run="broke", answer="",
                              note=f"never reached {self.past.explained.step_id}")
             text = said(at[-1])
+        return self._compared(text, removed)
+
+    def _compared(self, text: str, removed: frozenset[Removal]) -> Rerun:
+        """A trial's text at the explained step, compared with the recorded one."""
         key = self.comparator.rerun_key(self.past.answer, text)
         self.answers.append(text)
         if key == self.recorded_key:

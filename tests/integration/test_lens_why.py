@@ -269,6 +269,36 @@ def test_given_a_failed_run_when_re_runs_fail_the_same_way_then_its_last_call_is
     assert _confirmed(report) == {"legacy-hint"}
 
 
+def _raising_on_json(sink: EventSink | None = None, seed: int = 0) -> Agent:
+    """A model that raises on its first call while a planted instruction asks for JSON."""
+
+    def fn(request: Any) -> Any:
+        if "JSON-only" in request.system:
+            raise ValueError("cannot produce JSON for this question")
+        return "Yes, the pool is open until 20:00."
+
+    return W._agent(fn, sink=sink, seed=seed, injections=[
+        *W.DECOYS, W.define_instruction("json-mode", prompt="JSON-only replies.")])
+
+
+def test_given_a_run_whose_first_call_raised_when_explained_then_the_failure_is_searched(
+) -> None:
+    report = why(_recorded(_raising_on_json), "last", agent=_raising_on_json)
+    assert report.run_status == "failed" and report.step == "llm#1"
+    assert report.answer == "(the run failed)"
+    assert report.baseline is not None and report.baseline.same == report.baseline.runs
+    assert report.conclusion == "confirmed" and _confirmed(report) == {"json-mode"}
+    assert report.root_causes == ("instructions 'json-mode'",)
+    assert "(failed → 'Yes, the pool is open until 20:00.')" in report.conclusion_text
+
+
+def test_given_a_run_whose_first_call_raised_when_explained_without_agent_then_it_ranks(
+) -> None:
+    report = why(_recorded(_raising_on_json), "last")
+    assert report.mode == "CORRELATIONAL" and report.step == "llm#1"
+    assert any(s.id == "json-mode" for s in report.suspects)
+
+
 def test_given_an_intermediate_step_when_explained_then_re_runs_compare_at_that_step() -> None:
     report = _explain(W.early_agent, step="llm#1")
     assert report.step == "llm#1" and report.answer.startswith("archive(")
