@@ -210,7 +210,7 @@ def causal_past(events: Sequence[Event], step: str | None = None,
     ``words``: the tier's, for the messages and flags that name its trials."""
     run_start = next((e for e in events if isinstance(e, RunStart)), None)
     ends = [e for e in events if isinstance(e, LLMEnd)]
-    failing = _failing_call(events) if not ends and step is None else None
+    failing = _failing_call(events) if step is None else None
     if run_start is not None and failing is not None:
         return _failed_past(events, run_start, failing)
     if run_start is None or not ends:
@@ -240,25 +240,33 @@ def causal_past(events: Sequence[Event], step: str | None = None,
 
 
 def _failing_call(events: Sequence[Event]) -> LLMStart | None:
-    """The model call that raised before it replied, when the run failed there."""
+    """The model call that raised before it replied, when the run failed there (the run's
+    last call, with no ``llm.end``)."""
     if not any(isinstance(e, RunFailed) for e in events):
         return None
-    return next((e for e in reversed(events) if isinstance(e, LLMStart)), None)
+    last = next((e for e in reversed(events) if isinstance(e, LLMStart)), None)
+    if last is None or any(isinstance(e, LLMEnd) and e.step_id == last.step_id
+                           for e in events):
+        return None
+    return last
 
 
 def _failed_past(events: Sequence[Event], run_start: RunStart, start: LLMStart) -> Past:
-    """The past of a run whose first model call raised: the failure is the outcome."""
+    """The past of a run whose model call raised: the failure is the outcome."""
     err = next(e for e in events if isinstance(e, RunFailed))
     calls = _walk(events, start)
     explained = next(c for c in calls if c.step_id == start.step_id)
-    flag = (f"run-failed: the run raised {err.error_type} at {err.step_id} "
-            f"({err.message[:60]}); {start.step_id} never replied, so its outcome is the "
-            "failure: a trial that fails there too reproduces it")
+    flags = [f"run-failed: the run raised {err.error_type} at {err.step_id} "
+             f"({err.message[:60]}); {start.step_id} never replied, so its outcome is the "
+             "failure: a trial that fails there too reproduces it"]
+    if not explained.reads_known:
+        flags.append("no-request-record: the request text was not kept, so every earlier "
+                     "tool result is taken as read")
     return Past(
         run_id=run_start.run_id, turn=run_start.turn, user_message=run_start.user_message,
         conversation_id=run_start.conversation_id, explained=explained,
         answer=FAILED, status="failed", final=False, calls=calls,
-        history=_history(start, run_start.user_message, run_start.turn), flags=(flag,),
+        history=_history(start, run_start.user_message, run_start.turn), flags=tuple(flags),
         by_seq={e.seq: e for e in events}, failed=True)
 
 

@@ -239,10 +239,11 @@ def _failing(sink: EventSink | None = None, seed: int = 0) -> Agent:
     return W._agent(fn, sink=sink, seed=seed, tools=[W.tool(W.archive), W.tool(W.live)])
 
 
-def test_given_a_failed_run_when_explained_then_it_is_flagged_and_its_last_call_explained(
+def test_given_a_failed_run_when_explained_then_it_is_flagged_and_its_failing_call_explained(
 ) -> None:
     report = why(_recorded(_failing), "last")
-    assert report.run_status == "failed" and report.step == "llm#1"
+    assert report.run_status == "failed" and report.step == "llm#2"
+    assert report.answer == "(the run failed)"
     assert any(f.startswith("run-failed") for f in report.flags)
 
 
@@ -261,7 +262,8 @@ def _failing_after_pick(sink: EventSink | None = None, seed: int = 0) -> Agent:
 
 def test_given_a_failed_run_when_re_runs_fail_the_same_way_then_its_last_call_is_compared(
 ) -> None:
-    report = why(_recorded(_failing_after_pick), "last", agent=_failing_after_pick)
+    report = why(_recorded(_failing_after_pick), "last", agent=_failing_after_pick,
+                 step="llm#1")
     assert report.run_status == "failed" and report.answer.startswith("archive(")
     assert report.baseline is not None and report.baseline.same == report.baseline.runs
     assert report.conclusion == "confirmed"
