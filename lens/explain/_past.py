@@ -205,12 +205,14 @@ def _nothing_to_explain(events: Sequence[Event], started: bool, words: Words) ->
 
 
 def causal_past(events: Sequence[Event], step: str | None = None,
-                words: Words = Tier.RERUN.words) -> Past:
-    """Walk back from ``step`` (default: the last model call); a ``ConfigError`` when none.
-    ``words``: the tier's, for the messages and flags that name its trials."""
+                words: Words = Tier.RERUN.words, *, failure: bool = True) -> Past:
+    """Walk back from ``step`` (default: the call that raised on a failed run, else the last
+    model call); a ``ConfigError`` when none. ``words``: the tier's, for the messages and
+    flags that name its trials; ``failure=False``: never explain a failure (the re-send
+    tier, whose sends that raise say the provider is wrong)."""
     run_start = next((e for e in events if isinstance(e, RunStart)), None)
     ends = [e for e in events if isinstance(e, LLMEnd)]
-    failing = _failing_call(events) if step is None else None
+    failing = _failing_call(events) if step is None and failure else None
     if run_start is not None and failing is not None:
         return _failed_past(events, run_start, failing)
     if run_start is None or not ends:
