@@ -151,7 +151,7 @@ def _injection(group: list[Landing], past: Past,
     removal = Removal("injection", first.injection_id) if first.injection_id else None
     why_not = None if removal else ("the agent's own system prompt" if first.source == "base"
                                     else f"the agent's own {first.source} piece")
-    scores = [_score(p.raw_content or p.content_summary, past.answer) for p in texts.values()]
+    scores = [_score(p.raw_content or p.content_summary, past.ranked_by) for p in texts.values()]
     score = max((x for x in scores if x is not None), default=None)
     return Candidate(kind="injection", id=iid, label=label, flavor=kind,
                      step_id=last.step, seq=last.seq, chain=tuple(chain),
@@ -223,7 +223,7 @@ def _tool_results(events: Sequence[Event], past: Past,
         out.append(Candidate(
             kind="tool_result", id=e.tool_call_id, label=f"tool {e.tool_name} #{e.tool_call_id}",
             flavor=e.tool_name, step_id=e.step_id, seq=e.seq, chain=chain,
-            excerpt=clip(e.result, 80), score=_score(e.result, past.answer),
+            excerpt=clip(e.result, 80), score=_score(e.result, past.ranked_by),
             removal=None if owner else Removal("tool", e.tool_name),
             evidence_only=f"tool {e.tool_name!r} comes with {owner}; removing {owner} "
             "removes it (tested as that injection)" if owner else None,
@@ -266,7 +266,7 @@ def _messages(past: Past, earlier: Sequence[Event]) -> list[Candidate]:
             flavor=origin, step_id=past.explained.step_id, seq=-1,
             chain=(f"CARRIED as history message {m.index} of {past.explained.step_id}",
                    f"WRITTEN by {origin} in an earlier turn (run {run})"),
-            excerpt=clip(m.content, 80), score=_score(m.content, past.answer),
+            excerpt=clip(m.content, 80), score=_score(m.content, past.ranked_by),
             removal=Removal("message", str(m.index)), redacted=is_redacted(m.content) is not None,
             reach=tuple(c.step_id for c in past.calls)))
     return out

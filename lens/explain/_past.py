@@ -96,8 +96,16 @@ class Past:
     flags: tuple[str, ...] = ()
     by_seq: Mapping[int, Event] = field(default_factory=dict)
     failed: bool = False
-    """The explained call raised before it replied (the run's first call failed): its
-    outcome is the failure, and a trial that fails there too reproduces it."""
+    """The explained call raised before it replied: its outcome is the failure, and a
+    trial that fails there too reproduces it."""
+    error: str = ""
+    """The run's error message when the explained call raised (what pieces are ranked by)."""
+
+    @property
+    def ranked_by(self) -> str:
+        """The text candidates are ranked against: the error of a failed call, else the
+        answer."""
+        return self.error or self.answer
 
     @property
     def path_steps(self) -> frozenset[str]:
@@ -269,7 +277,7 @@ def _failed_past(events: Sequence[Event], run_start: RunStart, start: LLMStart) 
         conversation_id=run_start.conversation_id, explained=explained,
         answer=FAILED, status="failed", final=False, calls=calls,
         history=_history(start, run_start.user_message, run_start.turn), flags=tuple(flags),
-        by_seq={e.seq: e for e in events}, failed=True)
+        by_seq={e.seq: e for e in events}, failed=True, error=err.message)
 
 
 class Landing(NamedTuple):

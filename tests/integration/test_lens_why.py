@@ -275,12 +275,12 @@ def _raising_on_json(sink: EventSink | None = None, seed: int = 0) -> Agent:
     """A model that raises on its first call while a planted instruction asks for JSON."""
 
     def fn(request: Any) -> Any:
-        if "JSON-only" in request.system:
+        if "JSON only" in request.system:
             raise ValueError("cannot produce JSON for this question")
         return "Yes, the pool is open until 20:00."
 
     return W._agent(fn, sink=sink, seed=seed, injections=[
-        *W.DECOYS, W.define_instruction("json-mode", prompt="JSON-only replies.")])
+        *W.DECOYS, W.define_instruction("json-mode", prompt="Reply in JSON only.")])
 
 
 def test_given_a_run_whose_first_call_raised_when_explained_then_the_failure_is_searched(
@@ -298,7 +298,8 @@ def test_given_a_run_whose_first_call_raised_when_explained_without_agent_then_i
 ) -> None:
     report = why(_recorded(_raising_on_json), "last")
     assert report.mode == "CORRELATIONAL" and report.step == "llm#1"
-    assert any(s.id == "json-mode" for s in report.suspects)
+    assert report.suspects[0].id == "json-mode", [(s.id, s.score) for s in report.suspects]
+    assert (report.suspects[0].score or 0) > 0  # ranked by overlap with the error, not "failed"
 
 
 def test_given_an_intermediate_step_when_explained_then_re_runs_compare_at_that_step() -> None:
