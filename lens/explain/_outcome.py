@@ -118,9 +118,11 @@ def _expect(pattern: str) -> Comparator:
                           "you wanted, e.g. --expect 'DECLINED'")
     bare = any(f.kind == "number" for f in facts(pattern))  # --expect 920: "920.00 EUR"
 
+    def holds(text: str, **how: bool) -> bool:  # whole words: APPROVED is not DISAPPROVED
+        return f" {want} " in f" {canonical(text, like=pattern, **how)} "
+
     def key(text: str, _: str = "") -> str:
-        found = want in canonical(text, like=pattern) or (
-            bare and want in canonical(text, like=pattern, bare=True))
+        found = holds(text) or (bare and holds(text, bare=True))
         return "expected" if found else "unexpected"
 
     return Comparator("expect", f"contains {clip(pattern, 40)!r}", key, key)

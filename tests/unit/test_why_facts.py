@@ -252,3 +252,11 @@ def test_given_a_weekday_abbreviated_when_normalised_then_it_is_the_same_day(
 @given(amounts, st.sampled_from(["{n} eur", "{n} Euros", "{n} usd", "eur {n}"]))
 def test_given_a_currency_in_lower_case_when_normalised_then_it_is_money(n: int, form: str) -> None:
     assert [f.kind for f in facts(form.format(n=n))] == ["money"]
+
+
+def test_given_expect_a_word_when_the_answer_holds_a_longer_word_then_it_does_not_match(
+) -> None:
+    assert make_comparator(expect="APPROVED").key("DISAPPROVED: no refund.") == "unexpected"
+    assert make_comparator(expect="APPROVED").key("Approved: refund issued.") == "expected"
+    assert make_comparator(expect="yes").key("Asked yesterday.") == "unexpected"
+    assert make_comparator(expect="5 EUR").key("It costs 15 EUR.") == "unexpected"
