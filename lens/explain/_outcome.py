@@ -38,6 +38,7 @@ from lens.playback._stream import clip, label_of
 
 __all__ = [
     "FAILED",
+    "STOPPED",
     "Comparator",
     "ComparatorMode",
     "Effect",
@@ -183,17 +184,21 @@ def _delta(old: list[Fact], new: list[Fact]) -> list[tuple[str, _Key]]:
 
 
 FAILED = "(the run failed)"
-"""The outcome of a call that raised before it replied (a run whose first call failed)."""
+"""The outcome of a run whose model call raised before it replied."""
+STOPPED = "(the run stopped without an answer)"
+"""The outcome of a run that hit a limit (``max_iterations``) before it answered."""
+_NO_ANSWER = {FAILED: "failed", STOPPED: "stopped"}
 
 
 def changes(recorded: str, got: str | Sequence[str]) -> tuple[str, ...]:
     """The facts that differ between the recorded answer and re-run answers
     (``149 EUR → 189 EUR``), by normal form: a time written another way (``1 pm`` →
     ``13:00``) is no change of fact, and one change re-worded by several re-runs is
-    named once. A recorded failure has no facts: ``failed → 'the reply'``."""
+    named once. A run that failed or stopped has no facts: ``failed → 'the reply'``."""
     answers = [got] if isinstance(got, str) else list(got)
-    if recorded == FAILED:
-        return tuple(dict.fromkeys(f"failed → {clip(a, 40)!r}" for a in answers if a != FAILED))
+    if recorded in _NO_ANSWER:
+        return tuple(dict.fromkeys(f"{_NO_ANSWER[recorded]} → {clip(a, 40)!r}"
+                                   for a in answers if a != recorded))
     if is_redacted(recorded) is not None:
         digest = is_redacted(recorded)
         return () if all(_sha(a) == digest for a in answers) else ("answer hash changed",)

@@ -32,7 +32,7 @@ from footprint.events import (
     ToolEnd,
 )
 from lens.explain._custody import said
-from lens.explain._outcome import FAILED
+from lens.explain._outcome import FAILED, STOPPED
 from lens.explain._tier import Tier, Words
 
 __all__ = [
@@ -96,8 +96,9 @@ class Past:
     flags: tuple[str, ...] = ()
     by_seq: Mapping[int, Event] = field(default_factory=dict)
     failed: bool = False
-    """The explained call raised before it replied: its outcome is the failure, and a
-    trial that fails there too reproduces it."""
+    """The run gave no answer (a model call raised, or a limit stopped it): its outcome is
+    that failure (``answer`` is :data:`FAILED` or :data:`STOPPED`), a trial that fails the
+    same way reproduces it and one that answers is a fix."""
     error: str = ""
     """The run's error message when the explained call raised (what pieces are ranked by)."""
 
@@ -238,15 +239,20 @@ def causal_past(events: Sequence[Event], step: str | None = None,
         flags.append("no-request-record: the request text was not kept, so every earlier "
                      "tool result is taken as read")
     final = step is None or explained_end.step_id == ends[-1].step_id
+    stopped = failure and step is None and status == "stopped-early"
+    if stopped:  # its outcome: stopping unanswered
+        flags = [f.replace("explaining its last model call", "a re-run that answers is a fix")
+                 for f in flags]
     if step is not None and status == "answered" and not final:
         flags.append(f"intermediate-step: explaining {explained_end.step_id}, not the final "
                      f"answer ({ends[-1].step_id}); {words.trials} are compared there")
     return Past(
         run_id=run_start.run_id, turn=run_start.turn, user_message=run_start.user_message,
         conversation_id=run_start.conversation_id, explained=explained,
-        answer=said(explained_end), status=status, final=final and status == "answered",
-        calls=calls, history=_history(explained.start, run_start.user_message, run_start.turn),
-        flags=tuple(flags), by_seq={e.seq: e for e in events})
+        answer=STOPPED if stopped else said(explained_end), status=status,
+        final=final and status == "answered", calls=calls,
+        history=_history(explained.start, run_start.user_message, run_start.turn),
+        flags=tuple(flags), by_seq={e.seq: e for e in events}, failed=stopped)
 
 
 def _failing_call(events: Sequence[Event]) -> LLMStart | None:

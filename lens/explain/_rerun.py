@@ -28,7 +28,7 @@ from footprint.providers import LLMRequest, LLMResponse, Provider
 from lens.explain._candidates import Removal
 from lens.explain._custody import said
 from lens.explain._facts import canonical
-from lens.explain._outcome import FAILED, Comparator, effect, normalise
+from lens.explain._outcome import FAILED, STOPPED, Comparator, effect, normalise
 from lens.explain._past import Past
 from lens.explain._tier import Tier
 from lens.playback._cassette import _response
@@ -218,12 +218,12 @@ class Rerunner:
             start = _withhold_all(self.continue_from, self.past, removals)
             run_turn(agent, self.past.user_message, start)
         except Exception as exc:  # a re-run that raises is broke, whatever it raised ...
+            if self.past.failed:  # the recorded run gave no answer either: compared as text
+                return self._count(cassette, sink, self._compared(FAILED,
+                                                                  frozenset(removals)))
             if self._answered_before_raising(sink.events):  # ... unless the step came first
                 return self._count(cassette, sink, self._outcome(sink.events,
                                                                  frozenset(removals)))
-            if self.past.failed:  # the recorded outcome is this failure: compared as text
-                return self._count(cassette, sink, self._compared(FAILED,
-                                                                  frozenset(removals)))
             return self._count(cassette, sink, Rerun(
                 run="broke", answer="", note=f"raised {type(exc).__name__}: {clip(exc, 60)}"))
         return self._count(cassette, sink, self._outcome(sink.events, frozenset(removals)))
@@ -246,6 +246,13 @@ class Rerunner:
 
     def _outcome(self, events: Sequence[Any], removed: frozenset[Removal]) -> Rerun:
         ends = [e for e in events if isinstance(e, LLMEnd)]
+        if self.past.failed:  # no recorded answer: its final answer, or how it stopped
+            end = next((e for e in events if isinstance(e, RunEnd)), None)
+            if end is not None and end.stopped_early:
+                return self._compared(STOPPED, removed)
+            if end is None or not ends:
+                return Rerun(run="broke", answer="", note="ended without an answer")
+            return self._compared(said(ends[-1]), removed)
         if self.past.final:
             end = next((e for e in events if isinstance(e, RunEnd)), None)
             if end is None or end.stopped_early or not ends:

@@ -302,6 +302,32 @@ def test_given_a_run_whose_first_call_raised_when_explained_without_agent_then_i
     assert (report.suspects[0].score or 0) > 0  # ranked by overlap with the error, not "failed"
 
 
+def _rechecking(sink: EventSink | None = None, seed: int = 0) -> Agent:
+    """An instruction makes the model call its tool again and again: max_iterations ends it."""
+
+    def fn(request: Any) -> Any:
+        done = [m for m in request.messages if m.role == "tool"]
+        if not done or "re-check" in request.system:
+            return W.ToolCall(id="", name="archive", arguments={"order": "G-7"})
+        return "The grinder order G-7 is LOST."
+
+    return W._agent(fn, sink=sink, seed=seed, tools=[W.tool(W.archive)], max_iterations=4,
+                    injections=[*W.DECOYS, W.define_instruction(
+                        "paranoid", prompt="Always re-check an order before answering.")])
+
+
+def test_given_a_run_stopped_at_max_iterations_when_explained_then_the_loop_is_found(
+) -> None:
+    report = why(_recorded(_rechecking), "last", agent=_rechecking)
+    assert report.run_status == "stopped-early"
+    assert report.answer == "(the run stopped without an answer)"
+    assert report.conclusion == "confirmed" and _confirmed(report) == {"paranoid"}, \
+        report.conclusion_text
+    assert "(stopped → 'The grinder order G-7 is LOST.')" in report.conclusion_text
+    paranoid = next(s for s in report.suspects if s.id == "paranoid")
+    assert paranoid.verdict != "broke"
+
+
 def test_given_an_intermediate_step_when_explained_then_re_runs_compare_at_that_step() -> None:
     report = _explain(W.early_agent, step="llm#1")
     assert report.step == "llm#1" and report.answer.startswith("archive(")
