@@ -14,8 +14,9 @@ import jsonschema
 import pytest
 import why_agents as W
 
-from footprint import Agent, FunctionModel
+from footprint import Agent, FunctionModel, define_instruction, tool
 from footprint.events import EventSink, ListSink
+from footprint.providers import ToolCall
 from lens._examples.support_desk import PLANTED_FACT, make_agent
 from lens.cli import _why as _cmd_why
 from lens.explain._report import WhyReport, render_why, schema, why_dict, why_json
@@ -236,7 +237,7 @@ def _failing(sink: EventSink | None = None, seed: int = 0) -> Agent:
             raise RuntimeError("provider down")
         return W._first_pick(request)
 
-    return W._agent(fn, sink=sink, seed=seed, tools=[W.tool(W.archive), W.tool(W.live)])
+    return W._agent(fn, sink=sink, seed=seed, tools=[tool(W.archive), tool(W.live)])
 
 
 def test_given_a_failed_run_when_explained_then_it_is_flagged_and_its_failing_call_explained(
@@ -280,7 +281,7 @@ def _raising_on_json(sink: EventSink | None = None, seed: int = 0) -> Agent:
         return "Yes, the pool is open until 20:00."
 
     return W._agent(fn, sink=sink, seed=seed, injections=[
-        *W.DECOYS, W.define_instruction("json-mode", prompt="Reply in JSON only.")])
+        *W.DECOYS, define_instruction("json-mode", prompt="Reply in JSON only.")])
 
 
 def test_given_a_run_whose_first_call_raised_when_explained_then_the_failure_is_searched(
@@ -308,11 +309,11 @@ def _rechecking(sink: EventSink | None = None, seed: int = 0) -> Agent:
     def fn(request: Any) -> Any:
         done = [m for m in request.messages if m.role == "tool"]
         if not done or "re-check" in request.system:
-            return W.ToolCall(id="", name="archive", arguments={"order": "G-7"})
+            return ToolCall(id="", name="archive", arguments={"order": "G-7"})
         return "The grinder order G-7 is LOST."
 
-    return W._agent(fn, sink=sink, seed=seed, tools=[W.tool(W.archive)], max_iterations=4,
-                    injections=[*W.DECOYS, W.define_instruction(
+    return W._agent(fn, sink=sink, seed=seed, tools=[tool(W.archive)], max_iterations=4,
+                    injections=[*W.DECOYS, define_instruction(
                         "paranoid", prompt="Always re-check an order before answering.")])
 
 
