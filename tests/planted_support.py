@@ -20,7 +20,8 @@ CONFIRMS_INJECTION = ("wrong_fact", "wrong_rag_chunk", "steering_over_fact", "sk
                       "lease_instruction", "early_instruction", "twin_tools", "mid_loop_rule",
                       "long_run", "seed_wording")
 NAMES = (*CONFIRMS_INJECTION, "stale_history", "bad_guard", "redundant_pair", "sampling",
-         "crash", "tool_result", "conjunction", "redundant_triple", "wording_innocents")
+         "crash", "tool_result", "conjunction", "redundant_triple", "wording_innocents",
+         "yearless_date", "mixed_pair", "number_words", "two_causes")
 
 # What the first line of each example's report must name: its root cause(s), every member
 # of a conjunction or a redundant set (the sampling model has none: why stays inconclusive).
@@ -35,7 +36,9 @@ ROOTS: dict[str, tuple[str, ...]] = {
     "crash": ("limit-raise",), "tool_result": ("price_feed",),
     "conjunction": ("member-discount", "apply-discounts"),
     "redundant_triple": ("manual-2019", "forum-post", "reseller-faq"),
-    "wording_innocents": ("old-flyer",),
+    "wording_innocents": ("old-flyer",), "yearless_date": ("old-calendar",),
+    "mixed_pair": ("fact 'spring-memo'", "tool promo_lookup #call_1"),
+    "number_words": ("old-roster",), "two_causes": ("price-memo", "ship-memo"),
 }
 
 

@@ -6,15 +6,18 @@ the id is made — whatever clock the agent runs on, so a store's ``last`` run i
 the one made most recently even when agents run on a test clock — and the
 random bits come from the operating system (``secrets``), so ids stay unique
 across agents, processes and machines even when every agent replays the same
-clock and seed. ``SeededIds`` takes the milliseconds from the agent's clock and
-the bits from a seeded generator instead: byte-identical ids on every re-run,
-for golden files and snapshots — never for agents that share a store.
+clock and seed; within one process they increase, so runs made in one
+millisecond still sort in the order they were made. ``SeededIds`` takes the
+milliseconds from the agent's clock and the bits from a seeded generator
+instead: byte-identical ids on every re-run, for golden files and snapshots —
+never for agents that share a store.
 """
 
 from __future__ import annotations
 
 import random
 import secrets
+import threading
 import time
 import uuid
 from typing import Protocol, runtime_checkable
@@ -43,15 +46,41 @@ def uuid7(ms: int, rand: int) -> str:
     return str(uuid.UUID(int=value))
 
 
+_LATEST = [0, 0]
+"""The milliseconds and random bits of the last ``RandomIds`` id this process made."""
+_LATEST_LOCK = threading.Lock()
+_STEP_BITS = 32
+_BACKWARDS_MS = 10_000
+
+
+def _monotonic(ms: int) -> tuple[int, int]:
+    """``(ms, rand)`` for the next id, after every id this process made (RFC 9562 §6.2,
+    monotonic random): in the millisecond of the last id (or when the clock stepped back
+    by less than ``_BACKWARDS_MS``) the random bits grow by a random step, so the ids of
+    runs made one after the other sort in that order — a turn and its follow-up made in
+    one millisecond are still told apart by ``last``."""
+    with _LATEST_LOCK:
+        last_ms, last_rand = _LATEST
+        if last_ms - _BACKWARDS_MS < ms <= last_ms:
+            ms, rand = last_ms, last_rand + 1 + secrets.randbits(_STEP_BITS)
+            if rand >> _RAND_BITS:
+                ms, rand = ms + 1, secrets.randbits(_RAND_BITS - 1)
+        else:
+            rand = secrets.randbits(_RAND_BITS)
+        _LATEST[:] = [ms, rand]
+    return ms, rand
+
+
 class RandomIds:
     """UUIDv7 ids stamped with the operating system's clock, their random bits from the
-    operating system (the default). The agent's ``now_ns`` is not used: a test clock
-    would date the id, and so the store's ``last``, into the past."""
+    operating system (the default), increasing within one process (:func:`_monotonic`).
+    The agent's ``now_ns`` is not used: a test clock would date the id, and so the
+    store's ``last``, into the past."""
 
     __slots__ = ()
 
     def new_id(self, now_ns: int) -> str:
-        return uuid7(time.time_ns() // 1_000_000, secrets.randbits(_RAND_BITS))
+        return uuid7(*_monotonic(time.time_ns() // 1_000_000))
 
     def __repr__(self) -> str:
         return "RandomIds()"

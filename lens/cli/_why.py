@@ -43,7 +43,8 @@ def add_parser(sub: Any) -> None:
     outcome = p.add_mutually_exclusive_group()
     outcome.add_argument("--expect", metavar="TEXT|/REGEX/", default=None,
                          help="the answer you wanted: a re-run 'fixes' the run when its answer "
-                              "contains TEXT or matches /REGEX/")
+                              "contains TEXT (whole words, facts in normal form) or "
+                              "matches /REGEX/")
     outcome.add_argument("--judge", metavar="MODULE:FUNC", default=None,
                          help="label answers with your function answer -> label")
     outcome.add_argument("--label", action="store_true",

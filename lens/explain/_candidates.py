@@ -37,7 +37,14 @@ from footprint.events import (
 from footprint.events._evidence import CursorMove, GuardRecord
 from lens.explain._custody import overlap
 from lens.explain._outcome import is_redacted
-from lens.explain._past import Landing, Past, landings_of, moves_of, request_messages
+from lens.explain._past import (
+    HistoryMessage,
+    Landing,
+    Past,
+    landings_of,
+    moves_of,
+    request_messages,
+)
 from lens.playback._stream import clip
 
 __all__ = ["Candidate", "CandidateKind", "Removal", "candidates", "guard_text", "one_per_removal"]
@@ -144,7 +151,7 @@ def _injection(group: list[Landing], past: Past,
     removal = Removal("injection", first.injection_id) if first.injection_id else None
     why_not = None if removal else ("the agent's own system prompt" if first.source == "base"
                                     else f"the agent's own {first.source} piece")
-    scores = [_score(p.raw_content or p.content_summary, past.answer) for p in texts.values()]
+    scores = [_score(p.raw_content or p.content_summary, past.ranked_by) for p in texts.values()]
     score = max((x for x in scores if x is not None), default=None)
     return Candidate(kind="injection", id=iid, label=label, flavor=kind,
                      step_id=last.step, seq=last.seq, chain=tuple(chain),
@@ -216,7 +223,7 @@ def _tool_results(events: Sequence[Event], past: Past,
         out.append(Candidate(
             kind="tool_result", id=e.tool_call_id, label=f"tool {e.tool_name} #{e.tool_call_id}",
             flavor=e.tool_name, step_id=e.step_id, seq=e.seq, chain=chain,
-            excerpt=clip(e.result, 80), score=_score(e.result, past.answer),
+            excerpt=clip(e.result, 80), score=_score(e.result, past.ranked_by),
             removal=None if owner else Removal("tool", e.tool_name),
             evidence_only=f"tool {e.tool_name!r} comes with {owner}; removing {owner} "
             "removes it (tested as that injection)" if owner else None,
@@ -226,30 +233,40 @@ def _tool_results(events: Sequence[Event], past: Past,
     return out
 
 
-def _origin(m_role: str, content: str, tool_call_id: str | None,
-            earlier: Sequence[Event]) -> tuple[str, str]:
-    """``(origin, run id)`` of an earlier-turn message, matched against earlier runs."""
-    if m_role == "user":
-        hit = next((e for e in earlier if getattr(e, "user_message", None) == content), None)
-        return "person", hit.run_id if hit else "?"
-    if m_role == "tool" and tool_call_id:
+def _origin(m: HistoryMessage, earlier: Sequence[Event]) -> tuple[str, Event | None]:
+    """``(origin, the event that wrote it)`` of an earlier-turn message, matched against
+    earlier runs (a reply that called tools by its calls' ids, else by its text)."""
+    if m.role == "user":
+        hit = next((e for e in earlier if getattr(e, "user_message", None) == m.content), None)
+        return "person", hit
+    if m.role == "tool" and m.tool_call_id:
         hit = next((e for e in earlier if isinstance(e, ToolEnd)
-                    and e.tool_call_id == tool_call_id), None)
-        return f"tool#{tool_call_id}", hit.run_id if hit else "?"
-    hit = next((e for e in earlier if isinstance(e, LLMEnd) and e.content == content), None)
-    return (hit.step_id if hit else "llm#?"), hit.run_id if hit else "?"
+                    and e.tool_call_id == m.tool_call_id), None)
+        return f"tool#{m.tool_call_id}", hit
+    hit = next((e for e in earlier if isinstance(e, LLMEnd) and (
+        any(c.id in m.calls for c in e.tool_calls) if m.calls else e.content == m.content)),
+        None)
+    return (hit.step_id if hit else "llm#?"), hit
+
+
+def _message_label(role: str, origin: str, hit: Event | None) -> str:
+    """``assistant message llm#2 of turn 1``: step ids restart every turn, so the turn
+    (counted from 1) tells two earlier turns' ``llm#1`` apart."""
+    who = "" if origin == "person" else f" {origin}"
+    return f"{role} message{who}" + (f" of turn {hit.turn + 1}" if hit is not None else "")
 
 
 def _messages(past: Past, earlier: Sequence[Event]) -> list[Candidate]:
     out: list[Candidate] = []
     for m in past.history:
-        origin, run = _origin(m.role, m.content, m.tool_call_id, earlier)
+        origin, hit = _origin(m, earlier)
+        run = hit.run_id if hit is not None else "?"
         out.append(Candidate(
-            kind="message", id=f"msg#{m.index}", label=f"{m.role} message {origin}",
+            kind="message", id=f"msg#{m.index}", label=_message_label(m.role, origin, hit),
             flavor=origin, step_id=past.explained.step_id, seq=-1,
             chain=(f"CARRIED as history message {m.index} of {past.explained.step_id}",
                    f"WRITTEN by {origin} in an earlier turn (run {run})"),
-            excerpt=clip(m.content, 80), score=_score(m.content, past.answer),
+            excerpt=clip(m.content, 80), score=_score(m.content, past.ranked_by),
             removal=Removal("message", str(m.index)), redacted=is_redacted(m.content) is not None,
             reach=tuple(c.step_id for c in past.calls)))
     return out

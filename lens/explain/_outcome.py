@@ -37,6 +37,8 @@ from lens.explain._facts import VALUE_KINDS, Fact, canonical, fact_key, facts
 from lens.playback._stream import clip, label_of
 
 __all__ = [
+    "FAILED",
+    "STOPPED",
     "Comparator",
     "ComparatorMode",
     "Effect",
@@ -82,6 +84,9 @@ class Comparator:
     mode: ComparatorMode
     describe: str
     _key: Callable[[str], str]
+    _like: Callable[[str, str], str] | None = None
+    """The key of an answer read next to the one it is compared with (``March 3`` is
+    ``2026-03-03`` next to it); ``None``: the key alone."""
 
     def key(self, text: str) -> str:
         """The comparison key of ``text``."""
@@ -96,7 +101,7 @@ class Comparator:
         """The key of a re-run's answer, hashed when the recorded answer was redacted."""
         if is_redacted(recorded) is not None:
             return f"sha256:{_sha(got)}"
-        return self._key(got)
+        return self._key(got) if self._like is None else self._like(got, recorded)
 
 
 def _expect(pattern: str) -> Comparator:
@@ -112,8 +117,16 @@ def _expect(pattern: str) -> Comparator:
     if not want:
         raise ConfigError(f"--expect {pattern!r} has no words to look for; give the answer "
                           "you wanted, e.g. --expect 'DECLINED'")
-    return Comparator("expect", f"contains {clip(pattern, 40)!r}",
-                      lambda t: "expected" if want in canonical(t) else "unexpected")
+    bare = any(f.kind == "number" for f in facts(pattern))  # --expect 920: "920.00 EUR"
+
+    def holds(text: str, **how: bool) -> bool:  # whole words: APPROVED is not DISAPPROVED
+        return f" {want} " in f" {canonical(text, like=pattern, **how)} "
+
+    def key(text: str, _: str = "") -> str:
+        found = holds(text) or (bare and holds(text, bare=True))
+        return "expected" if found else "unexpected"
+
+    return Comparator("expect", f"contains {clip(pattern, 40)!r}", key, key)
 
 
 def _judge(fn: Judge, name: str) -> Comparator:
@@ -139,13 +152,14 @@ def make_comparator(*, expect: str | None = None, judge: Judge | None = None,
     if label:
         return Comparator("label", "the answer's first word", label_of)
     return Comparator("normalised", "the whole answer (facts in normal form: 1 pm = 13:00, "
-                      "€189 = 189 EUR; case, spacing and punctuation ignored)", canonical)
+                      "€189 = 189 EUR; case, spacing and punctuation ignored)", canonical,
+                      canonical)
 
 
 def facts_comparator(varied: int, answered: int) -> Comparator:
     """Compare by facts alone: the default once baseline answers varied only in wording."""
     return Comparator("facts", f"facts (numbers, times, dates, money, entities) — wording "
-                      f"varied in {varied}/{answered} baseline answers", fact_key)
+                      f"varied in {varied}/{answered} baseline answers", fact_key, fact_key)
 
 
 _Key = tuple[tuple[str, ...], tuple[str, ...]]
@@ -169,19 +183,29 @@ def _delta(old: list[Fact], new: list[Fact]) -> list[tuple[str, _Key]]:
     return out
 
 
+FAILED = "(the run failed)"
+"""The outcome of a run whose model call raised before it replied."""
+STOPPED = "(the run stopped without an answer)"
+"""The outcome of a run that hit a limit (``max_iterations``) before it answered."""
+_NO_ANSWER = {FAILED: "failed", STOPPED: "stopped"}
+
+
 def changes(recorded: str, got: str | Sequence[str]) -> tuple[str, ...]:
     """The facts that differ between the recorded answer and re-run answers
     (``149 EUR → 189 EUR``), by normal form: a time written another way (``1 pm`` →
     ``13:00``) is no change of fact, and one change re-worded by several re-runs is
-    named once."""
+    named once. A run that failed or stopped has no facts: ``failed → 'the reply'``."""
     answers = [got] if isinstance(got, str) else list(got)
+    if recorded in _NO_ANSWER:
+        return tuple(dict.fromkeys(f"{_NO_ANSWER[recorded]} → {clip(a, 40)!r}"
+                                   for a in answers if a != recorded))
     if is_redacted(recorded) is not None:
         digest = is_redacted(recorded)
         return () if all(_sha(a) == digest for a in answers) else ("answer hash changed",)
     old = list(facts(recorded))
     seen: dict[tuple[tuple[str, ...], tuple[str, ...]], str] = {}
     for answer in answers:
-        new = list(facts(answer))
+        new = list(facts(answer, like=recorded))
         same = {f.token for f in old} & {f.token for f in new}
         for line, key in _delta([f for f in old if f.token not in same],
                                 [f for f in new if f.token not in same]):

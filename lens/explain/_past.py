@@ -32,6 +32,7 @@ from footprint.events import (
     ToolEnd,
 )
 from lens.explain._custody import said
+from lens.explain._outcome import FAILED, STOPPED
 from lens.explain._tier import Tier, Words
 
 __all__ = [
@@ -74,6 +75,8 @@ class HistoryMessage:
     role: str
     content: str
     tool_call_id: str | None = None
+    calls: tuple[str, ...] = ()
+    """The ids of the tool calls an assistant message made (how its reply is found)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -92,6 +95,18 @@ class Past:
     history: tuple[HistoryMessage, ...] = ()
     flags: tuple[str, ...] = ()
     by_seq: Mapping[int, Event] = field(default_factory=dict)
+    failed: bool = False
+    """The run gave no answer (a model call raised, or a limit stopped it): its outcome is
+    that failure (``answer`` is :data:`FAILED` or :data:`STOPPED`), a trial that fails the
+    same way reproduces it and one that answers is a fix."""
+    error: str = ""
+    """The run's error message when the explained call raised (what pieces are ranked by)."""
+
+    @property
+    def ranked_by(self) -> str:
+        """The text candidates are ranked against: the error of a failed call, else the
+        answer."""
+        return self.error or self.answer
 
     @property
     def path_steps(self) -> frozenset[str]:
@@ -145,8 +160,14 @@ def _history(start: LLMStart, user_message: str, turn: int) -> tuple[HistoryMess
         return ()
     return tuple(HistoryMessage(index=i, role=str(m.get("role")),
                                 content=str(m.get("content") or ""),
-                                tool_call_id=m.get("tool_call_id"))
+                                tool_call_id=m.get("tool_call_id"), calls=_call_ids(m))
                  for i, m in enumerate(messages[:mine]))
+
+
+def _call_ids(message: dict[str, Any]) -> tuple[str, ...]:
+    calls = message.get("tool_calls")
+    return tuple(str(c["id"]) for c in calls if isinstance(c, dict) and "id" in c) \
+        if isinstance(calls, list) else ()
 
 
 def _explained_reads(start: LLMStart, results: Sequence[ToolEnd]) -> tuple[list[str], bool]:
@@ -193,11 +214,16 @@ def _nothing_to_explain(events: Sequence[Event], started: bool, words: Words) ->
 
 
 def causal_past(events: Sequence[Event], step: str | None = None,
-                words: Words = Tier.RERUN.words) -> Past:
-    """Walk back from ``step`` (default: the last model call); a ``ConfigError`` when none.
-    ``words``: the tier's, for the messages and flags that name its trials."""
+                words: Words = Tier.RERUN.words, *, failure: bool = True) -> Past:
+    """Walk back from ``step`` (default: the call that raised on a failed run, else the last
+    model call); a ``ConfigError`` when none. ``words``: the tier's, for the messages and
+    flags that name its trials; ``failure=False``: never explain a failure (the re-send
+    tier, whose sends that raise say the provider is wrong)."""
     run_start = next((e for e in events if isinstance(e, RunStart)), None)
     ends = [e for e in events if isinstance(e, LLMEnd)]
+    failing = _failing_call(events) if step is None and failure else None
+    if run_start is not None and failing is not None:
+        return _failed_past(events, run_start, failing)
     if run_start is None or not ends:
         raise ConfigError(_nothing_to_explain(events, run_start is not None, words))
     explained_end = _explained(ends, step)
@@ -213,15 +239,51 @@ def causal_past(events: Sequence[Event], step: str | None = None,
         flags.append("no-request-record: the request text was not kept, so every earlier "
                      "tool result is taken as read")
     final = step is None or explained_end.step_id == ends[-1].step_id
+    stopped = failure and step is None and status == "stopped-early"
+    if stopped:  # its outcome: stopping unanswered
+        flags = [f.replace("explaining its last model call", "a re-run that answers is a fix")
+                 for f in flags]
     if step is not None and status == "answered" and not final:
         flags.append(f"intermediate-step: explaining {explained_end.step_id}, not the final "
                      f"answer ({ends[-1].step_id}); {words.trials} are compared there")
     return Past(
         run_id=run_start.run_id, turn=run_start.turn, user_message=run_start.user_message,
         conversation_id=run_start.conversation_id, explained=explained,
-        answer=said(explained_end), status=status, final=final and status == "answered",
-        calls=calls, history=_history(explained.start, run_start.user_message, run_start.turn),
-        flags=tuple(flags), by_seq={e.seq: e for e in events})
+        answer=STOPPED if stopped else said(explained_end), status=status,
+        final=final and status == "answered", calls=calls,
+        history=_history(explained.start, run_start.user_message, run_start.turn),
+        flags=tuple(flags), by_seq={e.seq: e for e in events}, failed=stopped)
+
+
+def _failing_call(events: Sequence[Event]) -> LLMStart | None:
+    """The model call that raised before it replied, when the run failed there (the run's
+    last call, with no ``llm.end``)."""
+    if not any(isinstance(e, RunFailed) for e in events):
+        return None
+    last = next((e for e in reversed(events) if isinstance(e, LLMStart)), None)
+    if last is None or any(isinstance(e, LLMEnd) and e.step_id == last.step_id
+                           for e in events):
+        return None
+    return last
+
+
+def _failed_past(events: Sequence[Event], run_start: RunStart, start: LLMStart) -> Past:
+    """The past of a run whose model call raised: the failure is the outcome."""
+    err = next(e for e in events if isinstance(e, RunFailed))
+    calls = _walk(events, start)
+    explained = next(c for c in calls if c.step_id == start.step_id)
+    flags = [f"run-failed: the run raised {err.error_type} at {err.step_id} "
+             f"({err.message[:60]}); {start.step_id} never replied, so its outcome is the "
+             "failure: a trial that fails there too reproduces it"]
+    if not explained.reads_known:
+        flags.append("no-request-record: the request text was not kept, so every earlier "
+                     "tool result is taken as read")
+    return Past(
+        run_id=run_start.run_id, turn=run_start.turn, user_message=run_start.user_message,
+        conversation_id=run_start.conversation_id, explained=explained,
+        answer=FAILED, status="failed", final=False, calls=calls,
+        history=_history(start, run_start.user_message, run_start.turn), flags=tuple(flags),
+        by_seq={e.seq: e for e in events}, failed=True, error=err.message)
 
 
 class Landing(NamedTuple):

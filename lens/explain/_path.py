@@ -20,7 +20,7 @@ from dataclasses import dataclass, replace
 from lens.explain._candidates import Candidate
 from lens.explain._report import Role, Suspect
 
-__all__ = ["Order", "causal_order"]
+__all__ = ["Order", "causal_order", "joint_roots"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -104,14 +104,40 @@ def _hop(link: _Link) -> list[str]:
             + (f" (+{len(calls) - 3})" if len(calls) > 3 else "")]
 
 
+def _changed_values(s: Suspect) -> set[str]:
+    """The recorded answer's values a suspect's removal changed (``150 EUR`` of
+    ``150 EUR → 200 EUR``, whatever the new value; ``+x`` names no recorded value)."""
+    return {c.split(" → ")[0] if " → " in c else c.removeprefix("-") for c in s.changes}
+
+
+def joint_roots(roots: Sequence[Suspect]) -> list[list[Suspect]]:
+    """Roots grouped by the values they change: roots whose removals change a value in
+    common are one conjunction (each needed for that value); roots that change values of
+    their own are independent causes. Roots whose changes are not named (the whole text
+    changed) stay together, as the conservative reading."""
+    groups: list[list[Suspect]] = []
+    for s in roots:
+        mine = _changed_values(s)
+        joined = [g for g in groups if not mine or any(
+            not x.changes or mine & _changed_values(x) for x in g)]
+        merged = [s, *(x for g in joined for x in g)]
+        groups = [g for g in groups if g not in joined] + [merged]
+    order = {id(s): i for i, s in enumerate(roots)}
+    for g in groups:
+        g.sort(key=lambda s: order[id(s)])
+    return sorted(groups, key=lambda g: order[id(g[0])])
+
+
 def _path(roots: Sequence[_Link], links: Sequence[_Link], step: str) -> tuple[str, ...]:
     """The path in the order of the calls: a piece where it first acted, each result where
-    it was chosen (a piece before the results chosen at its own first call)."""
+    it was chosen (a piece before the results chosen at its own first call). Independent
+    causes are listed apart (``A · B``); a conjunction joined (``A + B``)."""
     head = [r for r in roots if not r.tool]
     items: list[tuple[int, int, list[str]]] = []
     if head:
+        groups = joint_roots([r.suspect for r in head])
         items.append((min(_first(r) for r in head), 0,
-                      [" + ".join(r.suspect.label for r in head)]))
+                      [" · ".join(" + ".join(s.label for s in g) for g in groups)]))
     items += [(_first(m), 1, _hop(m)) for m in (*(r for r in roots if r.tool), *links)]
     out = [x for _, _, hop in sorted(items, key=lambda t: (t[0], t[1])) for x in hop]
     return (*out, f"answer ({step})")

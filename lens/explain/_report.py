@@ -73,7 +73,9 @@ class Suspect:
     role: Role | None = None
     """On the causal path: the ``root`` cause, a ``mediator`` it produced, or ``necessary``."""
     wording: tuple[str, ...] = ()
-    """Re-run text that changed while the comparator said "same" (wording only)."""
+    """Re-run text that changed while the comparator said "same": wording only under the
+    default comparator; under ``--expect``/``--judge``/``--label`` possibly other facts,
+    just not the outcome asked for."""
     paired_runs: int = 0
     """Live baseline re-runs interleaved with this suspect's confirming test."""
     paired_same: int = 0
@@ -177,6 +179,13 @@ def _pct(x: float) -> str:
     return f"{100 * x:.1f}%" if x < 0.999 else f"{100 * x:.2f}%"
 
 
+def _reworded(r: WhyReport) -> str:
+    """What a suspect's ``wording`` note means under the report's comparator."""
+    if r.comparator_mode in ("normalised", "facts"):
+        return "wording changed, facts held"
+    return f"changed, but not as asked ({r.comparator})"
+
+
 def verdict_line(s: Suspect, r: WhyReport) -> str | None:
     """A tested suspect's verdict as one line (``CAUSAL — …``, ``NECESSARY — …``), in the
     words of the report's tier; the CLI and the lens print the same."""
@@ -249,7 +258,7 @@ def render_why(r: WhyReport, top: int = 8) -> list[str]:
         if stamp is not None:
             lines.append(f"      → {stamp}")
         if s.wording:
-            lines.append("      wording changed, facts held: " + "; ".join(s.wording))
+            lines.append(f"      {_reworded(r)}: " + "; ".join(s.wording))
     if len(r.suspects) > len(shown):
         rest = "" if r.mode == "CORRELATIONAL" else ", none confirmed"
         lines.append(f"  … {len(r.suspects) - len(shown)} more (lower overlap{rest})")

@@ -28,7 +28,7 @@ from footprint.providers import LLMRequest, LLMResponse, Provider
 from lens.explain._candidates import Removal
 from lens.explain._custody import said
 from lens.explain._facts import canonical
-from lens.explain._outcome import Comparator, effect, normalise
+from lens.explain._outcome import FAILED, STOPPED, Comparator, effect, normalise
 from lens.explain._past import Past
 from lens.explain._tier import Tier
 from lens.playback._cassette import _response
@@ -105,6 +105,9 @@ class Rerun:
     run: Literal["same", "changed", "broke"]
     answer: str
     note: str = ""
+    lost: bool = False
+    """The comparator read "same" although the answer lost its values (an apology under
+    ``--expect``: not the answer wanted, nor the recorded one)."""
 
 
 class Rerunner:
@@ -214,10 +217,24 @@ class Rerunner:
             agent = self.variant(removals, root=root, **extra)
             start = _withhold_all(self.continue_from, self.past, removals)
             run_turn(agent, self.past.user_message, start)
-        except Exception as exc:  # a re-run that raises is broke, whatever it raised
+        except Exception as exc:  # a re-run that raises is broke, whatever it raised ...
+            if self.past.failed:  # the recorded run gave no answer either: compared as text
+                return self._count(cassette, sink, self._compared(FAILED,
+                                                                  frozenset(removals)))
+            if self._answered_before_raising(sink.events):  # ... unless the step came first
+                return self._count(cassette, sink, self._outcome(sink.events,
+                                                                 frozenset(removals)))
             return self._count(cassette, sink, Rerun(
                 run="broke", answer="", note=f"raised {type(exc).__name__}: {clip(exc, 60)}"))
         return self._count(cassette, sink, self._outcome(sink.events, frozenset(removals)))
+
+    def _answered_before_raising(self, events: Sequence[Any]) -> bool:
+        """A re-run that raised after replying at the explained step, when that step is not
+        the run's final answer (a failed run, ``--step``): it is compared at that step, as the
+        recording (which may have raised there too) is."""
+        step = self.past.explained.step_id
+        return not self.past.final and any(isinstance(e, LLMEnd) and e.step_id == step
+                                           for e in events)
 
     def _count(self, cassette: CassetteFirst | None, sink: ListSink, out: Rerun) -> Rerun:
         if cassette is not None:
@@ -229,6 +246,13 @@ class Rerunner:
 
     def _outcome(self, events: Sequence[Any], removed: frozenset[Removal]) -> Rerun:
         ends = [e for e in events if isinstance(e, LLMEnd)]
+        if self.past.failed:  # no recorded answer: its final answer, or how it stopped
+            end = next((e for e in events if isinstance(e, RunEnd)), None)
+            if end is not None and end.stopped_early:
+                return self._compared(STOPPED, removed)
+            if end is None or not ends:
+                return Rerun(run="broke", answer="", note="ended without an answer")
+            return self._compared(said(ends[-1]), removed)
         if self.past.final:
             end = next((e for e in events if isinstance(e, RunEnd)), None)
             if end is None or end.stopped_early or not ends:
@@ -242,6 +266,10 @@ class Rerunner:
                 return Rerun(run="broke", answer="",
                              note=f"never reached {self.past.explained.step_id}")
             text = said(at[-1])
+        return self._compared(text, removed)
+
+    def _compared(self, text: str, removed: frozenset[Removal]) -> Rerun:
+        """A trial's text at the explained step, compared with the recorded one."""
         key = self.comparator.rerun_key(self.past.answer, text)
         self.answers.append(text)
         if key == self.recorded_key:
@@ -251,7 +279,8 @@ class Rerunner:
                     text) != canonical(self.past.answer) and effect(self.past.answer,
                                                                      text) == "value":
                 self.blind.append((self.past.answer, text))  # another value, unseen
-            return Rerun(run="same", answer=text)
+            return Rerun(run="same", answer=text,
+                         lost=effect(self.past.answer, text) == "necessary")
         return Rerun(run="changed", answer=text)
 
 

@@ -157,7 +157,7 @@ class _Ask:
 
 def _tiered(loaded: _Loaded, provider: Provider, a: _Ask) -> WhyReport:
     """Plan, announce, baseline, search and scope (module doc)."""
-    past = causal_past(loaded.events, a.step, Resender.tier.words)
+    past = causal_past(loaded.events, a.step, Resender.tier.words, failure=False)
     fn, name = _judge(a.judge)
     comparator = make_comparator(expect=a.expect, judge=fn, judge_name=name, label=a.label)
     if comparator.mode == "expect" and comparator.recorded_key(past.answer) == "expected":

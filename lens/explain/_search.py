@@ -13,6 +13,10 @@
    forces "yes" and the policy that would make it "no" removed together
    leave "yes"). So every piece not yet screened alone, and not in a set
    found, is then screened alone; only that clears it (``cleared``).
+   When a change is only the outcome asked for (``--expect``), removing a
+   piece the answer needs, or the source of the wanted answer, with the
+   culprits hides their fix: such pieces stay in and the rest is screened
+   again (:meth:`_Search.run`).
 2. **Confirm** (the claim): each found set, and each member of a *confirmed* set alone
    (a gate: a set that does not hold gives its members no tests of their own),
    is re-run on the *baseline's* seeds (fresh with respect to the screen,
@@ -38,7 +42,7 @@ from lens.explain._rerun import BudgetSpent
 from lens.explain._stats import Ablation, Tally, Verdict, sequential
 from lens.explain._trial import Trial
 
-__all__ = ["Finding", "Probe", "SearchResult", "search"]
+__all__ = ["Finding", "Probe", "SearchResult", "screen_budget", "search"]
 
 Screen = Literal["changed", "same", "broke"]
 SCREEN_SEED0 = 1000
@@ -98,15 +102,20 @@ class _Search:
     broke: set[Removal] = field(default_factory=set)
     found: list[tuple[Removal, ...]] = field(default_factory=list)
     alone: dict[Removal, Screen] = field(default_factory=dict)
+    wanted: bool = False
+    needed: set[Removal] = field(default_factory=set)
+    """Screened alone, the answer was lost, yet the comparator read "same" (``--expect``:
+    a lost answer is not the one wanted): removed with others, it hides their fix."""
 
     def screen(self, group: frozenset[Removal]) -> Screen:
-        changed = same = 0
+        changed = same = lost = 0
         what = f"screen: {len(group)} removed"
         for i in range(self.screen_seeds):
             r = self.rerunner.rerun(sorted(group), SCREEN_SEED0 + len(self.probes) * 10 + i,
                                     what=what)
             changed += r.run == "changed"
             same += r.run == "same"
+            lost += r.run == "same" and r.lost
         result: Screen = "broke" if changed + same == 0 else (
             "changed" if 2 * changed > changed + same else "same")
         self.probes.append(Probe(removed=group, result=result, runs=self.screen_seeds))
@@ -114,6 +123,8 @@ class _Search:
             self.alone[next(iter(group))] = result
             if result == "same":
                 self.cleared |= group
+            if result == "same" and 2 * lost > same:
+                self.needed |= group
         return result
 
     def explore(self, group: frozenset[Removal]) -> None:
@@ -143,16 +154,42 @@ class _Search:
         return from_a | self.minimize(b, held | from_a)
 
     def run(self, units: Sequence[Removal]) -> None:
-        self.explore(frozenset(units))
-        while self.found and len(self.found) < MAX_SETS:
-            rest = frozenset(units) - {r for s in self.found for r in s} - self.broke
+        pool = frozenset(units)
+        self.sets(pool)
+        self.singles(units)
+        if self.needed:  # the pieces the answer needs stay in; the rest is searched again
+            self.sets(pool - self.needed, again=True)
+        if self.wanted and not self.found and self.held_all(pool):
+            kept = self.sources(pool - self.broke - self.needed)
+            if kept:
+                self.sets(pool - self.broke - self.needed - kept, again=True)
+
+    def held_all(self, pool: frozenset[Removal]) -> bool:
+        return any(p.removed == pool and p.result == "same" for p in self.probes)
+
+    def sources(self, pool: frozenset[Removal]) -> frozenset[Removal]:
+        """The pieces that, kept alone of ``pool``, give the outcome wanted: where the
+        answer the user expects comes from (a true fact). Removing every piece also
+        removed it, so no group screen could show a fix; it stays in from now on."""
+        if len(pool) < 3:
+            return frozenset()
+        return frozenset(p for p in sorted(pool) if self.screen(pool - {p}) == "changed")
+
+    def sets(self, pool: frozenset[Removal], *, again: bool = False) -> None:
+        """Explore ``pool``, then what is left of it after each set found. ``again``: a
+        second pass, whose members were all screened alone (a set among them is still
+        possible: each alone may be redundant with another)."""
+        rest = pool
+        while rest and len(self.found) < MAX_SETS and (again or not rest <= self.cleared):
             before = len(self.found)
-            if not rest or rest <= self.cleared:
-                break
-            self.explore(rest)
+            if any(p.removed == rest and p.result == "changed" for p in self.probes):
+                # screened already (all but a source of the wanted answer): narrow it
+                self.found.append(tuple(sorted(self.minimize(sorted(rest), frozenset()))))
+            else:
+                self.explore(rest)
             if len(self.found) == before:
                 break
-        self.singles(units)
+            rest = pool - {r for s in self.found for r in s} - self.broke
 
     def singles(self, units: Sequence[Removal]) -> None:
         """Screen alone each piece only screened with others (see the module doc)."""
@@ -231,13 +268,25 @@ def _unheld(test: Ablation) -> Ablation:
     return Ablation(tally=Tally(), p_value=1.0, verdict=verdict)
 
 
+def screen_budget(untested: int, seeds: int, screen_seeds: int = 1) -> int:
+    """The re-runs a search over ``untested`` removals takes at least: a screen of each,
+    the bisection's splits and one confirming test (``0`` when nothing is untested)."""
+    if not untested:
+        return 0
+    return screen_seeds * (untested + 2 * untested.bit_length()) + seeds
+
+
 def search(rerunner: Trial, base: Tally, units: Sequence[Removal], *, seeds: int,
-           alpha: float, order: str = "") -> SearchResult:
+           alpha: float, order: str = "", wanted: bool = False) -> SearchResult:
     """Screen ``units`` by delta debugging, then confirm each set found (see module doc).
 
     ``order`` seeds the shuffle of the confirming re-runs (the run id: the same order
-    every time the same run is explained)."""
-    s = _Search(rerunner=rerunner, base=base, screen_seeds=1 if base.changed == 0 else 3)
+    every time the same run is explained). ``wanted``: a change is only the outcome the
+    user asked for (``--expect``, ``--judge``, ``--label``), so removing every piece may
+    also remove where that outcome comes from; when nothing else was found, each piece is
+    then kept alone in turn (:meth:`_Search.sources`)."""
+    s = _Search(rerunner=rerunner, base=base, screen_seeds=1 if base.changed == 0 else 3,
+                wanted=wanted)
     findings: list[Finding] = []
     stopped: str | None = None
     try:
@@ -255,8 +304,7 @@ def search(rerunner: Trial, base: Tally, units: Sequence[Removal], *, seeds: int
             spent[r] = spent.get(r, 0) + p.runs
     more = None if stopped is None or rerunner.budget is None else (
         rerunner.budget + 2 * seeds * sum(1 + (len(f) > 1) * len(f) for f in isolated)
-        + (s.screen_seeds * (len(untested) + 2 * len(untested).bit_length()) + seeds
-           if untested else 0))
+        + screen_budget(len(untested), seeds, s.screen_seeds))
     return SearchResult(findings=tuple(findings), probes=tuple(s.probes),
                         cleared=frozenset(s.cleared), broke=frozenset(s.broke),
                         untested=untested, stopped=stopped, isolated=isolated, spent=spent,

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field, replace
 
 from lens.explain._candidates import Candidate, Removal
 from lens.explain._outcome import changes, effect, wording
-from lens.explain._path import Order
+from lens.explain._path import Order, joint_roots
 from lens.explain._report import Effect, Suspect, WhyReport, tier_of
 from lens.explain._search import Finding, SearchResult
 from lens.explain._stats import Ablation
@@ -109,7 +109,8 @@ def _sets(result: SearchResult, cands: Sequence[Candidate], seen: Seen) -> list[
                                                                     strict=True))
         weak = f.test.verdict == "confirmed" and all(
             a.verdict != "confirmed" for _, a in f.alone)
-        base = Suspect(rank=0, kind="set", id=None, ids=ids, label="set: " + " + ".join(ids),
+        base = Suspect(rank=0, kind="set", id=None, ids=ids,
+                       label="set: " + " + ".join(_member_labels(f.removals, cands)),
                        flavor=None, step_id=members[0].step_id if members[0] else "",
                        score=None, chain=tuple(f"member: {r.describe()}" for r in f.removals),
                        excerpt="", removable=True)
@@ -122,8 +123,14 @@ def _sets(result: SearchResult, cands: Sequence[Candidate], seen: Seen) -> list[
     return out
 
 
-def _member_note(f: Finding) -> str:
-    keys = " + ".join(x.key for x in f.removals)
+def _member_labels(removals: Sequence[Removal], cands: Sequence[Candidate]) -> list[str]:
+    """Each removal of a set named as its own suspect is (``tool promo_lookup #call_1``,
+    never the bare call id)."""
+    return [next((c.label for c in cands if c.removal == r), r.describe()) for r in removals]
+
+
+def _member_note(f: Finding, cands: Sequence[Candidate]) -> str:
+    keys = " + ".join(_member_labels(f.removals, cands))
     if f.test.verdict == "confirmed":
         return f"part of a culprit set: {keys}"
     return f"not tested alone: the set the screens flagged ({keys}) did not hold " \
@@ -137,7 +144,7 @@ def suspects_of(cands: Sequence[Candidate], result: SearchResult | None,
     plain = [_plain(c, refused) for c in cands]
     if result is not None:
         singles = {f.removals[0]: f for f in result.findings if len(f.removals) == 1}
-        alone = {r: (a, _member_note(f)) for f in result.findings for r, a in f.alone}
+        alone = {r: (a, _member_note(f, cands)) for f in result.findings for r, a in f.alone}
         plain = [_with_result(s, c.removal, result, singles, alone, seen)
                  for s, c in zip(plain, cands, strict=True)]
         plain = _sets(result, cands, seen) + plain
@@ -146,8 +153,12 @@ def suspects_of(cands: Sequence[Candidate], result: SearchResult | None,
     return tuple(replace(s, rank=i) for i, s in enumerate(ranked, start=1))
 
 
-def _what(s: Suspect) -> str:
-    return s.label if s.kind != "set" else " and ".join(s.ids or ())
+def _what(r: WhyReport, s: Suspect) -> str:
+    """A suspect as the headline names it; a set by its members' own labels."""
+    if s.kind != "set":
+        return s.label
+    labels = {x.id: x.label for x in r.suspects if x.id is not None and x.kind != "set"}
+    return " and ".join(labels.get(i, i) for i in s.ids or ())
 
 
 def _confirmed_text(r: WhyReport, s: Suspect) -> str:
@@ -155,7 +166,7 @@ def _confirmed_text(r: WhyReport, s: Suspect) -> str:
     alone = "; each alone is not enough" if s.kind == "set" and s.note else ""
     to = f" ({', '.join(s.changes[:3])})" if s.changes else ""
     conf = f"{100 * (s.confidence or 0):.2f}%"
-    return (f"removing {_what(s)}{together} changes the answer{to} in {s.flips}/"
+    return (f"removing {_what(r, s)}{together} changes the answer{to} in {s.flips}/"
             f"{s.runs - s.broke} {tier_of(r).words.trials}, confidence {conf} against a "
             f"baseline of "
             f"{_base(r, s)}{alone}")
@@ -170,17 +181,25 @@ def _base(r: WhyReport, s: Suspect | None = None) -> str:
     return text
 
 
-def _roots_text(r: WhyReport, order: Order) -> str:
-    roots = order.roots
+def _joint_text(r: WhyReport, roots: Sequence[Suspect]) -> str:
+    """One root's sentence, or a conjunction's (roots that change one value together)."""
     if len(roots) == 1:
-        text = _confirmed_text(r, roots[0])
+        return _confirmed_text(r, roots[0])
+    changed = tuple(dict.fromkeys(c for s in roots for c in s.changes))
+    to = f" ({', '.join(changed[:3])})" if changed else ""
+    low = min(s.confidence or 0 for s in roots)
+    return (f"removing any one of {', '.join(_what(r, s) for s in roots)} changes the "
+            f"answer{to}: each is needed (a conjunction); confidence ≥ {100 * low:.2f}% "
+            f"each against a baseline of {_base(r)}")
+
+
+def _roots_text(r: WhyReport, order: Order) -> str:
+    groups = joint_roots(order.roots)
+    if len(groups) == 1:
+        text = _joint_text(r, groups[0])
     else:
-        changed = tuple(dict.fromkeys(c for s in roots for c in s.changes))
-        to = f" ({', '.join(changed[:3])})" if changed else ""
-        low = min(s.confidence or 0 for s in roots)
-        text = (f"removing any one of {', '.join(_what(s) for s in roots)} changes the "
-                f"answer{to}: each is needed (a conjunction); confidence ≥ {100 * low:.2f}% "
-                f"each against a baseline of {_base(r)}")
+        text = "; ".join(_joint_text(r, g) for g in groups) + (
+            f" — {len(groups)} independent causes, each of its own value")
     if order.outside:
         text = (f"{text}; the earliest removable link: what made {order.path[0].split()[0]} "
                 "choose it is outside what can be removed (the base prompt, the tool itself "
@@ -201,6 +220,11 @@ def _not_found(r: WhyReport, result: SearchResult | None) -> str:
         return "no candidate could be removed from this agent; the evidence is listed below"
     if result.broke and not result.cleared:
         return f"every removal made the {tier_of(r).words.trials} crash or never answer (broke)"
+    if r.comparator_mode in ("expect", "judge", "label"):
+        return (f"removing each of the {len(removable)} removable candidates alone, and all of "
+                f"them together, never gave the outcome asked for ({r.comparator}); the fix "
+                "is among the evidence-only candidates below, not in the recording, or not "
+                "what the comparator looks for")
     return (f"removing each of the {len(removable)} removable candidates alone, and all of them "
             "together, left the outcome unchanged; the cause is among the evidence-only "
             "candidates below, or not in the recording")
@@ -216,7 +240,7 @@ def conclude(r: WhyReport, result: SearchResult | None,
                     "" if reason else " (pass --agent to re-run without them)"))
         return replace(r, conclusion="correlational", conclusion_text=text)
     if order is not None and order.roots:
-        r = replace(r, root_causes=tuple(_what(s) for s in order.roots), path=order.path,
+        r = replace(r, root_causes=tuple(_what(r, s) for s in order.roots), path=order.path,
                     necessary=order.necessary)
         return replace(r, conclusion="confirmed", conclusion_text=_roots_text(r, order))
     if order is not None:
@@ -250,17 +274,35 @@ def _inconclusive(r: WhyReport) -> str | None:
     return why + who
 
 
+def _isolated(r: WhyReport, result: SearchResult, held: Sequence[Suspect]) -> list[str]:
+    """Each set the screens isolated, as one item (``the set {A + B} (n re-runs)``): its
+    members were isolated together, not each alone."""
+    by_removal = {s.removal: s for s in held}
+    trials = tier_of(r).words.trials
+    out: list[str] = []
+    for found in result.isolated:
+        members = [by_removal[x.describe()] for x in found if x.describe() in by_removal]
+        if not members:
+            continue
+        runs = max(s.runs for s in members)
+        names = " + ".join(s.label for s in members)
+        out.append(f"the set {{{names}}} ({runs} {trials})" if len(members) > 1
+                   else f"{names} ({runs} {trials})")
+    return out
+
+
 def _budget(r: WhyReport, result: SearchResult | None) -> str | None:
     """``budget spent: …`` with what the screens isolated and what one more budget tests."""
     if result is None or not result.stopped or not (result.isolated or result.untested):
         return None
     held = [s for s in r.suspects if s.note.startswith("inconclusive (budget)")]
-    found = ", ".join(f"{s.label} ({s.runs} {tier_of(r).words.trials})" for s in held)
     more = f"--budget {result.more}" if result.more else "a larger --budget"
     if held:
-        return (f"budget spent: the screens isolated {found} but the budget stopped before "
-                f"the confirming test; {more} would test "
-                + ("it" if len(held) == 1 else "them")
+        found = _isolated(r, result, held) or [
+            f"{s.label} ({s.runs} {tier_of(r).words.trials})" for s in held]
+        return (f"budget spent: the screens isolated {', '.join(found)} but the budget "
+                f"stopped before the confirming test; {more} would test "
+                + ("it" if len(found) == 1 else "them")
                 + (f" and the {len(result.untested)} untested" if result.untested else ""))
     return (f"budget spent: {result.stopped} before the search ended; {more} would test "
             f"the {len(result.untested)} untested: " + ", ".join(r.untested))

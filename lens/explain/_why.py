@@ -34,7 +34,7 @@ from lens.explain._past import Landing, Past, causal_past
 from lens.explain._path import causal_order
 from lens.explain._report import Baseline, ModelCalls, WhyReport
 from lens.explain._rerun import BudgetSpent, Progress, Rerun, Rerunner
-from lens.explain._search import SearchResult, search
+from lens.explain._search import SearchResult, screen_budget, search
 from lens.explain._stats import Tally, baseline_stable, seeds_needed
 from lens.explain._trial import Trial
 from lens.explain._verdicts import Seen, conclude, suspects_of
@@ -169,7 +169,8 @@ def _baseline(rr: Trial, seeds: int) -> tuple[Tally, Baseline, str | None]:
         seed += 1
     if tally.changed and _by_facts(rr, got_all):
         tally = Tally(same=tally.answered, broke=tally.broke)
-    outs = tuple(rr.comparator.key(g.answer) if g.run != "broke" else f"(broke: {g.note})"
+    outs = tuple(rr.comparator.rerun_key(rr.past.answer, g.answer) if g.run != "broke"
+                 else f"(broke: {g.note})"
                  for g in got_all)
     return tally, Baseline(runs=tally.runs, same=tally.same, changed=tally.changed,
                            broke=tally.broke, stable=baseline_stable(tally),
@@ -182,7 +183,7 @@ def _by_facts(rr: Trial, runs: Sequence[Rerun]) -> bool:
     answered = [g.answer for g in runs if g.run != "broke"]
     if rr.comparator.mode != "normalised" or not recorded or not answered:
         return False
-    if any(fact_key(a) != recorded for a in answered):
+    if any(fact_key(a, like=rr.past.answer) != recorded for a in answered):
         return False
     varied = sum(normalise(a) != normalise(rr.past.answer) for a in answered)
     rr.use(facts_comparator(varied, len(answered)))
@@ -317,9 +318,10 @@ def _causal(report: WhyReport, rr: Trial, cands: Sequence[Candidate], seeds: int
     per_test = alpha / max(1, len(units))
     base_tally, baseline, stopped = _baseline(rr, seeds)
     result: SearchResult | None = None
-    if stopped is not None:
+    if stopped is not None:  # spent in the baseline: its re-runs, then the whole search
+        more = max(rr.runs + 1, seeds + screen_budget(len(units), seeds))
         result = SearchResult(findings=(), probes=(), cleared=frozenset(), broke=frozenset(),
-                              untested=tuple(units), stopped=stopped)
+                              untested=tuple(units), stopped=stopped, more=more)
     elif base_tally.same == 0:
         flags.insert(0, f"baseline-unreproduced: {w.unchanged} never gave the recorded "
                         "outcome, so no removal can be compared with it")
@@ -340,7 +342,7 @@ def _causal(report: WhyReport, rr: Trial, cands: Sequence[Candidate], seeds: int
             flags.append(f"too-few-seeds: {seeds} seeds cannot reach confidence "
                          f"{1 - per_test:.4g} per test; use --seeds {need or 'more'} or more")
         result = search(rr, base_tally, units, seeds=seeds, alpha=per_test,
-                        order=report.run_id)
+                        order=report.run_id, wanted=rr.comparator.mode in _WANTED)
     flags += _blind(rr)
     out = replace(report, seeds=seeds, alpha_per_test=per_test, baseline=baseline,
                   flags=tuple(flags))
@@ -361,6 +363,9 @@ def _ordered(report: WhyReport, rr: Trial, cands: Sequence[Candidate],
                   outcome=rr.recorded_key)
     return conclude(out, result, order)
 
+
+_WANTED = frozenset({"expect", "judge", "label"})
+"""Comparators that call a re-run changed only when it gives the outcome asked for."""
 
 _REMEDY = {
     "label": "compare whole answers (drop --label) or give --expect TEXT",

@@ -70,7 +70,11 @@ def load_target(ref: str, *, flag: str = "--agent", example: str = _EXAMPLE,
         names = [n for n in dir(module) if not n.startswith("_")]
         raise ConfigError(f"{flag} {ref!r}: module {module_name!r} has no {attr!r}"
                           f"{did_you_mean(attr, names)}; name {kind}")
-    return getattr(module, attr)
+    target = getattr(module, attr)
+    if flag == "--agent" and not (hasattr(target, "run_sync") or callable(target)):
+        raise ConfigError(f"{flag} {ref!r}: {attr!r} is a {type(target).__name__}, not an "
+                          f"Agent or a factory; name {kind} that returns one")
+    return target
 
 
 def _accepts_sink(factory: Any) -> bool:
@@ -81,11 +85,33 @@ def _accepts_sink(factory: Any) -> bool:
     return any(p.name == "sink" or p.kind is p.VAR_KEYWORD for p in params)
 
 
+def _needs(factory: Any, given: dict[str, Any]) -> str | None:
+    """The first argument ``factory`` needs beyond ``given`` (``None``: it can be called)."""
+    try:
+        sig = inspect.signature(factory)
+    except (TypeError, ValueError):
+        return None
+    try:
+        sig.bind(**given)
+    except TypeError:
+        return next((p.name for p in sig.parameters.values() if p.default is p.empty
+                     and p.name not in given and p.kind not in (p.VAR_POSITIONAL,
+                                                                 p.VAR_KEYWORD)), "?")
+    return None
+
+
 def build_agent(target: Any, sink: EventSink) -> Any:
     """An agent from ``target`` that records into ``sink`` (a factory is called once)."""
     agent = target
     if not hasattr(target, "run_sync") and callable(target):
-        agent = target(sink=sink) if _accepts_sink(target) else target()
+        given: dict[str, Any] = {"sink": sink} if _accepts_sink(target) else {}
+        needs = _needs(target, given)
+        if needs is not None:
+            name = getattr(target, "__name__", type(target).__name__)
+            raise ConfigError(f"--agent names {name!r}, but {name!r} takes an argument "
+                              f"{needs!r} that a factory is not given (it gets only sink= and "
+                              "seed=); name an Agent or a factory that returns one")
+        agent = target(**given)
     if not hasattr(agent, "run_sync"):
         raise ConfigError(f"--agent gave {type(agent).__name__} {clip_repr(agent)}, which has "
                           "no run_sync(); name an Agent or a factory that returns one")

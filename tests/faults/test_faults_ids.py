@@ -8,6 +8,8 @@ import time
 import uuid
 from pathlib import Path
 
+import pytest
+
 from footprint import Agent, FunctionModel, SeededIds, StepClock
 from footprint.agent import RandomIds
 
@@ -79,3 +81,32 @@ def test_given_two_default_demo_runs_into_one_store_when_read_then_two_runs_veri
             [sys.executable, "-m", "lens.cli", "verify", run_id, "--store", str(store)],
             capture_output=True, text=True, timeout=120)
         assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_given_runs_made_in_one_millisecond_when_their_ids_are_sorted_then_made_order_holds(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    frozen = time.time_ns()
+    monkeypatch.setattr(time, "time_ns", lambda: frozen)
+    ids = [RandomIds().new_id(0) for _ in range(2_000)]
+    assert sorted(ids) == ids and len(set(ids)) == len(ids)
+    assert {uuid.UUID(i).int >> 80 for i in ids} == {frozen // 1_000_000}
+
+
+def test_given_a_conversation_made_in_one_millisecond_when_last_is_read_then_it_is_the_last_turn(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from recorder import ParquetSink, Recorder, open_store
+
+    frozen = time.time_ns()
+    monkeypatch.setattr(time, "time_ns", lambda: frozen)
+    recorder = Recorder(sinks=[ParquetSink(tmp_path / "store")])
+    try:
+        agent = Agent(provider=FunctionModel(lambda _: "ok"), model="m", clock=StepClock(),
+                      sink=recorder)
+        made = [agent.run_sync("one").run_id]
+        made += [agent.follow_up_sync(m).run_id for m in ("two", "three", "four")]
+    finally:
+        recorder.close()
+    store = open_store(tmp_path / "store")
+    assert store.run_ids() == made and store.resolve_run("last") == made[-1]

@@ -14,8 +14,9 @@ import jsonschema
 import pytest
 import why_agents as W
 
-from footprint import Agent
+from footprint import Agent, FunctionModel, define_instruction, tool
 from footprint.events import EventSink, ListSink
+from footprint.providers import ToolCall
 from lens._examples.support_desk import PLANTED_FACT, make_agent
 from lens.cli import _why as _cmd_why
 from lens.explain._report import WhyReport, render_why, schema, why_dict, why_json
@@ -193,6 +194,30 @@ def test_given_a_budget_spent_before_confirming_when_explained_then_the_isolated
     assert again.conclusion == "confirmed" and _confirmed(again) == {"sale-banner"}
 
 
+@pytest.mark.parametrize("budget", [3, 8, 14])
+def test_given_a_budget_spent_early_when_explained_then_the_budget_it_names_tests_the_rest(
+    budget: int,
+) -> None:
+    report = _explain(W.price_agent, budget=budget)
+    more = re.search(r"--budget (\d+) would test the (\d+) untested", report.conclusion_text)
+    assert more is not None, report.conclusion_text
+    assert int(more.group(2)) == len(report.untested) and int(more.group(1)) > budget
+    again = _explain(W.price_agent, budget=int(more.group(1)))
+    assert again.untested == (), again.conclusion_text
+
+
+def test_given_an_expect_no_re_run_meets_when_explained_then_changed_facts_are_not_wording(
+) -> None:
+    report = _explain(W.price_agent, expect="100 EUR")
+    banner = next(s for s in report.suspects if s.id == "sale-banner")
+    assert banner.verdict == "not-confirmed" and banner.wording, banner
+    text = "\n".join(render_why(report))
+    assert "facts held" not in text
+    assert "changed, but not as asked (contains '100 EUR'): '149' → '189'" in text, text
+    assert report.conclusion_text.startswith("cause not found: removing each of the ")
+    assert "never gave the outcome asked for (contains '100 EUR')" in report.conclusion_text
+
+
 def test_given_no_removable_cause_when_explained_then_the_report_says_cause_not_found() -> None:
     events = _recorded(W.price_agent)
     report = why(events, "last", agent=W.price_agent().without("sale-banner"))
@@ -212,14 +237,96 @@ def _failing(sink: EventSink | None = None, seed: int = 0) -> Agent:
             raise RuntimeError("provider down")
         return W._first_pick(request)
 
-    return W._agent(fn, sink=sink, seed=seed, tools=[W.tool(W.archive), W.tool(W.live)])
+    return W._agent(fn, sink=sink, seed=seed, tools=[tool(W.archive), tool(W.live)])
 
 
-def test_given_a_failed_run_when_explained_then_it_is_flagged_and_its_last_call_explained(
+def test_given_a_failed_run_when_explained_then_it_is_flagged_and_its_failing_call_explained(
 ) -> None:
     report = why(_recorded(_failing), "last")
-    assert report.run_status == "failed" and report.step == "llm#1"
+    assert report.run_status == "failed" and report.step == "llm#2"
+    assert report.answer == "(the run failed)"
     assert any(f.startswith("run-failed") for f in report.flags)
+
+
+def _failing_after_pick(sink: EventSink | None = None, seed: int = 0) -> Agent:
+    """The early agent whose model raises on its second call: every run fails after llm#1."""
+    calls: list[int] = []
+
+    def fn(request: Any) -> Any:
+        calls.append(1)
+        if len(calls) > 1:
+            raise RuntimeError("provider down")
+        return W._first_pick(request)
+
+    return W.early_agent(sink=sink, seed=seed).variant(provider=FunctionModel(fn))
+
+
+def test_given_a_failed_run_when_re_runs_fail_the_same_way_then_its_last_call_is_compared(
+) -> None:
+    report = why(_recorded(_failing_after_pick), "last", agent=_failing_after_pick,
+                 step="llm#1")
+    assert report.run_status == "failed" and report.answer.startswith("archive(")
+    assert report.baseline is not None and report.baseline.same == report.baseline.runs
+    assert report.conclusion == "confirmed"
+    assert report.root_causes == ("instructions 'legacy-hint'",)
+    assert _confirmed(report) == {"legacy-hint"}
+
+
+def _raising_on_json(sink: EventSink | None = None, seed: int = 0) -> Agent:
+    """A model that raises on its first call while a planted instruction asks for JSON."""
+
+    def fn(request: Any) -> Any:
+        if "JSON only" in request.system:
+            raise ValueError("cannot produce JSON for this question")
+        return "Yes, the pool is open until 20:00."
+
+    return W._agent(fn, sink=sink, seed=seed, injections=[
+        *W.DECOYS, define_instruction("json-mode", prompt="Reply in JSON only.")])
+
+
+def test_given_a_run_whose_first_call_raised_when_explained_then_the_failure_is_searched(
+) -> None:
+    report = why(_recorded(_raising_on_json), "last", agent=_raising_on_json)
+    assert report.run_status == "failed" and report.step == "llm#1"
+    assert report.answer == "(the run failed)"
+    assert report.baseline is not None and report.baseline.same == report.baseline.runs
+    assert report.conclusion == "confirmed" and _confirmed(report) == {"json-mode"}
+    assert report.root_causes == ("instructions 'json-mode'",)
+    assert "(failed → 'Yes, the pool is open until 20:00.')" in report.conclusion_text
+
+
+def test_given_a_run_whose_first_call_raised_when_explained_without_agent_then_it_ranks(
+) -> None:
+    report = why(_recorded(_raising_on_json), "last")
+    assert report.mode == "CORRELATIONAL" and report.step == "llm#1"
+    assert report.suspects[0].id == "json-mode", [(s.id, s.score) for s in report.suspects]
+    assert (report.suspects[0].score or 0) > 0  # ranked by overlap with the error, not "failed"
+
+
+def _rechecking(sink: EventSink | None = None, seed: int = 0) -> Agent:
+    """An instruction makes the model call its tool again and again: max_iterations ends it."""
+
+    def fn(request: Any) -> Any:
+        done = [m for m in request.messages if m.role == "tool"]
+        if not done or "re-check" in request.system:
+            return ToolCall(id="", name="archive", arguments={"order": "G-7"})
+        return "The grinder order G-7 is LOST."
+
+    return W._agent(fn, sink=sink, seed=seed, tools=[tool(W.archive)], max_iterations=4,
+                    injections=[*W.DECOYS, define_instruction(
+                        "paranoid", prompt="Always re-check an order before answering.")])
+
+
+def test_given_a_run_stopped_at_max_iterations_when_explained_then_the_loop_is_found(
+) -> None:
+    report = why(_recorded(_rechecking), "last", agent=_rechecking)
+    assert report.run_status == "stopped-early"
+    assert report.answer == "(the run stopped without an answer)"
+    assert report.conclusion == "confirmed" and _confirmed(report) == {"paranoid"}, \
+        report.conclusion_text
+    assert "(stopped → 'The grinder order G-7 is LOST.')" in report.conclusion_text
+    paranoid = next(s for s in report.suspects if s.id == "paranoid")
+    assert paranoid.verdict != "broke"
 
 
 def test_given_an_intermediate_step_when_explained_then_re_runs_compare_at_that_step() -> None:
@@ -295,6 +402,22 @@ def test_given_an_unknown_step_when_explained_then_it_exits_2_suggesting_a_call(
 ) -> None:
     assert _cli(store, "--step", "llm#44") == 2
     assert "did you mean 'llm#4'" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(("attr", "expected"), [
+    ("model", "'model' takes an argument 'request'"),
+    ("NOTE", "'NOTE' is a str"),
+])
+def test_given_an_agent_reference_to_no_factory_when_explained_then_it_exits_2_naming_it(
+    store: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], attr: str, expected: str,
+) -> None:
+    path = tmp_path / "agent_file.py"
+    path.write_text('NOTE = "the model is scripted"\n\n\ndef model(request):\n'
+                    '    return "yes"\n', encoding="utf-8")
+    assert _cli(store, "--agent", f"{path}:{attr}") == 2
+    err = capsys.readouterr().err
+    assert expected in err and "name an Agent or a factory" in err, err
+    assert len(err.strip().splitlines()) == 1, err
 
 
 def test_given_a_report_when_it_breaks_the_schema_then_validation_refuses_it() -> None:

@@ -62,6 +62,49 @@ def test_given_the_wrong_fact_removed_then_only_the_number_changes_not_the_first
     assert _answer("wrong_fact", "supplier-memo") == "The C40 grinder costs 149 EUR."
 
 
+def test_given_the_yearless_date_when_its_style_is_removed_then_only_the_wording_changes(
+) -> None:
+    assert _answer("yearless_date") == "Your membership renews on March 3."
+    assert _answer("yearless_date", "date-style") == "Your membership renews on 2026-03-03."
+    assert _answer("yearless_date", "old-calendar") == "Your membership renews on April 3."
+    for decoy in ("renewal-terms", "renewal-reminder", "gym-voice"):
+        assert _answer("yearless_date", decoy) == "Your membership renews on March 3.", decoy
+
+
+def test_given_the_number_words_when_its_style_is_removed_then_only_the_wording_changes(
+) -> None:
+    assert _answer("number_words") == "There are three seats left on the Tuesday tour."
+    assert _answer("number_words", "spell-numbers") == \
+        "There are 3 seats left on the Tuesday tour."
+    assert _answer("number_words", "old-roster") == \
+        "There are seven seats left on the Tuesday tour."
+    for decoy in ("roster", "tour-voice"):
+        assert _answer("number_words", decoy) == _answer("number_words"), decoy
+
+
+def test_given_two_causes_when_each_is_removed_then_each_fixes_its_own_value() -> None:
+    assert _answer("two_causes") == "The Orbit desk costs 210 EUR and ships in 9 days."
+    assert _answer("two_causes", "price-memo") == \
+        "The Orbit desk costs 300 EUR and ships in 9 days."
+    assert _answer("two_causes", "ship-memo") == \
+        "The Orbit desk costs 210 EUR and ships in 3 days."
+    for decoy in load("two_causes").INNOCENT:
+        assert _answer("two_causes", decoy) == _answer("two_causes"), decoy
+
+
+def test_given_the_mixed_pair_when_one_or_both_are_removed_then_only_both_matter() -> None:
+    module = load("mixed_pair")
+    agent = module.make_agent()
+    no_tool = agent.variant(tools=())
+    assert _answer("mixed_pair") == "The Orbit desk costs 210 EUR today."
+    assert module.converse(no_tool).answer == _answer("mixed_pair", "spring-memo") == \
+        "The Orbit desk costs 210 EUR today."
+    assert module.converse(no_tool.without("spring-memo")).answer == \
+        "The Orbit desk costs 300 EUR today."
+    for decoy in module.INNOCENT:
+        assert _answer("mixed_pair", decoy) == "The Orbit desk costs 210 EUR today.", decoy
+
+
 def test_given_the_redundant_pair_when_one_or_both_are_removed_then_only_both_matter() -> None:
     a, b = load("redundant_pair").CULPRIT
     recorded = _answer("redundant_pair")

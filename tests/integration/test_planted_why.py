@@ -81,7 +81,7 @@ def _ids(s: Suspect) -> frozenset[str]:
     return frozenset({s["id"]}) if s.get("id") else frozenset()
 
 
-def _text(s: Suspect) -> str:
+def _text(s: Suspect | list[Suspect]) -> str:
     return json.dumps(s, ensure_ascii=False)
 
 
@@ -129,7 +129,8 @@ def test_given_a_planted_run_when_why_runs_then_no_decoy_is_confirmed(
     assert wrongly == [], [_text(s) for s in wrongly]
 
 
-@pytest.mark.parametrize("name", (*CONFIRMS_INJECTION, "wording_innocents"))
+@pytest.mark.parametrize("name", (*CONFIRMS_INJECTION, "wording_innocents", "yearless_date",
+                                  "number_words"))
 def test_given_an_injection_culprit_when_why_runs_then_it_alone_is_confirmed(
     name: str, reports: dict[str, Report],
 ) -> None:
@@ -157,6 +158,38 @@ def test_given_the_redundant_pair_when_why_runs_then_the_pair_is_confirmed_as_a_
     alone = [s for s in report["suspects"] if s["kind"] == "injection" and _ids(s) <= pair]
     assert all(s["verdict"] != "confirmed" for s in alone)
     _assert_nothing_innocent("redundant_pair", report, [pair])
+
+
+def test_given_a_pair_of_a_fact_and_a_tool_result_when_why_runs_then_each_is_named_by_label(
+    reports: dict[str, Report],
+) -> None:
+    report, (fact, tool) = reports["mixed_pair"], load("mixed_pair").CULPRIT
+    sets = [s for s in report["suspects"] if s["kind"] == "set"]
+    assert len(sets) == 1 and sets[0]["verdict"] == "confirmed", _text(report["suspects"])
+    members = [s for s in report["suspects"] if s["kind"] != "set" and s["id"] in sets[0]["ids"]]
+    assert {s.get("flavor") for s in members} == {"fact", tool}, _text(members)
+    assert [s["id"] for s in members if s["kind"] == "injection"] == [fact]
+    for member in members:
+        assert member["label"] in _first_line(report) and member["label"] in sets[0]["label"]
+        assert member["verdict"] != "confirmed"
+    assert not re.search(r"(?<![#\w])call_\d", _first_line(report)), _first_line(report)
+    assert report["necessary"] == ["fact 'price-list'"]
+    _assert_nothing_innocent("mixed_pair", {"suspects": [
+        s for s in _confirmed(report) if s["kind"] != "set" and s["effect"] != "necessary"]}, [])
+
+
+def test_given_two_independent_causes_when_why_runs_then_each_is_headed_with_its_own_value(
+    reports: dict[str, Report],
+) -> None:
+    report, first = reports["two_causes"], _first_line(reports["two_causes"])
+    assert "conjunction" not in first and "independent" in first, first
+    assert "fact 'price-memo' changes the answer (210 EUR → 300 EUR" in first, first
+    assert "fact 'ship-memo' changes" in first and "(9 days → 3 days" in first, first
+    roots = [s for s in report["suspects"] if s.get("role") == "root"]
+    assert {s["id"] for s in roots} == set(load("two_causes").CULPRIT)
+    assert " + " not in report["path"][0], report["path"]
+    _assert_nothing_innocent("two_causes", report, [frozenset({c}) for c in
+                                                    load("two_causes").CULPRIT])
 
 
 def test_given_the_stale_history_when_why_runs_then_the_turn_1_message_is_confirmed(
@@ -256,6 +289,28 @@ def test_given_wording_only_innocents_when_why_runs_then_they_are_not_confirmed_
         assert s["wording"], f"{piece}: the re-worded answer is not noted"
     noted = " ".join(w for x in report["suspects"] for w in x["wording"])
     assert "'13:00;' → '1 pm;'" in noted and "'€45.' → '45 EUR.'" in noted
+
+
+def test_given_a_date_written_without_its_year_when_why_runs_then_the_style_is_only_wording(
+    reports: dict[str, Report],
+) -> None:
+    report, module = reports["yearless_date"], load("yearless_date")
+    (style,) = [s for s in report["suspects"] if s.get("id") in module.WORDING]
+    assert style["verdict"] == "not-confirmed" and style["changes"] == [], _text(style)
+    assert style["wording"] == ["'March 3.' → '2026-03-03.'"], _text(style)
+    assert report["necessary"] == [] and report["root_causes"] == ["fact 'old-calendar'"]
+    assert "(March 3 → April 3)" in _first_line(report)
+
+
+def test_given_numbers_written_in_words_when_why_runs_then_the_style_is_only_wording(
+    reports: dict[str, Report],
+) -> None:
+    report, module = reports["number_words"], load("number_words")
+    (style,) = [s for s in report["suspects"] if s.get("id") in module.WORDING]
+    assert style["verdict"] == "not-confirmed" and style["changes"] == [], _text(style)
+    assert style["wording"] == ["'three' → '3'"], _text(style)
+    assert report["root_causes"] == ["fact 'old-roster'"] and report["necessary"] == []
+    assert "(three → seven)" in _first_line(report) and "conjunction" not in _first_line(report)
 
 
 def test_given_the_seed_wording_model_when_why_runs_then_it_compares_facts_and_searches(
@@ -388,3 +443,90 @@ def test_given_the_stale_history_as_events_when_why_runs_then_the_turn_1_message
     innocent = set(module.INNOCENT)
     assert not [s for s in report.suspects if s.verdict == "confirmed" and s is not stale[0]
                 and (s.kind == "message" or s.id in innocent)]
+
+
+def test_given_three_turns_when_why_runs_then_each_history_message_names_its_turn() -> None:
+    module = load("stale_history")
+    sink = ListSink()
+    agent = module.make_agent(sink=sink)
+    agent.run_sync(module.FIRST)
+    agent.follow_up_sync("Where did my order 17 go last year?")  # a second stale address
+    run = agent.follow_up_sync(module.MESSAGE)
+    report = why(sink.events, run.run_id, agent=module.make_agent())
+    messages = [s for s in report.suspects if s.kind == "message"]
+    assert len(messages) == 6 and len({s.label for s in messages}) == 6, \
+        [s.label for s in messages]
+    (pair,) = [s for s in report.suspects if s.kind == "set"]
+    assert pair.verdict == "confirmed" and report.root_causes == (
+        "assistant message llm#2 of turn 1 and assistant message llm#1 of turn 2",)
+    assert report.root_causes[0] in report.conclusion_text
+
+
+def _hub_model(request: Any) -> Any:
+    """Each "Where is parcel N?" turn asks ``locate``; a follow-up reuses the last hub."""
+    from footprint.providers import call
+
+    turn = max(i for i, m in enumerate(request.messages) if m.role == "user")
+    ask = request.messages[turn].content
+    mine = [m for m in request.messages[turn:] if m.role == "tool"]
+    if ask.startswith("Where is parcel"):
+        parcel = ask.split()[-1].rstrip("?")
+        if not mine:
+            return call("locate", parcel=parcel)
+        return f"Parcel {parcel} is at {json.loads(mine[-1].content)['hub']}."
+    hubs = [m.content.split(" is at ")[-1].rstrip(".") for m in request.messages
+            if m.role == "assistant" and " is at " in m.content]
+    return f"Your parcels go through {hubs[-1] if hubs else 'the nearest hub'}."
+
+
+def test_given_two_earlier_turns_with_tool_calls_when_why_runs_then_their_calls_are_told_apart(
+) -> None:
+    from footprint import Agent, FunctionModel, StepClock
+
+    def locate(parcel: str) -> str:
+        """Where a parcel is now."""
+        return json.dumps({"parcel": parcel, "hub": "Leeds" if parcel == "7" else "York"})
+
+    def make(sink: Any = None, seed: int = 0) -> Agent:
+        return Agent(provider=FunctionModel(_hub_model), model="m", tools=[locate],
+                     clock=StepClock(), seed=seed, sink=sink)
+
+    sink = ListSink()
+    agent = make(sink=sink)
+    agent.run_sync("Where is parcel 7?")
+    agent.follow_up_sync("Where is parcel 9?")
+    run = agent.follow_up_sync("Which hub handles my parcels?")
+    assert run.answer == "Your parcels go through York."
+    report = why(sink.events, run.run_id, agent=make)
+    calls = sorted(s.label for s in report.suspects if s.kind == "message" and s.excerpt == "")
+    assert calls == ["assistant message llm#1 of turn 1", "assistant message llm#1 of turn 2"]
+    assert report.root_causes == ("assistant message llm#2 of turn 2",), report.conclusion_text
+
+
+@pytest.mark.parametrize(("name", "expect"), [
+    ("redundant_pair", "25 kg"), ("redundant_triple", "2 years"), ("mixed_pair", "300 EUR")])
+def test_given_a_redundant_set_and_the_answer_wanted_when_why_runs_then_the_set_is_found(
+    name: str, expect: str,
+) -> None:
+    module = load(name)
+    sink = ListSink()
+    run = module.converse(module.make_agent(sink=sink))
+    report = why(sink.events, run.run_id, agent=module.make_agent, expect=expect)
+    (found,) = [s for s in report.suspects if s.kind == "set" and s.verdict == "confirmed"]
+    members = {s.id: s for s in report.suspects if s.kind != "set" and s.id in (found.ids or ())}
+    assert {m.flavor if m.kind == "tool_result" else m.id for m in members.values()} == \
+        set(module.CULPRIT), found
+    assert report.conclusion == "confirmed" and report.root_causes[0] in report.conclusion_text
+
+
+def test_given_a_budget_that_stops_before_a_pair_is_confirmed_when_why_runs_then_it_names_the_pair(
+) -> None:
+    module = load("mixed_pair")
+    sink = ListSink()
+    run = module.converse(module.make_agent(sink=sink))
+    report = why(sink.events, run.run_id, agent=module.make_agent, budget=35)
+    text = report.conclusion_text
+    assert text.startswith("budget spent: the screens isolated the set {"), text
+    assert re.search(r"\{(fact 'spring-memo' \+ tool promo_lookup #call_1|tool promo_lookup "
+                     r"#call_1 \+ fact 'spring-memo')\} \(\d+ re-runs\)", text), text
+    assert "would test it" in text, text
