@@ -13,13 +13,14 @@ from typing import Any
 import orjson
 
 from footprint.agent._wire import request_json
-from footprint.events import summarize_content
+from footprint.events import ContextInjected, summarize_content
 from footprint.providers import LLMRequest, Message, ToolCall, ToolSpec
-from recorder.ingest._make import maker
+from recorder.ingest._make import ENVELOPE, Envelope, maker
 from recorder.ingest._request import ChatRequest, Doc, Msg
 
 __all__ = ["Piece", "msg_key", "pieces_of", "sha", "wire_of", "wire_reference"]
 
+_injected = maker(ContextInjected, ENVELOPE)
 _SOURCES = {"user": "user", "assistant": "assistant", "tool": "tool-result"}
 _SUMMARY_SCAN = 2000  # a summary is one short line: fold only the start of a long text
 
@@ -136,16 +137,18 @@ class Piece:
     retrieval_score: float | None = None
     rank_position: int | None = None
 
-    def fields(self, step: str, framework: str) -> dict[str, Any]:
+    def event(self, envelope: Envelope, step: str, framework: str) -> ContextInjected:
+        """The ``context.injected`` event of this piece in the request of ``step``."""
         reason = _reason(step, framework)
         if self.truncated:
             reason += "; TRUNCATED by the emitter"
         digest, summary = _digest(self.text)
-        return {"slot": self.slot, "source": self.source, "content_hash": digest,
-                "content_summary": summary, "reason": reason,
-                "admitted_via": self.admitted_via, "injection_id": self.injection_id,
-                "position": self.position, "as_role": self.as_role, "raw_content": self.text,
-                "retrieval_score": self.retrieval_score, "rank_position": self.rank_position}
+        return _injected(envelope, slot=self.slot, source=self.source, content_hash=digest,
+                         content_summary=summary, reason=reason,
+                         admitted_via=self.admitted_via, injection_id=self.injection_id,
+                         position=self.position, as_role=self.as_role, raw_content=self.text,
+                         retrieval_score=self.retrieval_score,
+                         rank_position=self.rank_position)
 
 
 _piece = maker(Piece)
