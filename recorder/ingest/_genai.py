@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from typing import Any
 
@@ -19,7 +20,7 @@ from recorder.ingest._request import (
     text_of,
 )
 
-__all__ = ["CONTENT_KEYS", "genai_request", "parse_json"]
+__all__ = ["CONTENT_KEYS", "genai_request", "has_any", "parse_json"]
 
 CONTENT_KEYS = ("gen_ai.input.messages", "gen_ai.output.messages", "gen_ai.system_instructions")
 _TRUNCATION_MARKS = ("[truncated]", "...(truncated)", "<truncated>", "…[truncated]")
@@ -37,6 +38,11 @@ def parse_json(value: Any) -> Any:
         except orjson.JSONDecodeError:
             return value
     return value
+
+
+def has_any(attrs: Mapping[str, Any], keys: tuple[str, ...]) -> bool:
+    """Whether ``attrs`` holds any of ``keys``."""
+    return not attrs.keys().isdisjoint(keys)
 
 
 def truncated(text: str) -> bool:
@@ -118,12 +124,33 @@ def _tools(raw: Any) -> tuple[ToolDef, ...]:
     return tuple(out)
 
 
+@functools.lru_cache(maxsize=256)
+def _tools_text(text: str) -> tuple[ToolDef, ...]:
+    """:func:`_tools` of an attribute's text: an agent offers the same tools to each of its
+    calls, so each list is read once (its values are only ever read)."""
+    return _tools(parse_json(text))
+
+
 def _system(raw: Any) -> list[str]:
     if isinstance(raw, str):
         return [raw]
     if not isinstance(raw, list):
         return []
     return [text_of(p.get("content")) if isinstance(p, Mapping) else text_of(p) for p in raw]
+
+
+@functools.lru_cache(maxsize=256)
+def _system_text(text: str) -> tuple[str, ...]:
+    """:func:`_system` of an attribute's text, read once per distinct text."""
+    return tuple(_system(parse_json(text)))
+
+
+def _system_of(value: Any) -> tuple[str, ...]:
+    return _system_text(value) if type(value) is str else tuple(_system(value))
+
+
+def _tools_of(value: Any) -> tuple[ToolDef, ...]:
+    return _tools_text(value) if type(value) is str else _tools(value)
 
 
 def _finish(attrs: Mapping[str, Any], output: Any) -> str | None:
@@ -160,13 +187,14 @@ def genai_request(attrs: Mapping[str, Any]) -> ChatRequest:
     """The request and response one OTel GenAI span (or its merged log record) carries."""
     notes: list[str] = []
     inputs = messages_of(parse_json(attrs.get("gen_ai.input.messages")), notes)
-    system = _system(parse_json(attrs.get("gen_ai.system_instructions")))
-    system += [m.content for m in inputs if m.role == "system"]
+    system = _system_of(attrs.get("gen_ai.system_instructions"))
+    if any(m.role == "system" for m in inputs):
+        system += tuple(m.content for m in inputs if m.role == "system")
+        inputs = [m for m in inputs if m.role != "system"]
     output_raw = parse_json(attrs.get("gen_ai.output.messages"))
     return _request(
-        dialect="otel-genai", system=tuple(system),
-        messages=tuple(m for m in inputs if m.role != "system"),
-        tools=_tools(parse_json(attrs.get("gen_ai.tool.definitions"))),
+        dialect="otel-genai", system=system, messages=tuple(inputs),
+        tools=_tools_of(attrs.get("gen_ai.tool.definitions")),
         output=tuple(messages_of(output_raw, notes)), finish_reason=_finish(attrs, output_raw),
-        notes=tuple(dict.fromkeys(notes)), has_content=any(k in attrs for k in CONTENT_KEYS),
+        notes=tuple(dict.fromkeys(notes)), has_content=has_any(attrs, CONTENT_KEYS),
         **usage_and_model(attrs))
