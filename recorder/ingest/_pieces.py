@@ -5,7 +5,6 @@ retrieved document, message and tool definition, each with a stable id and a has
 from __future__ import annotations
 
 import functools
-import hashlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -17,6 +16,8 @@ from footprint.events import ContextInjected, summarize_content
 from footprint.providers import LLMRequest, Message, ToolCall, ToolSpec
 from recorder.ingest._make import ENVELOPE, Envelope, maker
 from recorder.ingest._request import ChatRequest, Doc, Msg
+from recorder.write._extract import blob_digest
+from recorder.write._extract import text_sha256 as sha
 
 __all__ = ["Piece", "msg_key", "pieces_of", "sha", "wire_of", "wire_reference"]
 
@@ -25,15 +26,11 @@ _SOURCES = {"user": "user", "assistant": "assistant", "tool": "tool-result"}
 _SUMMARY_SCAN = 2000  # a summary is one short line: fold only the start of a long text
 
 
-def sha(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
-
-
 @functools.lru_cache(maxsize=4096)
 def _digest(text: str) -> tuple[str, str]:
     """A piece text's hash and summary: a history message, the system text and the tool
     list repeat in every later call of a trace, so each is worked out once."""
-    return sha(text), summarize_content(text[:_SUMMARY_SCAN])
+    return blob_digest(text), summarize_content(text[:_SUMMARY_SCAN])
 
 
 @functools.lru_cache(maxsize=256)
