@@ -124,7 +124,11 @@ class ToolInfo:
 
 
 def _first(attrs: Mapping[str, Any], keys: tuple[str, ...]) -> Any:
-    return next((attrs[k] for k in keys if attrs.get(k) is not None), None)
+    for k in keys:
+        found = attrs.get(k)
+        if found is not None:
+            return found
+    return None
 
 
 def tool_info(span: ForeignSpan) -> ToolInfo:

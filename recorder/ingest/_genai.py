@@ -66,11 +66,11 @@ def _split(role: str, parts: list[Any], notes: list[str]) -> list[Msg]:
     results: list[Msg] = []
     cut = False
     for part in parts:
-        if isinstance(part, str):
-            texts.append(part)
-            continue
-        if type(part) is not dict and not isinstance(part, Mapping):
-            continue
+        if type(part) is not dict:
+            if isinstance(part, str):
+                texts.append(part)
+            if not isinstance(part, Mapping):
+                continue
         kind = part.get("type")
         cut = cut or "truncated" in part  # footprint's own exporter marks a cut part so
         if kind == "text":
@@ -157,7 +157,8 @@ def _finish(attrs: Mapping[str, Any], output: Any) -> str | None:
     reasons = attrs.get("gen_ai.response.finish_reasons")
     if isinstance(reasons, list) and reasons:
         return str(reasons[0])
-    if isinstance(output, list) and output and isinstance(output[-1], Mapping):
+    if isinstance(output, list) and output and (type(output[-1]) is dict
+                                                or isinstance(output[-1], Mapping)):
         found = output[-1].get("finish_reason")
         return str(found) if found else None
     return None

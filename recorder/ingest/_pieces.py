@@ -81,7 +81,7 @@ def _plain(value: Any) -> Any:
         if value != value or value in (_INF, -_INF) or 0 < abs(value) < 1e-4:
             raise _Inexact
         return value
-    if isinstance(value, Mapping):
+    if kind is dict or isinstance(value, Mapping):
         return {k if type(k) is str else str(k): _plain(v) for k, v in value.items()}
     if kind is list or kind is tuple or kind is set or kind is frozenset:
         return [_plain(v) for v in value]
