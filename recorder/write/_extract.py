@@ -70,8 +70,9 @@ def text_sha256(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-_REMEMBERED = (256, 16_384)
-"""The lengths of text :func:`blob_digest` remembers (the default blob size, up to 16K chars)."""
+_REMEMBERED = (256, 8_192)
+"""The lengths of text :func:`blob_digest` remembers: the default blob size up to 8K chars, so
+the 2048 texts it keeps alive hold at most 16M characters."""
 
 
 @functools.lru_cache(maxsize=2048)
