@@ -8,7 +8,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, TypeAlias
 
-from recorder.ingest._genai import CONTENT_KEYS, genai_request, parse_json
+from recorder.ingest._genai import CONTENT_KEYS, genai_request, has_any, parse_json
 from recorder.ingest._indexed import legacy_request, openinference_request
 from recorder.ingest._make import maker
 from recorder.ingest._request import ChatRequest, text_of
@@ -46,8 +46,8 @@ def kind_of(span: ForeignSpan) -> SpanKind:
                           str(a.get(key, "")).lower())
         if found is not None:
             return found
-    if any(k.startswith(("gen_ai.prompt.", "llm.input_messages.")) for k in a) or any(
-            k in a for k in CONTENT_KEYS):
+    if has_any(a, CONTENT_KEYS) or any(
+            k.startswith(("gen_ai.prompt.", "llm.input_messages.")) for k in a):
         return "chat"
     return "other" if _genai_flavoured(a) else "foreign"
 
@@ -55,7 +55,7 @@ def kind_of(span: ForeignSpan) -> SpanKind:
 def chat_request(attrs: Mapping[str, Any]) -> ChatRequest:
     """The first adapter that finds content wins; a chat span with none keeps its usage
     (``has_content=False``)."""
-    if any(k in attrs for k in CONTENT_KEYS):
+    if has_any(attrs, CONTENT_KEYS):
         return genai_request(attrs)
     if any(k.startswith(("llm.input_messages.", "llm.output_messages.")) for k in attrs):
         return openinference_request(attrs)
@@ -124,7 +124,11 @@ class ToolInfo:
 
 
 def _first(attrs: Mapping[str, Any], keys: tuple[str, ...]) -> Any:
-    return next((attrs[k] for k in keys if attrs.get(k) is not None), None)
+    for k in keys:
+        found = attrs.get(k)
+        if found is not None:
+            return found
+    return None
 
 
 def tool_info(span: ForeignSpan) -> ToolInfo:

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from typing import Any
 
@@ -19,7 +20,7 @@ from recorder.ingest._request import (
     text_of,
 )
 
-__all__ = ["CONTENT_KEYS", "genai_request", "parse_json"]
+__all__ = ["CONTENT_KEYS", "genai_request", "has_any", "parse_json"]
 
 CONTENT_KEYS = ("gen_ai.input.messages", "gen_ai.output.messages", "gen_ai.system_instructions")
 _REQUEST_KEYS = ("gen_ai.input.messages", "gen_ai.system_instructions")
@@ -38,6 +39,11 @@ def parse_json(value: Any) -> Any:
         except orjson.JSONDecodeError:
             return value
     return value
+
+
+def has_any(attrs: Mapping[str, Any], keys: tuple[str, ...]) -> bool:
+    """Whether ``attrs`` holds any of ``keys``."""
+    return not attrs.keys().isdisjoint(keys)
 
 
 def truncated(text: str) -> bool:
@@ -69,11 +75,11 @@ def _split(role: str, parts: list[Any], notes: list[str]) -> list[Msg]:
     results: list[Msg] = []
     cut = False
     for part in parts:
-        if isinstance(part, str):
-            texts.append(part)
-            continue
-        if type(part) is not dict and not isinstance(part, Mapping):
-            continue
+        if type(part) is not dict:
+            if isinstance(part, str):
+                texts.append(part)
+            if not isinstance(part, Mapping):
+                continue
         kind = part.get("type")
         cut = cut or "truncated" in part  # footprint's own exporter marks a cut part so
         if kind == "text":
@@ -131,6 +137,13 @@ def _tools(raw: Any) -> tuple[ToolDef, ...]:
     return tuple(out)
 
 
+@functools.lru_cache(maxsize=256)
+def _tools_text(text: str) -> tuple[ToolDef, ...]:
+    """:func:`_tools` of an attribute's text: an agent offers the same tools to each of its
+    calls, so each list is read once (its values are only ever read)."""
+    return _tools(parse_json(text))
+
+
 def _system(raw: Any) -> list[str]:
     if isinstance(raw, str):
         return [raw]
@@ -139,11 +152,26 @@ def _system(raw: Any) -> list[str]:
     return [text_of(p.get("content")) if isinstance(p, Mapping) else text_of(p) for p in raw]
 
 
+@functools.lru_cache(maxsize=256)
+def _system_text(text: str) -> tuple[str, ...]:
+    """:func:`_system` of an attribute's text, read once per distinct text."""
+    return tuple(_system(parse_json(text)))
+
+
+def _system_of(value: Any) -> tuple[str, ...]:
+    return _system_text(value) if type(value) is str else tuple(_system(value))
+
+
+def _tools_of(value: Any) -> tuple[ToolDef, ...]:
+    return _tools_text(value) if type(value) is str else _tools(value)
+
+
 def _finish(attrs: Mapping[str, Any], output: Any) -> str | None:
     reasons = attrs.get("gen_ai.response.finish_reasons")
     if isinstance(reasons, list) and reasons:
         return str(reasons[0])
-    if isinstance(output, list) and output and isinstance(output[-1], Mapping):
+    if isinstance(output, list) and output and (type(output[-1]) is dict
+                                                or isinstance(output[-1], Mapping)):
         found = output[-1].get("finish_reason")
         return str(found) if found else None
     return None
@@ -178,16 +206,18 @@ def genai_request(attrs: Mapping[str, Any]) -> ChatRequest:
     request that cannot be re-sent, so none is made up from the shapes."""
     notes: list[str] = []
     inputs = messages_of(parse_json(attrs.get("gen_ai.input.messages")), notes)
-    system = _system(parse_json(attrs.get("gen_ai.system_instructions")))
-    system += [m.content for m in inputs if m.role == "system"]
+    system = _system_of(attrs.get("gen_ai.system_instructions"))
+    if any(m.role == "system" for m in inputs):
+        system += tuple(m.content for m in inputs if m.role == "system")
+        inputs = [m for m in inputs if m.role != "system"]
     output_raw = parse_json(attrs.get("gen_ai.output.messages"))
     output = messages_of(output_raw, notes)
     withheld = WITHHELD in notes
-    has_content = not withheld and any(k in attrs for k in _REQUEST_KEYS)
+    has_content = not withheld and has_any(attrs, _REQUEST_KEYS)
     return _request(
-        dialect="otel-genai", system=tuple(system) if has_content else (),
-        messages=tuple(m for m in inputs if m.role != "system") if has_content else (),
-        tools=_tools(parse_json(attrs.get("gen_ai.tool.definitions"))),
+        dialect="otel-genai", system=system if has_content else (),
+        messages=tuple(inputs) if has_content else (),
+        tools=_tools_of(attrs.get("gen_ai.tool.definitions")),
         output=tuple(output), finish_reason=_finish(attrs, output_raw),
         notes=tuple(n for n in dict.fromkeys(notes) if n != WITHHELD),
         has_content=has_content, **usage_and_model(attrs))

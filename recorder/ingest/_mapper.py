@@ -6,12 +6,11 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from footprint.events import (
-    ContextInjected,
     EventBase,
     IterationEnd,
     IterationStart,
@@ -36,11 +35,11 @@ from recorder.ingest._dialects import (
 )
 from recorder.ingest._flat import indexed
 from recorder.ingest._genai import parse_json
-from recorder.ingest._make import MAKERS as _MAKERS
-from recorder.ingest._make import maker
+from recorder.ingest._make import ENVELOPE, Envelope, maker
 from recorder.ingest._pieces import msg_key, person_index, pieces_of, sha, wire_of
 from recorder.ingest._request import ChatRequest, Doc, arguments_of, text_of
 from recorder.ingest._spans import ForeignLog, ForeignSpan
+from recorder.write._extract import blob_digest
 
 __all__ = ["UNKNOWN", "Conversation", "MappedRun", "map_trace", "run_id_for"]
 
@@ -93,16 +92,24 @@ class _Out:
         self.events: list[EventBase] = []
         self.ts = 0
 
-    def add(self, cls: type[EventBase], step: str, iteration: int, ts: int,
-            span: str | None = None, **fields: Any) -> EventBase:
+    def env(self, step: str, iteration: int, ts: int, span: str | None = None) -> Envelope:
+        """The envelope of the next event (``ENVELOPE`` order): pass it to its maker, then
+        :meth:`add` the event before asking for another."""
         if ts > self.ts:
             self.ts = ts
-        make: Callable[..., EventBase] = _MAKERS.get(cls) or maker(cls)
-        event = make(run_id=self.run_id, seq=len(self.events), ts=self.ts, turn=self.turn,
-                     iteration=iteration, step_id=step, trace_id=self.trace_id, span_id=span,
-                     **fields)
+        return (self.run_id, len(self.events), self.ts, self.turn, iteration, step,
+                self.trace_id, span)
+
+    def add(self, event: EventBase) -> None:
         self.events.append(event)
-        return event
+
+
+_iteration_start, _iteration_end = maker(IterationStart, ENVELOPE), maker(IterationEnd, ENVELOPE)
+_llm_start, _llm_end = maker(LLMStart, ENVELOPE), maker(LLMEnd, ENVELOPE)
+_tool_start, _tool_end = maker(ToolStart, ENVELOPE), maker(ToolEnd, ENVELOPE)
+_run_configured, _run_source = maker(RunConfigured, ENVELOPE), maker(RunSource, ENVELOPE)
+_run_start, _run_end = maker(RunStart, ENVELOPE), maker(RunEnd, ENVELOPE)
+_run_failed, _tool_call = maker(RunFailed, ENVELOPE), maker(ToolCall)
 
 
 def _stop(req: ChatRequest, span: ForeignSpan, calls: tuple[ToolCall, ...]) -> StopReason:
@@ -164,26 +171,28 @@ class _Walk:
 def _chat(w: _Walk, k: int, span: ForeignSpan, req: ChatRequest,
           docs: Sequence[Doc]) -> None:
     step, engine = f"llm#{k}", f"engine#{k}"
-    w.out.add(IterationStart, engine, k, span.start_ns, span.span_id)
+    out = w.out
+    out.add(_iteration_start(out.env(engine, k, span.start_ns, span.span_id)))
     person = person_index(req) if k == 1 else None
     for piece in pieces_of(req, docs, w.origins, person):
-        w.out.add(ContextInjected, engine, k, span.start_ns, span.span_id,
-                  **piece.fields(step, w.framework))
+        out.add(piece.event(out.env(engine, k, span.start_ns, span.span_id), step,
+                            w.framework))
     if person is not None:
         w.origins[msg_key(req.messages[person])] = "person"
     wire = wire_of(req)
-    w.out.add(LLMStart, step, k, span.start_ns, span.span_id, provider=req.provider or "?",
-              model=req.model or "?", request_hash=sha(wire),
-              system_prompt_chars=sum(map(len, req.system)) + 2 * max(len(req.system) - 1, 0),
-              messages_count=len(req.messages), tools_count=len(req.tools),
-              tool_names=tuple(t.name for t in req.tools), temperature=req.temperature,
-              request_ref=wire if req.has_content else None)
+    out.add(_llm_start(
+        out.env(step, k, span.start_ns, span.span_id), provider=req.provider or "?",
+        model=req.model or "?", request_hash=blob_digest(wire),
+        system_prompt_chars=sum(map(len, req.system)) + 2 * max(len(req.system) - 1, 0),
+        messages_count=len(req.messages), tools_count=len(req.tools),
+        tool_names=tuple(t.name for t in req.tools), temperature=req.temperature,
+        request_ref=wire if req.has_content else None))
     _chat_end(w, k, span, req)
 
 
 def _chat_end(w: _Walk, k: int, span: ForeignSpan, req: ChatRequest) -> None:
     text = "\n".join(m.content for m in req.output if m.content)
-    calls = tuple(maker(ToolCall)(id=c.id, name=c.name, arguments=c.arguments)
+    calls = tuple(_tool_call(id=c.id, name=c.name, arguments=c.arguments)
                   for m in req.output for c in m.tool_calls)
     if span.status == "error" and not text:
         text = span.status_message
@@ -193,11 +202,12 @@ def _chat_end(w: _Walk, k: int, span: ForeignSpan, req: ChatRequest) -> None:
     w.answer = text or w.answer
     w.tokens[0] += req.input_tokens
     w.tokens[1] += req.output_tokens
-    w.out.add(LLMEnd, f"llm#{k}", k, span.end_ns, span.span_id, content=text,
-              response_hash=sha(text + repr([(c.id, c.name) for c in calls])), tool_calls=calls,
-              input_tokens=req.input_tokens, output_tokens=req.output_tokens,
-              stop_reason=_stop(req, span, calls), duration_ms=(span.end_ns - span.start_ns) / 1e6,
-              model=req.model or None)
+    w.out.add(_llm_end(
+        w.out.env(f"llm#{k}", k, span.end_ns, span.span_id), content=text,
+        response_hash=sha(text + repr([(c.id, c.name) for c in calls])), tool_calls=calls,
+        input_tokens=req.input_tokens, output_tokens=req.output_tokens,
+        stop_reason=_stop(req, span, calls), duration_ms=(span.end_ns - span.start_ns) / 1e6,
+        model=req.model or None))
 
 
 _HANDOFF = "handoff to "
@@ -233,13 +243,14 @@ def _tool(w: _Walk, k: int, span: ForeignSpan) -> None:
     args = arguments_of(info.arguments) if isinstance(info.arguments, Mapping) or (
         match is None and info.arguments is not None) else (match.arguments if match else {})
     step = f"tool#{call_id}"
-    w.out.add(ToolStart, step, k, span.start_ns, span.span_id, tool_name=name,
-              tool_call_id=call_id, args=dict(args))
+    w.out.add(_tool_start(w.out.env(step, k, span.start_ns, span.span_id),
+                          tool_name=name, tool_call_id=call_id, args=dict(args)))
     failed = span.status == "error"
-    w.out.add(ToolEnd, step, k, span.end_ns, span.span_id, tool_call_id=call_id,
-              tool_name=name, result=result or (span.status_message if failed else ""),
-              status="failure" if failed else None, error=failed,
-              duration_ms=(span.end_ns - span.start_ns) / 1e6)
+    w.out.add(_tool_end(
+        w.out.env(step, k, span.end_ns, span.span_id), tool_call_id=call_id,
+        tool_name=name, result=result or (span.status_message if failed else ""),
+        status="failure" if failed else None, error=failed,
+        duration_ms=(span.end_ns - span.start_ns) / 1e6))
 
 
 def _root(spans: Sequence[ForeignSpan]) -> ForeignSpan:
@@ -285,14 +296,15 @@ def _end(w: _Walk, root: ForeignSpan, spans: Sequence[ForeignSpan], chats: int) 
     failed = _error(spans, root)
     if failed is not None:
         stage = {"chat": "llm", "tool": "tool"}.get(kind_of(failed), "agent")
-        w.out.add(RunFailed, "run", 0, failed.end_ns, root.span_id,
-                  error_type=_error_type(failed),
-                  message=failed.status_message or f"span {failed.name!r} failed", stage=stage)
+        w.out.add(_run_failed(
+            w.out.env("run", 0, failed.end_ns, root.span_id), error_type=_error_type(failed),
+            message=failed.status_message or f"span {failed.name!r} failed", stage=stage))
         return
     answer = w.answer or text_of(root.attributes.get("output.value"))
-    w.out.add(RunEnd, "run", 0, root.end_ns, root.span_id, final_content=answer,
-              total_input_tokens=w.tokens[0], total_output_tokens=w.tokens[1],
-              iteration_count=chats, duration_ms=(root.end_ns - root.start_ns) / 1e6)
+    w.out.add(_run_end(
+        w.out.env("run", 0, root.end_ns, root.span_id), final_content=answer,
+        total_input_tokens=w.tokens[0], total_output_tokens=w.tokens[1],
+        iteration_count=chats, duration_ms=(root.end_ns - root.start_ns) / 1e6))
 
 
 _RUN_KEYS = ("gen_ai.conversation.id", "session.id", "conversation.id", "user.id")
@@ -316,25 +328,26 @@ def _head(out: _Out, root: ForeignSpan, spans: Sequence[ForeignSpan],
     tools = tuple(dict.fromkeys(t.name for r in reqs for t in r.tools))
     model = next((r.model for r in reqs if r.model), "?")
     provider = next((r.provider for r in reqs if r.provider), "?")
-    out.add(RunConfigured, "run", 0, root.start_ns, root.span_id, agent_name=agent,
-            model=model, provider=provider, max_iterations=0, tool_names=tools,
-            options={"source": "otlp"})
+    out.add(_run_configured(
+        out.env("run", 0, root.start_ns, root.span_id), agent_name=agent, model=model,
+        provider=provider, max_iterations=0, tool_names=tools, options={"source": "otlp"}))
     with_content = sum(r.has_content for r in reqs)
     fidelity = ("request-level" if with_content == len(reqs) else
                 "usage-only" if with_content == 0 else "partial")
     dialect = next((r.dialect for r in reqs if r.has_content), "none")
-    out.add(RunSource, "run", 0, root.start_ns, root.span_id, source="otlp",
-            framework=framework, dialect=dialect, fidelity=fidelity,
-            foreign_trace_id=root.trace_id, unknown=UNKNOWN, flagged=tuple(flagged),
-            spans=len(spans), unmapped_spans=unmapped)
+    out.add(_run_source(
+        out.env("run", 0, root.start_ns, root.span_id), source="otlp", framework=framework,
+        dialect=dialect, fidelity=fidelity, foreign_trace_id=root.trace_id, unknown=UNKNOWN,
+        flagged=tuple(flagged), spans=len(spans), unmapped_spans=unmapped))
     first = reqs[0] if reqs else None
     person = person_index(first) if first is not None else None
     user = first.messages[person].content if first is not None and person is not None else ""
     attrs = _merged(spans, _RUN_KEYS)
-    out.add(RunStart, "run", 0, root.start_ns, root.span_id, user_message=user,
-            conversation_id=conversation_of(attrs),
-            session_id=str(attrs["session.id"]) if attrs.get("session.id") else None,
-            user_id=str(attrs["user.id"]) if attrs.get("user.id") else None)
+    out.add(_run_start(
+        out.env("run", 0, root.start_ns, root.span_id), user_message=user,
+        conversation_id=conversation_of(attrs),
+        session_id=str(attrs["session.id"]) if attrs.get("session.id") else None,
+        user_id=str(attrs["user.id"]) if attrs.get("user.id") else None))
 
 
 def map_trace(spans: Sequence[ForeignSpan], logs: Sequence[ForeignLog],
@@ -386,7 +399,8 @@ def _walk(w: _Walk, ordered: Sequence[ForeignSpan], kinds: Sequence[str],
             retrieved.append(span)
         elif kind == "chat":
             if k:
-                w.out.add(IterationEnd, f"engine#{k}", k, span.start_ns, tool_call_count=tools)
+                w.out.add(_iteration_end(w.out.env(f"engine#{k}", k, span.start_ns),
+                                         tool_call_count=tools))
             k, tools = k + 1, 0
             req, fresh = reqs[span.span_id], _docs(retrieved)
             again = [d for d in earlier if d not in fresh and _in_request(d, req)]
@@ -397,7 +411,7 @@ def _walk(w: _Walk, ordered: Sequence[ForeignSpan], kinds: Sequence[str],
             _tool(w, k, span)
             tools += 1
     if k:
-        w.out.add(IterationEnd, f"engine#{k}", k, w.out.ts, tool_call_count=tools)
+        w.out.add(_iteration_end(w.out.env(f"engine#{k}", k, w.out.ts), tool_call_count=tools))
 
 
 def _remember(conv: Conversation, w: _Walk) -> None:

@@ -38,14 +38,14 @@ def proto_attributes(items: Any) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for kv in items:
         value = kv.value
-        kind = value.WhichOneof("value")
-        # a string (most attributes) is read here; every other kind by proto_value
-        out[kv.key] = value.string_value if kind == "string_value" else proto_value(value)
+        # a non-empty string (most attributes) is read here; every other value by proto_value
+        text = value.string_value
+        out[kv.key] = text if text else proto_value(value)
     return out
 
 
 def _hex(raw: bytes, size: int) -> str | None:
-    if len(raw) != size or not any(raw):
+    if len(raw) != size or raw.count(0) == size:  # wrong size, or all zero bytes
         return None
     return raw.hex()
 
@@ -54,13 +54,15 @@ def _span(raw: Any, resource: dict[str, Any], scope: str) -> ForeignSpan | None:
     trace_id, span_id = _hex(raw.trace_id, 16), _hex(raw.span_id, 8)
     if trace_id is None or span_id is None:
         return None
+    status = raw.status
     return _foreign_span(
         trace_id=trace_id, span_id=span_id, name=raw.name, parent_id=_hex(raw.parent_span_id, 8),
         start_ns=raw.start_time_unix_nano, end_ns=raw.end_time_unix_nano,
         attributes=proto_attributes(raw.attributes),
         events=tuple(SpanEvent(name=e.name, time_ns=e.time_unix_nano,
-                               attributes=proto_attributes(e.attributes)) for e in raw.events),
-        status=_STATUS.get(raw.status.code, "unset"), status_message=raw.status.message,
+                               attributes=proto_attributes(e.attributes)) for e in raw.events)
+        if raw.events else (),
+        status=_STATUS.get(status.code, "unset"), status_message=status.message,
         dropped_attributes=raw.dropped_attributes_count, resource=resource, scope=scope)
 
 

@@ -5,7 +5,6 @@ retrieved document, message and tool definition, each with a stable id and a has
 from __future__ import annotations
 
 import functools
-import hashlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -13,26 +12,25 @@ from typing import Any
 import orjson
 
 from footprint.agent._wire import request_json
-from footprint.events import summarize_content
+from footprint.events import ContextInjected, summarize_content
 from footprint.providers import LLMRequest, Message, ToolCall, ToolSpec
-from recorder.ingest._make import maker
+from recorder.ingest._make import ENVELOPE, Envelope, maker
 from recorder.ingest._request import ChatRequest, Doc, Msg
+from recorder.write._extract import blob_digest
+from recorder.write._extract import text_sha256 as sha
 
 __all__ = ["Piece", "msg_key", "pieces_of", "sha", "wire_of", "wire_reference"]
 
+_injected = maker(ContextInjected, ENVELOPE)
 _SOURCES = {"user": "user", "assistant": "assistant", "tool": "tool-result"}
 _SUMMARY_SCAN = 2000  # a summary is one short line: fold only the start of a long text
-
-
-def sha(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 @functools.lru_cache(maxsize=4096)
 def _digest(text: str) -> tuple[str, str]:
     """A piece text's hash and summary: a history message, the system text and the tool
     list repeat in every later call of a trace, so each is worked out once."""
-    return sha(text), summarize_content(text[:_SUMMARY_SCAN])
+    return blob_digest(text), summarize_content(text[:_SUMMARY_SCAN])
 
 
 @functools.lru_cache(maxsize=256)
@@ -83,7 +81,7 @@ def _plain(value: Any) -> Any:
         if value != value or value in (_INF, -_INF) or 0 < abs(value) < 1e-4:
             raise _Inexact
         return value
-    if isinstance(value, Mapping):
+    if kind is dict or isinstance(value, Mapping):
         return {k if type(k) is str else str(k): _plain(v) for k, v in value.items()}
     if kind is list or kind is tuple or kind is set or kind is frozenset:
         return [_plain(v) for v in value]
@@ -136,16 +134,18 @@ class Piece:
     retrieval_score: float | None = None
     rank_position: int | None = None
 
-    def fields(self, step: str, framework: str) -> dict[str, Any]:
+    def event(self, envelope: Envelope, step: str, framework: str) -> ContextInjected:
+        """The ``context.injected`` event of this piece in the request of ``step``."""
         reason = _reason(step, framework)
         if self.truncated:
             reason += "; TRUNCATED by the emitter"
         digest, summary = _digest(self.text)
-        return {"slot": self.slot, "source": self.source, "content_hash": digest,
-                "content_summary": summary, "reason": reason,
-                "admitted_via": self.admitted_via, "injection_id": self.injection_id,
-                "position": self.position, "as_role": self.as_role, "raw_content": self.text,
-                "retrieval_score": self.retrieval_score, "rank_position": self.rank_position}
+        return _injected(envelope, slot=self.slot, source=self.source, content_hash=digest,
+                         content_summary=summary, reason=reason,
+                         admitted_via=self.admitted_via, injection_id=self.injection_id,
+                         position=self.position, as_role=self.as_role, raw_content=self.text,
+                         retrieval_score=self.retrieval_score,
+                         rank_position=self.rank_position)
 
 
 _piece = maker(Piece)

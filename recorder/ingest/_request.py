@@ -18,13 +18,18 @@ def _empty() -> Mapping[str, Any]:
     return MappingProxyType({})
 
 
+_ENCODER = json.JSONEncoder(ensure_ascii=False, sort_keys=True, default=str)
+"""What ``json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)`` builds anew
+on every call (an encoder keeps no state between calls)."""
+
+
 def text_of(value: Any) -> str:
     """A content value as text: strings as they are, anything else as compact JSON."""
     if value is None:
         return ""
     if isinstance(value, str):
         return value
-    return json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
+    return _ENCODER.encode(value)
 
 
 def arguments_of(value: Any) -> Mapping[str, Any]:

@@ -11,7 +11,7 @@ from strategies import events
 
 from footprint.events import Event
 from recorder.ingest._genai import Call, ChatRequest, Msg, ToolDef
-from recorder.ingest._make import maker
+from recorder.ingest._make import ENVELOPE, maker
 
 
 def _fields(obj: Any) -> dict[str, Any]:
@@ -27,6 +27,22 @@ def test_given_any_event_when_made_by_its_maker_then_it_equals_the_one_init_make
     assert type(made) is type(event) and made == event and _fields(made) == _fields(event)
     with pytest.raises(dataclasses.FrozenInstanceError):
         made.seq = 1  # type: ignore[misc]
+
+
+@settings(max_examples=100, deadline=None)
+@given(events())
+def test_given_any_event_when_made_with_the_envelope_as_head_then_it_equals_the_one_init_makes(
+    event: Event,
+) -> None:
+    fields = _fields(event)
+    head = tuple(fields.pop(name) for name in ENVELOPE)
+    made = maker(type(event), ENVELOPE)(head, **fields)
+    assert type(made) is type(event) and made == event and _fields(made) == _fields(event)
+
+
+def test_given_a_head_naming_no_field_when_asked_for_then_it_is_refused() -> None:
+    with pytest.raises(ValueError):
+        maker(Msg, ("role", "nope"))
 
 
 @pytest.mark.parametrize("cls", [Call, ChatRequest, Msg, ToolDef])
