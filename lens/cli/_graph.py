@@ -44,7 +44,9 @@ def resolve_graph(target: Any) -> Any:
 def run(args: argparse.Namespace) -> int:
     from lens.playback._agent_ref import load_target
 
-    graph = resolve_graph(load_target(args.target))
+    graph = resolve_graph(load_target(
+        args.target, flag="graph", example="lens._examples.support_desk:make_agent",
+        kind="a SkillGraph, an Agent built with graph=, or a factory returning one"))
     known = None
     if args.known_tools is not None:
         known = [t.strip() for t in args.known_tools.split(",") if t.strip()]
