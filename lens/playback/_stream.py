@@ -67,7 +67,7 @@ IGNORED_FIELDS = frozenset({
 def clip(value: object, width: int = 70) -> str:
     """One line of at most ``width`` characters (``…`` when cut), control characters
     escaped (:func:`terminal_safe`); ``None`` is empty."""
-    return terminal_safe(summarize_content("" if value is None else str(value), width))
+    return summarize_content(terminal_safe("" if value is None else str(value)), width)
 
 
 def canonical(value: object) -> str:

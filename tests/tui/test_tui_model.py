@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import unicodedata
 from pathlib import Path
 
 from hypothesis import given
@@ -18,6 +19,7 @@ from footprint.events import (
 )
 from lens._examples.support_desk import PLANTED_FACT
 from lens.explain._custody import answer_custody, failing_custody
+from lens.playback._terminal import terminal_safe
 from lens.tui._model import SLOTS, build_run
 from lens.tui._rows import EventRows, parse_filter
 from lens.tui._summary import clip, summarize
@@ -179,8 +181,10 @@ def test_given_any_text_when_clipped_then_it_is_one_line_within_width(
 ) -> None:
     out = clip(text, width)
     assert len(out) <= width and "\n" not in out
-    if len(" ".join(text.split())) <= width:
-        assert out == " ".join(text.split())
+    assert not any(unicodedata.category(c) == "Cc" for c in out)  # ESC, CR, BEL… escaped
+    shown = " ".join(terminal_safe(text).split())
+    if len(shown) <= width:
+        assert out == shown
 
 
 def test_given_events_when_summarized_then_seq_type_and_key_fields_are_named(
