@@ -10,9 +10,13 @@ with ``a`` whenever it finishes, until 30 presses are measured (12 in quick
 mode). ``tui_key_why_idle_ms`` is the same key with no search running (as
 many presses, first). ``tui_key_during_why_max_ms`` is the slowest of them and
 ``tui_why_searches`` how many searches ran meanwhile. The store is
-``examples/planted/wrong_fact.py`` recorded once into a temp directory; the
-agent is that file's ``make_agent`` (a deterministic model: the search is
-pure Python, so it contends with the UI thread for the interpreter). Measured
+``examples/planted/long_run.py`` (31 model calls, 30 injections) recorded once
+into a temp directory; the agent is that file's ``make_agent`` (a deterministic
+model: the search is pure Python, so it contends with the UI thread for the
+interpreter; it lasts seconds, long enough to press keys into — the one-call
+``wrong_fact`` search ended before a key could be measured on a fast machine, and
+the loop never finished). Fewer measured presses than searches × 10 stops the
+figure with an error instead of looping. Measured
 headless (``run_test``, 120×40) in a fresh subprocess, as ``bench_tui`` does.
 Keys are delivered as the terminal driver delivers them (the Pilot's
 ``press`` waits for an idle process after each key, which never comes while
@@ -36,7 +40,7 @@ from typing import Any
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent.parent
-AGENT = "examples/planted/wrong_fact.py:make_agent"
+AGENT = "examples/planted/long_run.py:make_agent"
 
 
 def figures(quick: bool) -> dict[str, float]:
@@ -85,7 +89,7 @@ def _record(store: Path) -> None:
     sys.path.insert(0, str(ROOT / "tests"))
     from planted_support import record
 
-    record("wrong_fact", store)
+    record("long_run", store)
 
 
 async def _keys(store: Path, presses: int, res: dict[str, float]) -> None:
@@ -111,6 +115,10 @@ async def _keys(store: Path, presses: int, res: dict[str, float]) -> None:
         searches = 0
         while len(took) < presses:
             if not screen.searching:
+                if searches > 10 * (len(took) + 1):
+                    raise RuntimeError(f"{searches} searches ended before a key could be "
+                                       f"measured during one ({len(took)} measured): the "
+                                       "benchmark needs a longer search")
                 _send(app, "a")
                 await _until(lambda: screen.searching)
                 searches += 1
