@@ -67,7 +67,8 @@ IGNORED_FIELDS = frozenset({
 def clip(value: object, width: int = 70) -> str:
     """One line of at most ``width`` characters (``…`` when cut), control characters
     escaped (:func:`terminal_safe`); ``None`` is empty."""
-    return summarize_content(terminal_safe("" if value is None else str(value)), width)
+    folded = " ".join(("" if value is None else str(value)).split())  # CR, tabs: spaces
+    return summarize_content(terminal_safe(folded), width)
 
 
 def canonical(value: object) -> str:

@@ -133,3 +133,39 @@ def test_given_an_answer_and_an_error_with_escape_codes_when_listed_and_shown_th
     assert r"ok \x1b[2J\x1b]0;pwned\x07 hidden" in listed.stdout  # \r folded: one line
     assert f"answer: ok {escaped}\ntwo\n" in shown.stdout
     assert f"503 {escaped} end" in failure.stdout
+
+
+HOSTILE_AGENT = '''
+from footprint import Agent, FunctionModel, StepClock
+
+HOSTILE = {hostile!r}
+
+
+def make_agent(*, sink=None, seed=0):
+    return Agent(provider=FunctionModel(lambda r: f"ok {{HOSTILE}} 40 EUR"), model="m",
+                 sink=sink, clock=StepClock(), seed=seed)
+'''
+
+
+def test_given_a_hostile_answer_when_why_diff_and_replay_print_it_then_it_shows_escaped(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "hostile.py").write_text(HOSTILE_AGENT.format(hostile=HOSTILE), "utf-8")
+    sys.path.insert(0, str(tmp_path))
+    try:
+        from hostile import make_agent  # type: ignore[import-not-found]
+    finally:
+        sys.path.remove(str(tmp_path))
+    store = tmp_path / "store"
+    with Recorder(sinks=[ParquetSink(store)]) as rec:
+        first = make_agent(sink=rec).run_sync("hi").run_id
+        second = make_agent(sink=rec).run_sync(f"hello {HOSTILE}").run_id
+    agent = f"{tmp_path / 'hostile.py'}:make_agent"
+    explained = _footprint("why", first, "--store", str(store))
+    compared = _footprint("diff", first, second, "--store", str(store))
+    replayed = _footprint("replay", first, "--agent", agent, "--store", str(store))
+    for done in (explained, compared, replayed):
+        assert done.returncode in (0, 1), done.stderr
+        assert not any(c in done.stdout for c in "\x1b\x07\r\x9b"), done.stdout
+    assert r"ok \x1b[2J\x1b]0;pwned\x07" in explained.stdout
+    assert r"\x1b[2J" in compared.stdout and r"\x1b[2J" in replayed.stdout

@@ -182,7 +182,7 @@ def test_given_any_text_when_clipped_then_it_is_one_line_within_width(
     out = clip(text, width)
     assert len(out) <= width and "\n" not in out
     assert not any(unicodedata.category(c) == "Cc" for c in out)  # ESC, CR, BEL… escaped
-    shown = " ".join(terminal_safe(text).split())
+    shown = terminal_safe(" ".join(text.split()))  # whitespace folded, then escaped
     if len(shown) <= width:
         assert out == shown
 
