@@ -7,6 +7,7 @@ recording) and a fresh seed for each recording.
 
 from __future__ import annotations
 
+import argparse
 import secrets
 import sys
 from collections.abc import Callable
@@ -24,8 +25,13 @@ def record(make_agent: Callable[..., Any], converse: Callable[[Any], RunResult],
     the answer and the command that explains it."""
     from recorder import ParquetSink, Recorder, default_store_path
 
-    args = sys.argv[1:] if argv is None else argv
-    recorder = Recorder(sinks=[ParquetSink(args[0] if args else default_store_path())])
+    parser = argparse.ArgumentParser(
+        prog=Path(script).name, description="Record this planted example's conversation "
+        "offline, then print its answer and the command that explains it.")
+    parser.add_argument("store", nargs="?", default=None,
+                        help="the store directory (default: $FOOTPRINT_STORE or ./.footprint)")
+    args = parser.parse_args(sys.argv[1:] if argv is None else argv)
+    recorder = Recorder(sinks=[ParquetSink(args.store or default_store_path())])
     try:
         agent = make_agent(sink=recorder, clock=SystemClock(), seed=secrets.randbits(32))
         result = converse(agent)

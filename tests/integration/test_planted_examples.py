@@ -204,6 +204,17 @@ def test_given_a_planted_script_when_run_offline_then_it_records_and_prints_the_
     assert (tmp_path / "store").is_dir()
 
 
+def test_given_a_planted_script_when_asked_for_help_then_it_prints_usage_and_records_nothing(
+    tmp_path: Path,
+) -> None:
+    done = subprocess.run([sys.executable, str(ROOT / "examples/planted/wrong_fact.py"),
+                           "--help"], cwd=tmp_path, capture_output=True, text=True,
+                          timeout=120, check=False)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("usage: wrong_fact.py [-h] [store]")
+    assert list(tmp_path.iterdir()) == []  # no store named '--help'
+
+
 def test_given_the_readme_when_its_planted_table_is_read_then_it_lists_each_example_once() -> None:
     text = (ROOT / "README.md").read_text(encoding="utf-8")
     section = text[text.index("### Planted bugs"):]
