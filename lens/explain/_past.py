@@ -135,18 +135,25 @@ def _explained(ends: Sequence[LLMEnd], step: str | None) -> LLMEnd:
     return found[-1]
 
 
-def _status(events: Sequence[Event]) -> tuple[RunStatus, list[str]]:
-    if any(isinstance(e, RunFailed) for e in events):
-        err = next(e for e in events if isinstance(e, RunFailed))
-        return "failed", [f"run-failed: the run raised {err.error_type} at {err.step_id} "
-                          f"({err.message[:60]}); explaining its last model call"]
+def _failed_flag(err: RunFailed, then: str) -> str:
+    return (f"run-failed: the run raised {err.error_type} at {err.step_id} "
+            f"({err.message[:60]}); {then}")
+
+
+def _status(events: Sequence[Event], *, outcome: bool) -> tuple[RunStatus, list[str]]:
+    """The run's status and its flag; ``outcome``: a run stopped unanswered is explained
+    as that outcome (a re-run that answers fixes it), not from its last reply."""
+    err = next((e for e in events if isinstance(e, RunFailed)), None)
+    if err is not None:
+        return "failed", [_failed_flag(err, "explaining its last model call")]
     end = next((e for e in events if isinstance(e, RunEnd)), None)
     if end is None:
         return "incomplete", ["run-incomplete: the run never ended (killed or still running); "
                               "explaining its last recorded model call"]
     if end.stopped_early:
+        then = "a re-run that answers is a fix" if outcome else "explaining its last model call"
         return "stopped-early", [f"run-stopped-early: the run hit {end.stopped_early} without "
-                                 "an answer of its own; explaining its last model call"]
+                                 f"an answer of its own; {then}"]
     return "answered", []
 
 
@@ -227,7 +234,7 @@ def causal_past(events: Sequence[Event], step: str | None = None,
     if run_start is None or not ends:
         raise ConfigError(_nothing_to_explain(events, run_start is not None, words))
     explained_end = _explained(ends, step)
-    status, flags = _status(events)
+    status, flags = _status(events, outcome=failure and step is None)
     explained_start = next((e for e in events if isinstance(e, LLMStart)
                             and e.step_id == explained_end.step_id), None)
     if explained_start is None:
@@ -239,10 +246,7 @@ def causal_past(events: Sequence[Event], step: str | None = None,
         flags.append("no-request-record: the request text was not kept, so every earlier "
                      "tool result is taken as read")
     final = step is None or explained_end.step_id == ends[-1].step_id
-    stopped = failure and step is None and status == "stopped-early"
-    if stopped:  # its outcome: stopping unanswered
-        flags = [f.replace("explaining its last model call", "a re-run that answers is a fix")
-                 for f in flags]
+    stopped = failure and step is None and status == "stopped-early"  # the outcome
     if step is not None and status == "answered" and not final:
         flags.append(f"intermediate-step: explaining {explained_end.step_id}, not the final "
                      f"answer ({ends[-1].step_id}); {words.trials} are compared there")
@@ -272,9 +276,8 @@ def _failed_past(events: Sequence[Event], run_start: RunStart, start: LLMStart) 
     err = next(e for e in events if isinstance(e, RunFailed))
     calls = _walk(events, start)
     explained = next(c for c in calls if c.step_id == start.step_id)
-    flags = [f"run-failed: the run raised {err.error_type} at {err.step_id} "
-             f"({err.message[:60]}); {start.step_id} never replied, so its outcome is the "
-             "failure: a trial that fails there too reproduces it"]
+    flags = [_failed_flag(err, f"{start.step_id} never replied, so its outcome is the "
+                               "failure: a trial that fails there too reproduces it")]
     if not explained.reads_known:
         flags.append("no-request-record: the request text was not kept, so every earlier "
                      "tool result is taken as read")
