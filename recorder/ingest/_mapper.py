@@ -39,7 +39,6 @@ from recorder.ingest._make import ENVELOPE, Envelope, maker
 from recorder.ingest._pieces import msg_key, person_index, pieces_of, sha, wire_of
 from recorder.ingest._request import ChatRequest, Doc, arguments_of, text_of
 from recorder.ingest._spans import ForeignLog, ForeignSpan
-from recorder.write._extract import blob_digest
 
 __all__ = ["UNKNOWN", "Conversation", "MappedRun", "map_trace", "run_id_for"]
 
@@ -182,7 +181,7 @@ def _chat(w: _Walk, k: int, span: ForeignSpan, req: ChatRequest,
     wire = wire_of(req)
     out.add(_llm_start(
         out.env(step, k, span.start_ns, span.span_id), provider=req.provider or "?",
-        model=req.model or "?", request_hash=blob_digest(wire),
+        model=req.model or "?", request_hash=sha(wire),
         system_prompt_chars=sum(map(len, req.system)) + 2 * max(len(req.system) - 1, 0),
         messages_count=len(req.messages), tools_count=len(req.tools),
         tool_names=tuple(t.name for t in req.tools), temperature=req.temperature,

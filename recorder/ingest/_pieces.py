@@ -16,7 +16,6 @@ from footprint.events import ContextInjected, summarize_content
 from footprint.providers import LLMRequest, Message, ToolCall, ToolSpec
 from recorder.ingest._make import ENVELOPE, Envelope, maker
 from recorder.ingest._request import ChatRequest, Doc, Msg
-from recorder.write._extract import blob_digest
 from recorder.write._extract import text_sha256 as sha
 
 __all__ = ["Piece", "msg_key", "pieces_of", "sha", "wire_of", "wire_reference"]
@@ -30,7 +29,7 @@ _SUMMARY_SCAN = 2000  # a summary is one short line: fold only the start of a lo
 def _digest(text: str) -> tuple[str, str]:
     """A piece text's hash and summary: a history message, the system text and the tool
     list repeat in every later call of a trace, so each is worked out once."""
-    return blob_digest(text), summarize_content(text[:_SUMMARY_SCAN])
+    return sha(text), summarize_content(text[:_SUMMARY_SCAN])
 
 
 @functools.lru_cache(maxsize=256)

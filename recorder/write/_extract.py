@@ -32,7 +32,7 @@ from recorder.write._chain import canonical_json
 from recorder.write._hot import hot_plan
 from recorder.write._safe import safe_value
 
-__all__ = ["BLOB_KEY", "BlobSink", "ClassPlan", "blob_digest", "dumps_each", "escaped_payload",
+__all__ = ["BLOB_KEY", "BlobSink", "ClassPlan", "dumps_each", "escaped_payload",
            "plan_for", "text_sha256"]
 
 BLOB_KEY = "$blob"
@@ -70,25 +70,6 @@ def text_sha256(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-_REMEMBERED = (256, 8_192)
-"""The lengths of text :func:`blob_digest` remembers: the default blob size up to 8K chars, so
-the 2048 texts it keeps alive hold at most 16M characters."""
-
-
-@functools.lru_cache(maxsize=2048)
-def _remembered_sha256(text: str) -> str:
-    return text_sha256(text)
-
-
-def blob_digest(text: str) -> str:
-    """:func:`text_sha256`, remembered for the last texts of blob size: the intake hashes
-    each long text it records (a piece of a request, the request itself) and its writer,
-    storing that same text as a blob moments later, finds the digest instead of hashing
-    it again (the text is the same object, so the lookup does not even hash it)."""
-    low, high = _REMEMBERED
-    return _remembered_sha256(text) if low <= len(text) <= high else text_sha256(text)
-
-
 class BlobSink:
     """Collects large texts by sha256: ``found`` is new this batch, ``seen`` already written."""
 
@@ -105,7 +86,7 @@ class BlobSink:
         changed = False
         for key, value in payload.items():
             if isinstance(value, str) and len(value) >= self.limit:
-                digest = blob_digest(value)
+                digest = text_sha256(value)
                 if digest not in self.seen:
                     self.found[digest] = value
                 payload[key] = {BLOB_KEY: digest, "chars": len(value)}
