@@ -126,10 +126,12 @@ def _code_of(t: SkillTool) -> object:
 
 def _skill_tools(injections: Sequence[Injection],
                  baseline: Mapping[str, SkillTool]) -> dict[str, tuple[SkillTool, str]]:
-    """Every skill tool by name; two different tools under one name are refused.
+    """Every skill tool by name; a name taken twice is refused.
 
     The model reads one declaration per name, so a second tool with other code
-    under that name would run in its place. Sharing one function is fine.
+    under that name would run in its place: two skills may share one function,
+    but a baseline tool (``Agent(tools=...)``) given again by a skill is refused
+    whatever its code, as the reference refuses it.
     """
     out: dict[str, tuple[SkillTool, str]] = {}
     for inj in injections:
@@ -138,11 +140,12 @@ def _skill_tools(injections: Sequence[Injection],
                 raise ConfigError(
                     f"skill {inj.id!r} carries a tool named {t.name!r}, which the agent "
                     "registers itself for skills; rename the tool")
-            base = baseline.get(t.name)
-            if base is not None and _code_of(base) is not _code_of(t):
+            if t.name in baseline:  # the reference: duplicate tool name (registry vs skill)
                 raise ConfigError(
-                    f"tool name {t.name!r} is taken twice: by Agent(tools=...) and by skill "
-                    f"{inj.id!r}, with different code; rename one of them")
+                    f"duplicate tool name {t.name!r} (registry vs skill): Agent(tools=...) "
+                    f"and skill {inj.id!r} both give it; a baseline tool is offered on every "
+                    "iteration already, so drop it from the skill's tools, or from tools= "
+                    "to offer it only while the skill is active")
             seen = out.setdefault(t.name, (t, inj.id))
             if _code_of(seen[0]) is not _code_of(t):
                 raise ConfigError(

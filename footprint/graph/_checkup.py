@@ -165,6 +165,21 @@ def _island_message(sid: str, sources: list[str]) -> str:
             "refuses it too. Add an entry, or a route from a reached skill.")
 
 
+def _model_edge_message(sid: str, islands: list[str]) -> str:
+    """A skill only a bare route reaches; ``islands`` start deterministic routes into it
+    that no run reaches (so they do not lead there either)."""
+    if not islands:
+        return (f"skill {sid!r} is reached only by a bare route (a model edge): no entry or "
+                "deterministic route leads to it, so only the model's read_skill can go "
+                "there. Add on_tool_return/on_tool_status/guard/when if it should route "
+                "by evidence.")
+    names = ", ".join(repr(s) for s in islands)
+    return (f"skill {sid!r} is reached only by a bare route (a model edge): its deterministic "
+            f"routes start at {names}, which no entry or reached route leads to, so only "
+            "the model's read_skill can go there. Reach the island from an entry, or add "
+            "on_tool_return/on_tool_status/guard/when to the bare route.")
+
+
 def _unreached(graph: SkillGraph) -> list[GraphProblem]:
     reached = _reached(graph)
     bare_in = {r.to for r in graph.routes if not r.deterministic}
@@ -175,18 +190,12 @@ def _unreached(graph: SkillGraph) -> list[GraphProblem]:
         sources = list(dict.fromkeys(
             r.from_skill for r in graph.routes if r.to == sid and r.deterministic
             and r.from_skill != sid))
-        if sources:
+        if sid in bare_in:  # the reference's precedence: a bare edge in is model-edge-only
+            found.append(_warning("model-edge-only", _model_edge_message(sid, sources),
+                                  skill=sid))
+        elif sources:
             found.append(_warning("unreachable-skill", _island_message(sid, sources),
                                   skill=sid, from_skill=sources[0]))
-        elif sid in bare_in:
-            found.append(_warning(
-                "model-edge-only",
-                f"skill {sid!r} is reached only by a bare route (a model edge): no entry or "
-                "deterministic route leads to it, so only the model's read_skill can go "
-                "there. Add on_tool_return/on_tool_status/guard/when if it should route "
-                "by evidence.",
-                skill=sid,
-            ))
         else:
             found.append(_warning(
                 "unreachable-skill",

@@ -278,18 +278,27 @@ def test_given_two_skills_with_different_tools_of_one_name_when_built_then_both_
 
 def test_given_a_baseline_tool_hiding_a_skill_tool_when_built_then_it_is_refused() -> None:
     a = skill("a", tools=[tool(other_lookup, name="lookup")])
-    with pytest.raises(ConfigError, match=r"Agent\(tools=\.\.\.\) and by skill 'a'"):
+    with pytest.raises(ConfigError,
+                       match=r"\(registry vs skill\): Agent\(tools=\.\.\.\) and skill 'a'"):
         make_agent(ScriptedModel(["x"]), ListSink(), injections=[a], tools=[tool(lookup)])
 
 
-def test_given_one_function_shared_by_two_skills_and_the_baseline_when_built_then_it_runs(
-) -> None:
+def test_given_one_function_as_a_baseline_tool_and_a_skill_tool_when_built_then_refused() -> None:
+    a = skill("a", tools=[tool(lookup)])
+    with pytest.raises(ConfigError) as err:
+        make_agent(ScriptedModel(["x"]), ListSink(), injections=[a], tools=[lookup])
+    text = str(err.value)
+    assert "duplicate tool name 'lookup' (registry vs skill)" in text and "skill 'a'" in text
+    assert "\n" not in text
+
+
+def test_given_one_function_shared_by_two_skills_when_built_then_it_runs() -> None:
     a = skill("a", tools=[tool(lookup)])
     b = skill("b", tools=[tool(lookup)])
     sink = ListSink()
-    make_agent(ScriptedModel([call("lookup", q="x"), "ok"]), sink, injections=[a, b],
-               tools=[lookup]).run_sync("go")
-    assert one(sink.events, ToolEnd).result == "found x"
+    make_agent(ScriptedModel([call("lookup", q="x"), "ok"]), sink, injections=[a, b]
+               ).run_sync("go")
+    assert [e.result for e in sink.events if isinstance(e, ToolEnd)] == ["found x"]
 
 
 def test_given_a_skill_tool_named_read_skill_when_built_then_it_is_refused() -> None:

@@ -139,3 +139,17 @@ def test_given_three_conditional_entries_when_checked_then_entry_heuristics_warn
              .entry(C, match=Keywords(("gamma",))).build(check="off"))
     codes = graph.checkup().codes()
     assert "one-way-entries" in codes and "no-negative-evidence" in codes
+
+
+def test_given_bare_and_island_routes_into_a_skill_when_checked_then_one_model_edge_only() -> None:
+    x = sk("x")
+    graph = skill_graph(A, B, x).entry(A).route("a", "b").route("x", "b", on_tool_return="t")
+    problems = graph.build(check="off").checkup().problems
+    about_b = [p for p in problems if p.skill == "b"]
+    assert [p.code for p in about_b] == ["model-edge-only"]
+    (p,) = about_b
+    assert "no entry or deterministic route leads to it" not in p.message
+    assert "'x'" in p.message and "read_skill" in p.message
+    for q in problems:
+        if q.code == "unreachable-skill" and "'b'" in q.message:
+            assert "open skill" not in q.message and "no route leads to it" not in q.message
