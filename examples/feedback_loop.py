@@ -2,7 +2,9 @@
 
 Run it: ``python examples/feedback_loop.py [STORE]`` (without STORE, a temporary
 folder deleted at the end). It records 200 runs of the support desk (releases
-1.3 and 1.4, one user per run, a ``beta`` tag on every tenth), attaches users'
+1.3 and 1.4, one user per run, a ``beta`` tag on every tenth), dated as real
+traffic would be: one run every :data:`SPACING_NS` up to now (the last 6.25
+days, so ``footprint runs --since 7d`` finds them all), attaches users'
 thumbs-down (``helpful`` = 0) to :data:`THUMBS_DOWN` runs and thumbs-up to a
 few others, and prints the run
 ids that got a thumbs-down on release 1.4: the ones
@@ -15,8 +17,10 @@ from __future__ import annotations
 import argparse
 import sys
 import tempfile
+import time
 from pathlib import Path
 
+from footprint import StepClock
 from lens._examples.support_desk import DEFAULT_MESSAGE, make_agent
 from recorder import ParquetSink, Recorder, Score, StoredRun, feedback
 
@@ -25,6 +29,8 @@ THUMBS_DOWN = (7, 42, 123, 155)
 """Indexes of the runs users flagged (odd indexes are release 1.4; 42 is a 1.3 run)."""
 THUMBS_UP = (9, 11, 40)
 """Indexes of runs users liked (40 is release 1.3)."""
+SPACING_NS = 45 * 60 * 1_000_000_000
+"""Time between two recorded runs (45 minutes)."""
 
 
 def release_of(i: int) -> str:
@@ -38,8 +44,10 @@ def record(store: str | Path, runs: int = RUNS) -> list[str]:
     try:
         desks = {r: make_agent(sink=recorder).variant(release=r, environment="prod")
                  for r in ("1.3", "1.4")}
-        for i in range(runs):
-            result = desks[release_of(i)].run_sync(
+        first_ns = time.time_ns() - runs * SPACING_NS
+        for i in range(runs):  # each run on its own clock, SPACING_NS after the one before
+            desk = desks[release_of(i)].variant(clock=StepClock(first_ns + i * SPACING_NS))
+            result = desk.run_sync(
                 DEFAULT_MESSAGE, user=f"user-{i % 17}", session=f"s-{i // 4}",
                 tags=("beta",) if i % 10 == 0 else ())
             ids.append(result.run_id)

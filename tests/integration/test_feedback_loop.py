@@ -43,6 +43,19 @@ def _cli(*argv: str) -> subprocess.CompletedProcess[str]:
                           text=True, env=ENV, timeout=120, check=False)
 
 
+def test_given_the_example_store_when_listed_since_7d_then_every_run_is_there_in_order(
+    loop: tuple[Path, list[str], list[str]],
+) -> None:
+    store, ids, _ = loop
+    listed = _cli("runs", "--since", "7d", "--limit", "0", "--store", str(store))
+    assert listed.returncode == 0, listed.stderr
+    shown = [line.split()[0] for line in listed.stdout.splitlines()[2:] if line.strip()]
+    assert len(shown) == 200 and set(shown) == set(ids)
+    one_day = _cli("runs", "--since", "1d", "--limit", "0", "--store", str(store))
+    day_ids = {line.split()[0] for line in one_day.stdout.splitlines()[2:] if line.strip()}
+    assert 0 < len(day_ids) < 200  # spread over days, as real traffic is
+
+
 def test_given_200_labelled_runs_with_feedback_when_filtered_and_explained_then_snapshot_passes(
     loop: tuple[Path, list[str], list[str]], tmp_path: Path,
 ) -> None:
