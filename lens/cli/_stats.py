@@ -2,7 +2,7 @@
 
 Latency percentiles, tokens, error rate and decision counts (and cost, when
 the store prices its model calls) per day or hour of the runs' start, split by
-model, skill or release; one aggregate query over the runs' outlines
+model (per call), skill, release, user, tag or environment; one aggregate query over the runs' outlines
 (``recorder.store._trends``). The plots are ``plotext`` line charts, drawn
 under the table unless ``--no-plot``; ``--format json`` prints the rows.
 """
@@ -30,8 +30,11 @@ def add_parser(sub: Any) -> None:
                     "with terminal plots.")
     p.add_argument("--by", choices=("day", "hour"), default="day",
                    help="the time bucket (default day)")
-    p.add_argument("--group-by", choices=("model", "skill", "release"), default=None,
-                   help="split each bucket: by model, by skill activated, or by release")
+    p.add_argument("--group-by", choices=("model", "skill", "release", "user", "tag", "env"),
+                   default=None,
+                   help="split each bucket: by model (each call's own tokens and cost), by "
+                        "skill activated, release, user, tag or environment (a run counts in "
+                        "every group it belongs to)")
     p.add_argument("--since", metavar="AGE|DATE",
                    help="only runs started on or after: an age (7d) or YYYY-MM-DD[THH:MM]")
     p.add_argument("--until", metavar="AGE|DATE",

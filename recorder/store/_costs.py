@@ -82,7 +82,7 @@ CALL_PRICES = "_call_prices"
 """The registered price table the call rows join (the models of the call rows only)."""
 
 _PRICED = f"""
-SELECT c.run_id, c.end_seq, {CALL_COST} AS cost_usd
+SELECT c.run_id, c.end_seq, c.model, c.input_tokens, c.output_tokens, {CALL_COST} AS cost_usd
 FROM ({{calls}}) c LEFT JOIN {CALL_PRICES} p ON p.model = c.model"""
 
 
@@ -90,8 +90,9 @@ def priced_calls(store: StoreView, view: str, picked: str | None = None
                  ) -> tuple[str, list[object]]:
     """A query of every call of the runs of ``picked`` (a relation with ``run_id``; ``None``:
     every run):
-    ``run_id``, ``end_seq`` and ``cost_usd`` (``NULL`` when its model is unpriced or it was
-    never answered), and its parameters; registers the price table it joins."""
+    ``run_id``, ``end_seq``, ``model``, ``input_tokens``, ``output_tokens`` and ``cost_usd``
+    (``NULL`` when its model is unpriced or it was never answered), and its parameters;
+    registers the price table it joins."""
     from recorder.store._prices import load_prices, prices_arrow
 
     facts = store.outlines.calls

@@ -35,28 +35,43 @@ __all__ = ["BUCKETS", "GROUPS", "METRICS", "TREND_COLUMNS", "TrendQuery", "price
            "trends"]
 
 BUCKETS = ("day", "hour")
-GROUPS = ("model", "skill", "release")
+GROUPS = ("model", "skill", "release", "user", "tag", "env")
 TREND_COLUMNS = ("bucket", "group", "runs", "failed", "error_rate", "p50_ms", "p90_ms",
                  "p99_ms", "tokens", "tokens_per_run", "decisions")
 """The columns of a :func:`trends` table; ``cost_usd`` and ``unpriced`` follow when the
 store prices its model calls."""
 
+def _start_label(path: str) -> str:
+    return f"""LEFT JOIN (SELECT run_id, arg_min(try(json_extract_string(payload, '{path}')),
+                                  seq) AS label FROM _events_all
+                WHERE type = 'run.start' GROUP BY run_id) k USING (run_id)"""
+
+
 _KEYS = {
     None: ("NULL::VARCHAR", ""),
-    "model": ("p.model", ""),
+    "model": ("m.model", "LEFT JOIN (SELECT run_id, model, (coalesce(sum(input_tokens), 0) + "
+              "coalesce(sum(output_tokens), 0))::BIGINT AS tokens FROM calls "
+              "GROUP BY run_id, model) m USING (run_id)"),
     "skill": ("k.skill_id", """LEFT JOIN (SELECT DISTINCT run_id, skill_id FROM _events_all
                                 WHERE type = 'skill.activated') k USING (run_id)"""),
-    "release": ("k.release", """LEFT JOIN (SELECT run_id, arg_min(try(json_extract_string(
-                                  payload, '$.release')), seq) AS release FROM _events_all
-                                WHERE type = 'run.start' GROUP BY run_id) k USING (run_id)"""),
+    "release": ("k.label", _start_label("$.release")),
+    "user": ("k.label", _start_label("$.user_id")),
+    "env": ("k.label", _start_label("$.environment")),
+    "tag": ("k.tag", """LEFT JOIN (SELECT DISTINCT run_id, unnest(coalesce(TRY_CAST(
+                              json_extract(payload, '$.tags') AS VARCHAR[]), [])) AS tag
+                            FROM _events_all WHERE type = 'run.start') k USING (run_id)"""),
 }
+"""Each grouping's key and the join that gives it. A run counts in every group it has a
+key in (a run of two models, skills or tags counts in each); grouped by model, a group's
+tokens and cost are those of its model's calls (``calls``: one row per model call), not
+the whole run's."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class TrendQuery:
     """Which runs (``runs``: a :class:`RunQuery`, its paging ignored), bucketed ``by`` a
     ``'day'`` or ``'hour'`` of their start, split by ``group_by`` (``'model'``,
-    ``'skill'``, ``'release'`` or ``None``)."""
+    ``'skill'``, ``'release'``, ``'user'``, ``'tag'``, ``'env'`` or ``None``)."""
 
     by: str = "day"
     group_by: str | None = None
@@ -67,8 +82,8 @@ class TrendQuery:
             raise ConfigError(f"TrendQuery(by={self.by!r}): pick day or hour"
                               f"{did_you_mean(str(self.by), BUCKETS)}")
         if self.group_by is not None and self.group_by not in GROUPS:
-            raise ConfigError(f"TrendQuery(group_by={self.group_by!r}): pick model, skill or "
-                              f"release{did_you_mean(str(self.group_by), GROUPS)}")
+            raise ConfigError(f"TrendQuery(group_by={self.group_by!r}): pick one of "
+                              f"{', '.join(GROUPS)}{did_you_mean(str(self.group_by), GROUPS)}")
         if not isinstance(self.runs, RunQuery):
             raise ConfigError(f"TrendQuery(runs={self.runs!r}): pass a RunQuery")
 
@@ -87,8 +102,8 @@ per_run AS (
               ELSE 'incomplete' END AS status,
          tokens, model, decisions, (end_ns - start_ns) / 1e6 AS latency_ms
   FROM per),
-picked AS (SELECT * FROM per_run WHERE {where}),
-keyed AS (SELECT p.*, {key} AS grp FROM picked p {join})
+picked AS (SELECT * FROM per_run WHERE {where}),{calls}
+keyed AS (SELECT p.* REPLACE ({tokens} AS tokens), {key} AS grp FROM picked p {join})
 SELECT date_trunc('{by}', started) AS bucket, grp AS "group", count(*) AS runs,
        count(*) FILTER (WHERE status = 'failed') AS failed,
        count(*) FILTER (WHERE status = 'failed') / count(*) AS error_rate,
@@ -103,10 +118,10 @@ _SIMPLE = frozenset({"status", "model", "since", "until", "run_ids", "newest_fir
 """The :class:`RunQuery` fields whose condition reads only ``runs``'s own columns."""
 
 
-_COST = """LEFT JOIN (SELECT run_id, sum(cost_usd) AS cost_usd,
+_COST = """LEFT JOIN (SELECT run_id, {model}sum(cost_usd) AS cost_usd,
                       count(*) FILTER (WHERE cost_usd IS NULL AND end_seq IS NOT NULL)
                           AS unpriced_calls
-               FROM ({calls}) GROUP BY run_id) c USING (run_id)"""
+               FROM calls GROUP BY ALL) c ON c.run_id = keyed.run_id{on_model}"""
 _COST_COLUMNS = (""",
        sum(c.cost_usd::DOUBLE) FILTER (WHERE coalesce(c.unpriced_calls, 0) = 0) AS cost_usd,
        count(*) FILTER (WHERE c.unpriced_calls > 0) AS unpriced""")
@@ -132,13 +147,22 @@ def trends(store: StoreView, query: TrendQuery | None = None) -> pa.Table:
             f"WHERE {listed})"
     key, join = _KEYS[query.group_by]
     view = outline_view(store)
-    cost, cost_join = "", ""
+    by_model = query.group_by == "model"
+    calls, cost, cost_join = "", "", ""
     if priced(store):
         picked = None if where == "true" else "picked"  # no filter: every run's calls
-        calls, more = priced_calls(store, view, picked)
-        cost, cost_join, params = _COST_COLUMNS, _COST.format(calls=calls), [*params, *more]
-    sql = prefix + _PER_RUN.format(view=view, where=where, key=key, join=join, by=query.by,
-                                   cost=cost, cost_join=cost_join)
+        relation, more = priced_calls(store, view, picked)
+        calls, params = f"\ncalls AS ({relation}),", [*params, *more]
+        cost = _COST_COLUMNS
+        cost_join = _COST.format(
+            model="model, " if by_model else "",
+            on_model=" AND c.model IS NOT DISTINCT FROM keyed.grp" if by_model else "")
+    elif by_model:
+        calls = f"\ncalls AS (SELECT * FROM {view} WHERE level = 'call'),"
+    sql = prefix + _PER_RUN.format(
+        view=view, where=where, key=key, join=join, by=query.by, calls=calls,
+        tokens="coalesce(m.tokens, p.tokens)" if by_model else "p.tokens",
+        cost=cost, cost_join=cost_join)
     return store.arrow(sql, params)
 
 

@@ -209,3 +209,46 @@ def test_given_a_cached_outline_whose_call_facts_were_edited_when_checked_then_i
     pq.write_table(pq.read_table(cached).replace_schema_metadata(edited), cached)
     with open_store(root) as store:
         assert [d.path for d in bad_outlines(store, store.files.events)] == [cached]
+
+
+def test_given_a_run_of_two_models_when_grouped_by_model_then_each_call_counts_under_its_own(
+    tmp_path: Path,
+) -> None:
+    two = [("openai", "p", "p", {"input_tokens": 1000, "output_tokens": 100}),
+           ("openai", "r", "r", {"input_tokens": 10, "output_tokens": 10}),
+           ("openai", "r", "r", {"input_tokens": 20, "output_tokens": 0})]
+    one = [("openai", "r", "r", {"input_tokens": 5, "output_tokens": 5})]
+    root = _write(tmp_path / "store", [_run(1, two), _run(2, one)])
+    with open_store(root) as store:
+        rows = {r["group"]: r for r in trends(store, TrendQuery(group_by="model")).to_pylist()}
+        total = trends(store).to_pylist()[0]
+    assert sorted(rows) == ["p", "r"]
+    assert (rows["p"]["runs"], rows["p"]["tokens"]) == (1, 1100)
+    assert (rows["r"]["runs"], rows["r"]["tokens"]) == (2, 40 + 10)
+    assert rows["p"]["cost_usd"] == pytest.approx(0.003 + 0.0015)
+    assert rows["r"]["cost_usd"] == pytest.approx((10 + 20 + 5) * 1e-6 + (10 + 5) * 2e-6)
+    assert rows["p"]["cost_usd"] + rows["r"]["cost_usd"] == pytest.approx(total["cost_usd"])
+    assert rows["p"]["tokens"] + rows["r"]["tokens"] == total["tokens"]
+
+
+def test_given_labelled_runs_when_grouped_by_user_tag_and_env_then_each_label_is_a_group(
+    tmp_path: Path,
+) -> None:
+    import dataclasses
+
+    parts = []
+    for n, (user, tags, env) in enumerate([("ann", ("beta", "eu"), "prod"),
+                                           ("bob", ("eu",), "prod"), (None, (), "dev")]):
+        events = _run(n, [("openai", "r", "r", {"input_tokens": 1, "output_tokens": 1})])
+        events[0] = dataclasses.replace(events[0], user_id=user, tags=tags,  # type: ignore[type-var]
+                                        environment=env)
+        parts.append(events)
+    root = _write(tmp_path / "store", parts)
+    with open_store(root) as store:
+        def runs(by: str) -> dict[object, int]:
+            table = trends(store, TrendQuery(group_by=by)).to_pylist()
+            return {r["group"]: r["runs"] for r in table}
+
+        assert runs("user") == {"ann": 1, "bob": 1, None: 1}
+        assert runs("tag") == {"beta": 1, "eu": 2, None: 1}
+        assert runs("env") == {"prod": 2, "dev": 1}
