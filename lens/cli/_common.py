@@ -103,14 +103,69 @@ def clip(value: object, width: int = 70) -> str:
     return clipped(value, width)
 
 
-def table(columns: Sequence[str], rows: Sequence[Sequence[object]], width: int = 60) -> str:
-    """A plain aligned text table."""
+def terminal_columns() -> int | None:
+    """The terminal's width when stdout is one; ``None`` when piped (print full width)."""
+    import shutil
+    import sys
+
+    if not sys.stdout.isatty():
+        return None
+    return shutil.get_terminal_size().columns
+
+
+_MIN_COLUMN = 6
+"""No column is narrowed below this (or its heading, when shorter) to fit a terminal."""
+
+
+def _fitted(columns: Sequence[str], widths: list[int], fit: int) -> list[int]:
+    """``widths`` narrowed, widest first, until a line with two-space gaps fits ``fit``; the
+    first column (a run id, a key to type) is never narrowed."""
+    floors = [min(max(len(c), _MIN_COLUMN), w) for c, w in zip(columns, widths, strict=True)]
+    floors[0] = widths[0]
+    widths = list(widths)
+    excess = sum(widths) + 2 * (len(widths) - 1) - fit
+    while excess > 0:
+        i = max(range(len(widths)), key=lambda k: widths[k] - floors[k])
+        if widths[i] <= floors[i]:
+            break  # every column at its floor: the line stays wider than the terminal
+        widths[i] -= 1
+        excess -= 1
+    return widths
+
+
+def table(columns: Sequence[str], rows: Sequence[Sequence[object]], width: int = 60,
+          fit: int | None = None) -> str:
+    """A plain aligned text table, each cell at most ``width`` characters; ``fit``: the line
+    width to narrow the widest columns to (``…`` where a cell is cut; default: the terminal's
+    width on a terminal, none when piped)."""
+    fit = terminal_columns() if fit is None else fit
     cells = [[clip(c, width) for c in row] for row in rows]
     widths = [len(c) for c in columns]
     for row in cells:
         widths = [max(w, len(c)) for w, c in zip(widths, row, strict=True)]
+    if fit is not None and sum(widths) + 2 * (len(widths) - 1) > fit:
+        widths = _fitted(columns, widths, fit)
+        cells = [[clip(c, w) for c, w in zip(row, widths, strict=True)] for row in rows]
+        columns = [clip(c, w) for c, w in zip(columns, widths, strict=True)]
     lines = ["  ".join(c.ljust(w) for c, w in zip(columns, widths, strict=True)).rstrip()]
     lines.append("  ".join("-" * w for w in widths))
     lines.extend("  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip()
                  for row in cells)
     return "\n".join(lines)
+
+
+def jsonable(value: object) -> object:
+    """A cell as JSON has it: dates in ISO 8601, bytes in hex, anything else unknown as text."""
+    import datetime as dt
+
+    if isinstance(value, dt.date | dt.datetime | dt.time):
+        return value.isoformat()
+    if isinstance(value, bytes):
+        return value.hex()
+    if isinstance(value, int | float | str | bool | type(None)):
+        return value
+    if isinstance(value, list | tuple):
+        return [jsonable(v) for v in value]
+    if isinstance(value, dict):
+        return {str(k): jsonable(v) for k, v in value.items()}
+    return str(value)

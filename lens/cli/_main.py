@@ -91,6 +91,9 @@ def _add_store_commands(sub: Any) -> None:
                       help="only runs started on or before: an age (2h: two hours ago), "
                            "YYYY-MM-DD (the whole day) or YYYY-MM-DDTHH:MM")
     runs.add_argument("--search", metavar="TEXT", help="only runs whose answer contains TEXT")
+    runs.add_argument("--format", choices=("table", "json", "jsonl", "csv"), default="table",
+                      help="table: aligned, fitted to the terminal (default); json, jsonl, "
+                           "csv: every column whole, for other tools")
     importlib.import_module("lens.cli._runs").add_filters(runs)
     show = sub.add_parser("show", help="a readable timeline of one run")
     show.add_argument("run", metavar="RUN", help="a run id, a unique prefix, or 'last'")

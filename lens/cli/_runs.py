@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import argparse
+import csv
 import dataclasses
+import json
+import sys
 from typing import Any
 
-from lens.cli._common import open_from, table
+from lens.cli._common import jsonable, open_from, table
 
 __all__ = ["add_filters", "run"]
 
@@ -76,13 +79,37 @@ def run(args: argparse.Namespace) -> int:
         print(f"no runs {'match those filters ' if filtered else ''}in {store.root}")
         _unknown_scores(store, query)
         return 0
+    if args.format != "table":
+        _print_records(list(reversed(found)), args.format)
+    else:
+        _print_table(found, usd)
+    total = count_runs(store, query) if len(found) == query.limit else len(found)
+    if total > len(found):
+        note = f"({len(found)} newest of {total} matching runs; --limit N shows more)"
+        print(note, file=sys.stderr if args.format != "table" else sys.stdout)
+    return 0
+
+
+def _print_table(found: list[dict[str, Any]], usd: Any) -> None:
     scored = any(r["scores"] for r in found)
     rows = [[r["run_id"], r["started"].strftime("%Y-%m-%d %H:%M:%S"),
              *(r[c] for c in _COLUMNS[2:5]), usd(r["cost_usd"], r["unpriced_calls"]),
              *(r[c] for c in _COLUMNS[5:9]), _error(r),
              *([_scores(r["scores"])] if scored else [])] for r in reversed(found)]
     print(table((*_HEADS, *(["scores"] if scored else [])), rows, width=48))
-    total = count_runs(store, query) if len(found) == query.limit else len(found)
-    if total > len(found):
-        print(f"({len(found)} newest of {total} matching runs; --limit N shows more)")
-    return 0
+
+
+def _print_records(found: list[dict[str, Any]], form: str) -> None:
+    """Every column whole (no cell cut): ``json`` one list, ``jsonl`` an object a line,
+    ``csv`` a header line then a line a run (scores as ``name=value`` pairs)."""
+    records = [{c: jsonable(r[c]) for c in (*_COLUMNS, "scores")} for r in found]
+    if form == "csv":
+        writer = csv.writer(sys.stdout, lineterminator="\n")
+        writer.writerow((*_COLUMNS, "scores"))
+        for rec, r in zip(records, found, strict=True):
+            writer.writerow([*(rec[c] for c in _COLUMNS), _scores(r["scores"])])
+    elif form == "json":
+        print(json.dumps(records, ensure_ascii=False))
+    else:
+        for rec in records:
+            print(json.dumps(rec, ensure_ascii=False))

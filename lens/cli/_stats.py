@@ -2,8 +2,8 @@
 
 Latency percentiles, tokens, error rate and decision counts (and cost, when
 the store prices its model calls) per day or hour of the runs' start, split by
-model (per call), skill, release, user, tag or environment; one aggregate query over the runs' outlines
-(``recorder.store._trends``). The plots are ``plotext`` line charts, drawn
+model (per call), skill, release, user, tag or environment; one aggregate query
+over the runs' outlines (``recorder.store._trends``). The plots are ``plotext`` line charts, drawn
 under the table unless ``--no-plot``; ``--format json`` prints the rows.
 """
 

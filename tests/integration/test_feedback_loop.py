@@ -56,6 +56,35 @@ def test_given_the_example_store_when_listed_since_7d_then_every_run_is_there_in
     assert 0 < len(day_ids) < 200  # spread over days, as real traffic is
 
 
+@pytest.mark.parametrize("form", ["json", "jsonl", "csv"])
+def test_given_the_example_store_when_runs_printed_for_tools_then_every_cell_is_whole(
+    loop: tuple[Path, list[str], list[str]], form: str,
+) -> None:
+    import csv
+    import io
+    import json
+
+    store, ids, flagged = loop
+    done = _cli("runs", "--format", form, "--limit", "0", "--store", str(store))
+    assert done.returncode == 0, done.stderr
+    if form == "json":
+        records = json.loads(done.stdout)
+    elif form == "jsonl":
+        records = [json.loads(line) for line in done.stdout.splitlines()]
+    else:
+        records = list(csv.DictReader(io.StringIO(done.stdout)))
+    assert [r["run_id"] for r in records] == ids  # oldest first, as the table
+    by_id = {r["run_id"]: r for r in records}
+    assert all(by_id[i]["status"] == "complete" for i in ids)
+    answer = by_id[flagged[0]]["answer"]
+    assert len(answer) > 48 and "…" not in answer  # the table cuts at 48
+    scores = by_id[flagged[0]]["scores"]
+    assert (scores == "helpful=0") if form == "csv" else (scores == {"helpful": 0.0}
+                                                           or scores == [["helpful", 0.0]])
+    if form != "csv":
+        assert records[0]["started"].startswith("20") and "T" in records[0]["started"]
+
+
 def test_given_200_labelled_runs_with_feedback_when_filtered_and_explained_then_snapshot_passes(
     loop: tuple[Path, list[str], list[str]], tmp_path: Path,
 ) -> None:
