@@ -132,11 +132,14 @@ def timeline(events: Iterable[Event], prices: Prices | None = None) -> Iterator[
     costs = _Costs(prices)
     iteration = -1
     answer: str | None = None
+    failed: RunFailed | None = None
     said: list[str] = []
     for event in events:
         if isinstance(event, RunEnd):
             answer = event.final_content
             continue
+        if isinstance(event, RunFailed):
+            failed = event
         if isinstance(event, FeedbackRecorded):
             said.append(_feedback(event))
             continue
@@ -147,9 +150,17 @@ def timeline(events: Iterable[Event], prices: Prices | None = None) -> Iterator[
             iteration = event.iteration
             yield f"── iteration {iteration} " + "─" * 40
         yield f"  {event.seq:>5}  {text}"
-    yield f"answer: {answer}" if answer is not None else "answer: (none — run did not end)"
+    yield f"answer: {_no_answer(failed)}" if answer is None else f"answer: {answer}"
     yield from said
     yield costs.line()
+
+
+def _no_answer(failed: RunFailed | None) -> str:
+    """Why a run has no answer: it failed (where, and with what), or it never ended."""
+    if failed is None:
+        return "(none — the run did not end: still running, or its process was killed)"
+    return (f"(none — the run FAILED: {failed.error_type} in stage {failed.stage!r}; "
+            "its error is above)")
 
 
 def _feedback(e: FeedbackRecorded) -> str:

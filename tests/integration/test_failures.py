@@ -61,6 +61,9 @@ def test_given_a_failed_run_when_shown_then_the_whole_message_prints(
     assert "failed at llm#2: RunError" in out.stdout
     failed_line = next(x for x in out.stdout.splitlines() if "FAILED" in x)
     assert ERROR_MESSAGE in failed_line and failed_line.endswith("report the bug")
+    answer = next(x for x in out.stdout.splitlines() if x.startswith("answer:"))
+    assert answer == ("answer: (none — the run FAILED: RunError in stage 'run'; "
+                      "its error is above)")
 
 
 def _failing_span(spans: list[ReceivedSpan]) -> ReceivedSpan:
