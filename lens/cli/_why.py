@@ -38,6 +38,10 @@ def add_parser(sub: Any) -> None:
                       help="with --resend: an OpenAI-compatible server to re-send to")
     tier.add_argument("--model", metavar="NAME", default=None,
                       help="with --resend: the model name to send (default: the recorded one)")
+    p.add_argument("--allow-mismatch", action="store_true",
+                   help="with --agent: re-run even when the agent is not configured as the "
+                        "recorded run (another model, tool, graph or injection); by default "
+                        "that exits 2 naming the difference")
     p.add_argument("--step", default=None, metavar="llm#k",
                    help="explain this model call instead of the last one")
     outcome = p.add_mutually_exclusive_group()
@@ -100,7 +104,7 @@ def run(args: argparse.Namespace) -> int:
                     report = why(store, args.run, agent=agent, step=args.step,
                                  expect=args.expect, judge=args.judge, budget=args.budget,
                                  label=args.label, seeds=args.seeds, alpha=args.alpha,
-                                 progress=tick)
+                                 progress=tick, allow_mismatch=args.allow_mismatch)
         finally:
             store.close()
     except FootprintError as exc:

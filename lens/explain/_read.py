@@ -34,6 +34,7 @@ __all__ = ["PastRead", "read_earlier", "read_past"]
 CORE_TYPES = ("run.start", "run.end", "run.error", "llm.start", "tool.end",
               "tool.effect", "skill.rejected", "skill.escalated", "run.source")
 _CORE = frozenset(CORE_TYPES)
+_DECLARED = frozenset({"run.configured", "skill.graph_declared"})
 Keep = Callable[[int, str], bool]
 _SEQ = ENVELOPE_NAMES.index("seq")
 
@@ -115,7 +116,8 @@ def _wanted(hot: Sequence[tuple[Any, ...]], keep: dict[tuple[Any, ...], int],
     are named by the results, their arguments by the explained request); one
     landing per piece; the declarations of the pieces that landed; the event
     that admitted each piece's last landing, and the cursor's moves (not
-    stays, but the stays of the explained iteration).
+    stays, but the stays of the explained iteration). With re-runs (``every``),
+    every declaration too: the agent that re-runs is checked against them first.
     """
     orphan = any(r[_TYPE_] == "tool.end" and not r[_PARENT_] for r in hot)
     landed = {r[3] for r, _ in placed if r[3]}
@@ -133,7 +135,8 @@ def _wanted(hot: Sequence[tuple[Any, ...]], keep: dict[tuple[Any, ...], int],
         elif kind == "context.injected":
             continue  # the most common row: its landings are chosen above
         elif (kind == "llm.end" and (replies or r[_STEP_] in reply_steps)) or (
-                kind == "injection.declared" and r[3] in landed) or (
+                kind == "injection.declared" and (every or r[3] in landed)) or (
+                every and kind in _DECLARED) or (
                 kind == "context.evaluated" and r[_MOVED_] not in (None, "none") and (
                 r[_MOVED_] != "stay" or r[_ITERATION_] == at)):
             wanted.add(r[_SEQ_])

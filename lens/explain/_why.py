@@ -208,7 +208,8 @@ def _units(rr: Trial, cands: Sequence[Candidate]) -> tuple[list[Removal], dict[R
 def why(store_or_events: Any, run: str | None = None, *, agent: Any | None = None,
         step: str | None = None, expect: str | None = None, judge: Judge | str | None = None,
         budget: int | None = None, label: bool = False, seeds: int | None = None,
-        alpha: float = 0.05, progress: Progress | None = None) -> WhyReport:
+        alpha: float = 0.05, progress: Progress | None = None,
+        allow_mismatch: bool = False) -> WhyReport:
     """Explain the answer at ``step`` (default: the last model call) of run ``run``.
 
     ``store_or_events`` is a recorder ``Store``, a path to a store or a
@@ -218,7 +219,9 @@ def why(store_or_events: Any, run: str | None = None, *, agent: Any | None = Non
     removable candidate. ``expect``/``judge``/``label`` choose how answers
     are compared; ``budget`` caps re-runs; ``seeds`` (default 12) and
     ``alpha`` (0.05) set the tests; ``progress(done, total, what)`` hears
-    each re-run.
+    each re-run. The agent is first checked against the recorded configuration
+    (model, provider, tools, graph, injections by id and hash): a difference raises
+    ``ConfigError`` naming it, unless ``allow_mismatch``.
     """
     if budget is not None and budget < 1:
         raise ConfigError(f"budget={budget} allows no re-run; pass 1 or more (or none)")
@@ -232,7 +235,7 @@ def why(store_or_events: Any, run: str | None = None, *, agent: Any | None = Non
     with opened(store_or_events) as source:
         return _why(source, run, runner, step, _Options(
             expect=expect, judge=judge, budget=budget, label=label, seeds=seeds or DEFAULT_SEEDS,
-            alpha=alpha, progress=progress, factory=factory))
+            alpha=alpha, progress=progress, factory=factory, allow_mismatch=allow_mismatch))
 
 
 def _runner(agent: Any) -> tuple[Any | None, Callable[..., Any] | None]:
@@ -270,6 +273,7 @@ class _Options:
     alpha: float
     progress: Progress | None
     factory: Callable[..., Any] | None = None
+    allow_mismatch: bool = False
 
 
 def _why(source: Any, run: str | None, agent: Any | None, step: str | None,
@@ -296,6 +300,8 @@ def _why(source: Any, run: str | None, agent: Any | None, step: str | None,
     if agent is None:
         return conclude(replace(report, suspects=suspects_of(cands, None, {}, past.answer),
                                 flags=("no-runner", *report.flags)), None)
+    if not o.allow_mismatch:
+        _same_configuration(loaded.events, agent)
     continue_from, why_not = _restore(loaded, past, agent)
     if past.turn > 0 and continue_from is None:
         flag = (f"conversation-not-restored: run is turn {past.turn} of a conversation and its "
@@ -306,6 +312,21 @@ def _why(source: Any, run: str | None, agent: Any | None, step: str | None,
     rr = Rerunner(agent, past, loaded.events, comparator, continue_from=continue_from,
                   budget=o.budget, progress=o.progress, factory=o.factory)
     return _causal(report, rr, cands, o.seeds, alpha)
+
+
+def _same_configuration(events: Sequence[Event], agent: Any) -> None:
+    """Refuse an agent built unlike the recorded run (its re-runs would explain another
+    agent), naming the first differences."""
+    from lens.explain._agentcheck import configuration_changes
+
+    changes = configuration_changes(events, agent)
+    if changes:
+        more = f" (and {len(changes) - 3} more)" if len(changes) > 3 else ""
+        raise ConfigError(
+            "the agent to re-run is not configured as the recorded run: "
+            f"{'; '.join(changes[:3])}{more}; build the recorded release (footprint replay "
+            "shows every difference), or pass --allow-mismatch (allow_mismatch=True) to "
+            "explain with this agent anyway")
 
 
 def _causal(report: WhyReport, rr: Trial, cands: Sequence[Candidate], seeds: int,

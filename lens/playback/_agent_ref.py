@@ -2,7 +2,8 @@
 
 ``MODULE`` is a dotted module path (``lens._examples.support_desk``; the current
 directory is searched first, as ``python -m`` does) or a Python file
-(``examples/support_desk.py``); ``ATTR`` names an ``Agent`` or a
+(``examples/support_desk.py``; its folder is put on the import path, as
+``python FILE.py`` does, so it may import a module beside it); ``ATTR`` names an ``Agent`` or a
 factory returning one. A factory that accepts ``sink=`` is called with the
 sink the lens records into.
 """
@@ -33,6 +34,9 @@ def _module(name: str, flag: str = "--agent") -> ModuleType:
         if not path.is_file():
             raise ConfigError(f"{flag} file {name!r} does not exist; give a path to a .py "
                               f"file or a module path such as {_EXAMPLE!r}")
+        folder = str(path.resolve().parent)
+        if folder not in sys.path:  # as `python FILE.py` does: its siblings import
+            sys.path.insert(0, folder)
         tag = hashlib.sha256(str(path.resolve()).encode()).hexdigest()[:10]
         spec = importlib.util.spec_from_file_location(f"_footprint_agent_{tag}", path)
         if spec is None or spec.loader is None:

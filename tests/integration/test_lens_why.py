@@ -15,6 +15,7 @@ import pytest
 import why_agents as W
 
 from footprint import Agent, FunctionModel, define_instruction, tool
+from footprint._errors import ConfigError
 from footprint.events import EventSink, ListSink
 from footprint.providers import ToolCall
 from lens._examples.support_desk import PLANTED_FACT, make_agent
@@ -220,7 +221,8 @@ def test_given_an_expect_no_re_run_meets_when_explained_then_changed_facts_are_n
 
 def test_given_no_removable_cause_when_explained_then_the_report_says_cause_not_found() -> None:
     events = _recorded(W.price_agent)
-    report = why(events, "last", agent=W.price_agent().without("sale-banner"))
+    report = why(events, "last", agent=W.price_agent().without("sale-banner"),
+                 allow_mismatch=True)  # the culprit gone: nothing removable is a cause
     assert report.conclusion == "cause-not-found"
     assert report.conclusion_text.startswith("cause not found")
 
@@ -513,3 +515,47 @@ def test_given_a_long_loop_in_a_store_when_explained_then_a_small_share_is_decod
     assert report.events_total > 1500 and report.events_read < report.events_total / 5
     assert [x.id for x in report.suspects] == [x.id for x in in_memory.suspects]
     assert [x.chain for x in report.suspects] == [x.chain for x in in_memory.suspects]
+
+
+# ── the agent to re-run is the recorded one ────────────────────────────────
+
+
+def test_given_a_factory_of_another_release_when_explained_then_refused_naming_the_difference(
+) -> None:
+    events = _recorded(W.price_agent)
+    changed = W._agent(W._price, sink=None, seed=0, injections=[
+        *W.DECOYS, define_instruction("sale-banner", prompt="Summer sale is running.")])
+    with pytest.raises(ConfigError) as err:
+        why(events, "last", agent=changed)
+    text = str(err.value)
+    assert "not configured as the recorded run" in text and "'sale-banner'" in text
+    assert "--allow-mismatch" in text and "\n" not in text
+    other_model = W.price_agent().variant(model="m2")
+    with pytest.raises(ConfigError, match=r"model: expected m, got m2"):
+        why(events, "last", agent=other_model)
+    report = why(events, "last", agent=changed, allow_mismatch=True)
+    assert report.mode == "CAUSAL"
+    assert why(events, "last", agent=W.price_agent()).mode == "CAUSAL"  # the same: no refusal
+
+
+def test_given_a_mismatched_agent_file_when_the_cli_explains_then_exit_2_and_allow_goes_on(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str],
+) -> None:
+    store = tmp_path / "store"
+    recorder = Recorder(sinks=[ParquetSink(store)])
+    W.price_agent(sink=recorder).run_sync(ASK)
+    recorder.close()
+    (tmp_path / "helpers_beside.py").write_text(
+        "MODEL = 'm2'\n", encoding="utf-8")  # imported by the agent file: its folder is searched
+    agent_file = tmp_path / "agent_file.py"
+    agent_file.write_text(
+        "from helpers_beside import MODEL\n"
+        "import why_agents as W\n\n"
+        "def make(sink=None, seed=0):\n"
+        "    return W.price_agent(sink=sink, seed=seed).variant(model=MODEL)\n",
+        encoding="utf-8")
+    assert _cli(store, "--agent", f"{agent_file}:make") == 2
+    err = capsys.readouterr().err
+    assert "model: expected m, got m2" in err and "--allow-mismatch" in err
+    assert _cli(store, "--agent", f"{agent_file}:make", "--allow-mismatch", "--json") == 0
+    assert json.loads(capsys.readouterr().out)["mode"] == "CAUSAL"
