@@ -160,7 +160,10 @@ class LensServer(Server):
 
 
 def _refuse(request: web.Request, reason: str) -> None:
-    """A 403 with a one-line ``reason``, logged (the path only: a query may hold a token)."""
-    _LOG.warning("refused %s %s from %s: %s", request.method, request.path,
+    """A 403 with a one-line ``reason``, logged (the path only, as it may hold a token, and
+    with its control characters escaped: a terminal shows the log)."""
+    from lens.cli._common import clip
+
+    _LOG.warning("refused %s %s from %s: %s", request.method, clip(request.path, 120),
                  request.remote, reason)
     raise web.HTTPForbidden(text=f"footprint lens: {reason}\n")

@@ -155,6 +155,7 @@ async def _refusals(base: str, token: str) -> dict[str, tuple[int, str]]:
     ws = f"ws{base[4:]}/ws?width=80&height=24"
     pages = {"no token": (f"{base}/run/last/why", {}),
              "a wrong token": (f"{base}/?token=not-the-token-0123456789", {}),
+             "an escape in the path": (f"{base}/run/%1B%5D0;owned%07/why", {}),
              "a rebound Host": (f"{base}/?token={token}", {"Host": f"evil.example:{port}"}),
              "another port in Host": (f"{base}/?token={token}", {"Host": "127.0.0.1:1"})}
     sockets = {"a websocket without token": (ws, base, {}),
@@ -199,7 +200,7 @@ def test_given_a_loopback_lens_when_requests_lack_the_token_host_or_origin_then_
         f"footprint lens: Host 'evil.example:{port}' is not this lens's address; open the URL "
         "it printed\n")
     refused = [x for x in log.splitlines() if x.startswith("footprint lens: refused ")]
-    assert len(refused) == len(answers) and token not in log
+    assert len(refused) == len(answers) and token not in log and "\x1b" not in log
     assert "refused GET /run/last/why from 127.0.0.1: this lens needs its token" in refused[0]
     assert any("websocket from origin 'http://127.0.0.1:1'" in x for x in refused)
     assert any("websocket from origin 'none'" in x for x in refused)
