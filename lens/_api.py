@@ -27,6 +27,7 @@ from lens.playback._conversation import (
 )
 from lens.playback._decisions import rerun_decisions
 from lens.playback._diff import RunDiff, diff_runs
+from lens.playback._files import write_text_safely
 from lens.playback._replay import ReplayReport
 from lens.playback._snapshot import DECISIONS, Recording, is_recording
 from lens.playback._source import StoreLike, agent_of, opened
@@ -141,7 +142,8 @@ def assert_decisions(recording: str | os.PathLike[str], agent_factory: Any, *,
     its requests match, then by the agent's own models); the decisions per
     turn and iteration (routing, cursor moves, injections per slot, tool
     calls, answer) are compared with the snapshot as a unified diff.
-    ``update=True`` (``pytest --footprint-update``) rewrites the snapshot.
+    ``update=True`` (``pytest --footprint-update``) rewrites the snapshot (a symbolic link
+    at its path is a ``ConfigError``: nothing is written through one).
     """
     folder = Path(recording)
     rec = Recording.load(folder)
@@ -149,8 +151,8 @@ def assert_decisions(recording: str | os.PathLike[str], agent_factory: Any, *,
     path = folder / DECISIONS
     stored = path.read_text(encoding="utf-8") if path.is_file() else None
     if update:
-        if stored != current:
-            path.write_text(current, encoding="utf-8")
+        if stored != current:  # atomically, and never through a link planted at the path
+            write_text_safely(path, current)
         return current
     if stored is None:
         raise AssertionError(f"no decision snapshot at {str(path)!r}; write it with "

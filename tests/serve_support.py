@@ -5,6 +5,7 @@ tests/integration/test_serve_browser.py with a headless Chromium)."""
 from __future__ import annotations
 
 import contextlib
+import re
 import socket
 import subprocess
 import sys
@@ -20,6 +21,13 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
+
+
+def token_in(line: str) -> str:
+    """The token in the URL ``footprint lens --serve`` printed."""
+    found = re.search(r"\?token=([A-Za-z0-9_-]+)", line)
+    assert found is not None, f"no token in {line!r}"
+    return found.group(1)
 
 
 def lens_argv(*args: str) -> list[str]:

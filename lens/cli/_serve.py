@@ -8,9 +8,12 @@ open a run and a screen: ``/run/<id>`` (its timeline) and ``/run/<id>/<screen>``
 websocket lives at the same path under ``/ws`` (textual-serve's script adds the
 terminal size as the query), which is how the path reaches the session.
 
-Loopback only by default. Another host needs ``--allow-remote``, and then
-every page and websocket needs the token (``?token=…`` in the printed URL; the
-page hands it on to its websocket in a same-site cookie).
+Every page and websocket needs the lens's token, on loopback too (another
+web page or another local user must not read the store or re-run an agent):
+``?token=…`` in the URL printed at start, then an HTTP-only, same-site cookie
+the page sets. ``Host`` must name the bound address (a DNS-rebinding defence)
+and a websocket's ``Origin`` must be the served page's. Loopback only by
+default; another host needs ``--allow-remote``.
 """
 
 from __future__ import annotations
@@ -19,7 +22,7 @@ import argparse
 from typing import Any
 
 from footprint._errors import ConfigError
-from lens.cli._serve_parts import SCREENS
+from lens.cli._serve_parts import SCREENS, is_loopback
 
 __all__ = ["add_serve_options", "is_loopback", "serve", "unserved"]
 
@@ -32,17 +35,18 @@ def add_serve_options(p: argparse.ArgumentParser) -> None:
                    help="the screen RUN opens on (default timeline)")
     p.add_argument("--serve", action="store_true",
                    help="serve the lens to a browser (textual-serve) instead of this terminal; "
-                        "deep links: /run/<id>/<screen>")
+                        "open the URL it prints (http://127.0.0.1:PORT/?token=…: every page "
+                        "and websocket needs the token); deep links: /run/<id>/<screen>")
     p.add_argument("--host", default="127.0.0.1",
                    help="with --serve: the address to listen on (default 127.0.0.1)")
     p.add_argument("--port", type=count_arg(1, 65535), default=8000,
                    help="with --serve: the port (default 8000)")
     p.add_argument("--allow-remote", action="store_true",
-                   help="with --serve: allow a non-loopback --host, and require a token of "
-                        "every page and websocket")
+                   help="with --serve: allow a non-loopback --host (the token is then all "
+                        "that guards the store; there is no TLS)")
     p.add_argument("--token", default=None,
-                   help="with --allow-remote: the token (default $FOOTPRINT_LENS_TOKEN, else a "
-                        "new random one, printed in the URL)")
+                   help="with --serve: the token every page and websocket needs (default "
+                        "$FOOTPRINT_LENS_TOKEN, else a new random one, printed in the URL)")
 
 
 def unserved(args: argparse.Namespace) -> None:
@@ -58,33 +62,18 @@ _SERVE_DEFAULTS = (("host", "127.0.0.1"), ("port", 8000), ("allow_remote", False
                    ("token", None))
 
 
-def is_loopback(host: str) -> bool:
-    """Whether ``host`` names this machine only (``localhost``, 127.0.0.0/8, ``::1``)."""
-    import ipaddress
-
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False
-
-
-def _token(args: argparse.Namespace) -> str | None:
-    """The token every request must carry: ``None`` on loopback without ``--allow-remote``."""
+def _token(args: argparse.Namespace) -> str:
+    """The token every page and websocket must carry: ``--token``, else
+    ``$FOOTPRINT_LENS_TOKEN``, else a new random one (on loopback too)."""
     import os
     import re
     import secrets
 
-    if not args.allow_remote:
-        if args.token:
-            raise ConfigError("--token is for --allow-remote; add --allow-remote or drop it")
-        if not is_loopback(args.host):
-            raise ConfigError(
-                f"--host {args.host!r} is not a loopback address, so anyone who reaches it "
-                "could read the store; add --allow-remote (a token is then required in the "
-                "URL) or use --host 127.0.0.1")
-        return None
+    if not args.allow_remote and not is_loopback(args.host):
+        raise ConfigError(
+            f"--host {args.host!r} is not a loopback address, so anyone who reaches it "
+            "could read the store; add --allow-remote (the token is then all that guards "
+            "it) or use --host 127.0.0.1")
     token: str = args.token or os.environ.get("FOOTPRINT_LENS_TOKEN") or \
         secrets.token_urlsafe(24)
     if len(token) < 16 or not re.fullmatch(r"[A-Za-z0-9_-]+", token):
@@ -105,7 +94,7 @@ def serve(args: argparse.Namespace) -> int:
                              first=first, view=args.view, follow=args.follow,
                              agent=args.agent)
     host = f"[{args.host}]" if ":" in args.host else args.host
-    where = f"http://{host}:{args.port}/" + (f"?token={token}" if token else "")
+    where = f"http://{host}:{args.port}/?token={token}"
     print(f"footprint lens: serving {root} on {where} (Ctrl-C stops)", flush=True)
     server.serve()
     return 0

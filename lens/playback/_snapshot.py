@@ -31,9 +31,10 @@ from footprint._errors import ConfigError
 from footprint.events import Event, RunConfigured, RunStart, from_record, to_record
 from lens.playback._conversation import conversation_of
 from lens.playback._decisions import decisions_json
+from lens.playback._files import real_folder, write_text_safely
 from recorder.store._runref import SHOWN, resolve_ref
 
-__all__ = ["FORMAT", "INLINE", "Recording", "export_run", "is_recording"]
+__all__ = ["FORMAT", "INLINE", "Recording", "export_run", "is_recording", "module_text"]
 
 FORMAT = "footprint.recording/1"
 INLINE = 80
@@ -147,8 +148,6 @@ def _slug(text: str) -> str:
 
 _TEST = '''"""Replays a recorded run and checks its decisions.
 
-Run {run}: {message}.
-
 Written by `footprint snapshot`. When a change of the agent is intended,
 update the decision snapshot with `pytest --footprint-update`, and record
 and snapshot the run again to refresh the exact replay.
@@ -156,24 +155,37 @@ and snapshot the run again to refresh the exact replay.
 
 from pathlib import Path
 
-RECORDING = Path(__file__).parent / {name!r}
+RUN = {run}
+MESSAGE = {message}
+RECORDING = Path(__file__).parent / {name}
 AGENT = {agent}
 
 
-def test_{name}_replays_decision_for_decision(footprint_replay):
+def test_{slug}_replays_decision_for_decision(footprint_replay):
     footprint_replay.assert_replays(RECORDING, AGENT)
 
 
-def test_{name}_decisions_match_the_snapshot(footprint_replay):
+def test_{slug}_decisions_match_the_snapshot(footprint_replay):
     footprint_replay.assert_decisions(RECORDING, AGENT)
 '''
+
+
+def module_text(*, run: str, message: str, name: str, agent: str, out: Path) -> str:
+    """The test module replaying recording ``name``: every recorded string (the run id, the
+    person's message) and the agent reference in it is a ``repr`` literal, never inside a
+    docstring or an f-string, so no text of a run can add code to it."""
+    slug = _slug(name)
+    if slug != name:
+        raise ConfigError(f"recording name {name!r} is not a Python name part; use {slug!r}")
+    return _TEST.format(run=repr(run), message=repr(_clip_message(message)), name=repr(name),
+                        slug=slug, agent=_agent_literal(agent, out))
 
 
 def _agent_literal(agent: str, out: Path) -> str:
     module, _, attr = agent.rpartition(":")
     if module.endswith(".py") or "/" in module or "\\" in module:
         rel = os.path.relpath(Path(module).resolve(), out.resolve())
-        return f'f"{{Path(__file__).parent / {rel!r}}}:{attr}"'
+        return f"str(Path(__file__).parent / {rel!r}) + {':' + attr!r}"
     return repr(agent)
 
 
@@ -183,36 +195,35 @@ def export_run(source: Any, run: str, out: str | os.PathLike[str], *, agent: str
 
     Returns ``(folder, test module)``. ``agent`` is the ``MODULE:FACTORY``
     the test replays with; ``None`` (a run mapped from another framework's trace has
-    no footprint agent to replay) writes the recording folder only.
+    no footprint agent to replay) writes the recording folder only. Every file is written
+    atomically and never through a symbolic link; the folder must be ``out``'s own.
     """
     turns = conversation_of(source, run)
     last = turns[-1]
     conf = next((e for e in last.events if isinstance(e, RunConfigured)), None)
     name = _slug(name or f"{conf.agent_name if conf else 'run'}_{last.run_id[-8:]}")
-    folder = Path(out) / name
-    folder.mkdir(parents=True, exist_ok=True)
+    folder = real_folder(Path(out), name)
     blobs: dict[str, str] = {}
     rows = [_blobbed(_lean(e), blobs) for t in turns for e in t.events]
     _write_lines(folder / EVENTS, rows)
     _write_lines(folder / BLOBS, [{"hash": h, "text": t} for h, t in blobs.items()])
     manifest = {"format": FORMAT, "run": last.run_id, "runs": [t.run_id for t in turns],
                 "turns": len(turns), "agent": agent}
-    (folder / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
-    (folder / DECISIONS).write_text(decisions_json([t.events for t in turns]), encoding="utf-8")
+    write_text_safely(folder / MANIFEST, json.dumps(manifest, indent=2) + "\n")
+    write_text_safely(folder / DECISIONS, decisions_json([t.events for t in turns]))
     if agent is None:
         return folder, None
     module = Path(out) / f"test_{name}.py"
-    module.write_text(_TEST.format(run=last.run_id, message=_clip_message(last.user_message),
-                                   name=name, agent=_agent_literal(agent, Path(out))),
-                      encoding="utf-8")
+    write_text_safely(module, module_text(run=last.run_id, message=last.user_message,
+                                          name=name, agent=agent, out=Path(out)))
     return folder, module
 
 
 def _clip_message(text: str) -> str:
-    one = " ".join(text.split()).replace('"""', "'''").replace("\\", "/")
-    return repr(one if len(one) <= 50 else one[:49] + "…")
+    one = " ".join(text.split())
+    return one if len(one) <= 50 else one[:49] + "…"
 
 
 def _write_lines(path: Path, rows: Sequence[Mapping[str, Any]]) -> None:
     text = "".join(json.dumps(r, ensure_ascii=False, sort_keys=True) + "\n" for r in rows)
-    path.write_text(text, encoding="utf-8")
+    write_text_safely(path, text)

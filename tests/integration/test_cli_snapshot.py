@@ -72,3 +72,21 @@ def test_given_bad_input_when_snapshot_then_exit_2_with_one_line(
     err = capsys.readouterr().err
     assert code == 2 and expected in err and len(err.strip().splitlines()) == 1
     assert not (tmp_path / "out").exists()
+
+
+def test_given_a_link_at_the_test_module_when_snapshot_then_exit_2_naming_it_and_the_target_kept(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str],
+) -> None:
+    _record(tmp_path / "store")
+    victim = tmp_path / "victim.py"
+    victim.write_text("# keep me\n", encoding="utf-8")
+    (tmp_path / "out").mkdir()
+    (tmp_path / "out" / "test_desk.py").symlink_to(victim)
+    code = footprint(["snapshot", "last", "--agent", DESK, "-o", str(tmp_path / "out"),
+                      "--name", "desk", "--store", str(tmp_path / "store")])
+    err = capsys.readouterr().err
+    link = tmp_path / "out" / "test_desk.py"
+    assert code == 2 and err == (f"footprint snapshot: {str(link)!r} is a symbolic link (to "
+                                 f"{str(victim)!r}); footprint writes nothing through a link: "
+                                 f"remove it (rm {link}) and run again\n")
+    assert victim.read_text(encoding="utf-8") == "# keep me\n"

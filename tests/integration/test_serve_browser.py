@@ -1,6 +1,7 @@
 """``footprint lens --serve`` in a real headless Chromium (Playwright): a real server on
 127.0.0.1 in a subprocess, its page and a deep link opened in the browser, the lens read
-back from the page's xterm.js terminal, a key pressed in the page.
+back from the page's xterm.js terminal, a key pressed in the page; the owner's printed URL
+opens it, a page of another local origin cannot open its websocket.
 
 Skips only when the ``playwright`` module or a Chromium binary is missing (Debian:
 ``apt-get install chromium``; ``.ci/run`` tries that). The browser is the system's, so
@@ -9,14 +10,17 @@ Playwright's own browser download is never needed.
 
 from __future__ import annotations
 
+import http.server
+import re
 import shutil
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from serve_support import RUN4, serving
+from serve_support import RUN4, free_port, serving, token_in
 from trends_store import write_trends_store
 
 sync_api = pytest.importorskip(
@@ -73,12 +77,57 @@ COLOURS = """async (png) => {
 }"""
 
 
+# A page's script that opens a websocket to the lens: "open", or "closed <code>" if refused.
+OPEN_SOCKET = """(url) => new Promise((resolve) => {
+  const socket = new WebSocket(url);
+  socket.onopen = () => { resolve("open"); socket.close(); };
+  socket.onclose = (event) => resolve("closed " + event.code);
+})"""
+
+
 @pytest.fixture(scope="module")
-def base(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """A served lens over the trends store (four runs; RUN4 the newest): its base URL."""
+def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, str]]:
+    """A served lens over the trends store (four runs; RUN4 the newest): its base URL and
+    the URL it printed (with its token)."""
     store = write_trends_store(tmp_path_factory.mktemp("browser") / "store")
-    with serving(store) as (url, _line):
-        yield url
+    with serving(store) as (url, line):
+        printed = re.search(r"http://\S+", line)
+        assert printed is not None and token_in(line) in printed.group(0)
+        yield url, printed.group(0)
+
+
+@pytest.fixture(scope="module")
+def base(served: tuple[str, str]) -> str:
+    return served[0]
+
+
+@pytest.fixture(scope="module")
+def printed(served: tuple[str, str]) -> str:
+    return served[1]
+
+
+@pytest.fixture
+def other_origin() -> Iterator[str]:
+    """Another local web server (127.0.0.1, another port), as any page the user has open
+    could be: its base URL (every path serves an empty page)."""
+    class Page(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            body = b"<!doctype html><title>another page</title>"
+            self.send_response(200)
+            self.send_header("Content-Type", "text/html")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", free_port()), Page)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+    server.server_close()
 
 
 @pytest.fixture(scope="module")
@@ -146,9 +195,9 @@ def _screenshot(page: Any, path: Path) -> bytes:
 
 
 def test_given_a_served_lens_when_chromium_opens_its_page_then_the_terminal_shows_the_runs(
-    page: Any, base: str, tmp_path: Path,
+    page: Any, printed: str, tmp_path: Path,
 ) -> None:
-    page.goto(base + "/")
+    page.goto(printed)  # the owner's URL, as `footprint lens --serve` printed it
     _sent(page, "4 runs")
     _screenshot(page, tmp_path / "runs.png")
 
@@ -160,8 +209,9 @@ def test_given_a_served_lens_when_chromium_opens_its_page_then_the_terminal_show
 
 
 def test_given_a_deep_link_when_chromium_opens_it_and_presses_d_then_the_screen_changes(
-    page: Any, base: str, tmp_path: Path,
+    page: Any, base: str, printed: str, tmp_path: Path,
 ) -> None:
+    page.context.request.get(printed)  # the owner's URL once: its cookie opens deep links
     page.goto(f"{base}/run/last/why")
     frames = _sent(page, RUN4, "why")
     why_png = _screenshot(page, tmp_path / "why.png")
@@ -177,3 +227,26 @@ def test_given_a_deep_link_when_chromium_opens_it_and_presses_d_then_the_screen_
     assert title.split()[:5] == ["footprint", "lens", "decisions", "·", "run"]
     assert any("route.decided" in line for line in rest)
     assert decisions_png != why_png
+
+
+def test_given_the_owners_cookie_when_another_local_origin_opens_the_websocket_then_refused(
+    browser: Any, base: str, printed: str, other_origin: str,
+) -> None:
+    context = browser.new_context()
+    context.set_default_timeout(WAIT_MS)
+    allowed = (base + "/", other_origin + "/")
+    context.route("**/*", lambda route: route.continue_()
+                  if route.request.url.startswith(allowed) else route.abort())
+    try:
+        context.request.get(printed)  # the owner opened the lens in this browser
+        assert [c["name"] for c in context.cookies(base)] == \
+            [f"footprint_lens_token_{base.rsplit(':', 1)[1]}"]
+        socket = f"ws{base[4:]}/ws?width=80&height=24"
+        tab = context.new_page()
+        tab.goto(other_origin + "/")
+        refused = tab.evaluate(OPEN_SOCKET, socket)
+        tab.goto(f"{base}/run/last/why")  # the lens's own page, the same script, the same cookie
+        opened = tab.evaluate(OPEN_SOCKET, socket)
+    finally:
+        context.close()
+    assert (refused, opened) == ("closed 1006", "open")

@@ -103,6 +103,25 @@ def test_given_changed_decisions_when_updated_then_the_snapshot_is_rewritten_and
     _run(pytester, "test_decisions.py").assert_outcomes(passed=1)
 
 
+def test_given_a_link_planted_at_the_snapshot_when_updated_then_refused_naming_it_and_the_fix(
+    pytester: pytest.Pytester,
+) -> None:
+    recordings = _recorded(pytester.path)
+    snapshot = recordings / "desk" / "decisions.json"
+    victim = pytester.path / "victim.txt"
+    victim.write_text("any file the user can write\n", encoding="utf-8")
+    snapshot.unlink()
+    snapshot.symlink_to(victim)
+    result = _run(pytester, str(recordings / "test_desk.py"), "-k", "snapshot",
+                  "--footprint-update")
+    result.assert_outcomes(failed=1, deselected=1)
+    result.stdout.fnmatch_lines([f"*{str(snapshot)!r} is a symbolic link (to {str(victim)!r}); "
+                                 "footprint writes nothing through a link: remove it (rm "
+                                 f"{snapshot}) and run again"])
+    assert victim.read_text(encoding="utf-8") == "any file the user can write\n"
+    assert snapshot.is_symlink()
+
+
 def test_given_no_decision_snapshot_when_asserted_then_it_fails_naming_the_update_flag(
     pytester: pytest.Pytester,
 ) -> None:
