@@ -1,14 +1,16 @@
 """Facts in an answer, apart from its wording: numbers, times, dates, money, units, entities.
 
 An answer's *facts* are the values a user would check: ``13:00`` and ``1 pm``
-are one time, ``810.00 EUR`` and ``€810`` one amount, ``1,000``, ``1000`` and
-``one thousand`` one number, ``March 3`` and ``2026-03-03`` one date when
-compared with each other (a year left out is no other year). Spans are
-found by small patterns; each is then *parsed* by
-Python's own parsers — :func:`datetime.datetime.strptime` for times and
-dates, :class:`decimal.Decimal` for numbers and amounts, :mod:`calendar`'s
-day and month names; English cardinals in words by a small grammar of their
-own — so a span that does not parse stays plain wording.
+are one time, ``810,00 €``, ``€810`` and ``810.00 EUR`` one amount, ``1,000``,
+``1000`` and ``one thousand`` one number, ``3 hours`` and ``180 minutes`` one
+duration, ``Sundays`` and ``sonntags`` one weekday, ``March 3`` and
+``2026-03-03`` one date when compared with each other (a year left out is no
+other year). Spans are found by patterns here; each is then *read* by the
+maintained parser of its kind (``lens.explain._readings``: Babel for numbers
+in each locale's separators, currencies and the weekday and month names of
+en, de, fr, it, pt and es; pint for units; dateparser for dates in words;
+text2num for numbers in words; :func:`datetime.datetime.strptime` for times
+and English dates), so a span no parser reads stays plain wording.
 
 * :func:`facts` — every fact of a text with its span and its normal form.
 * :func:`canonical` — the text with each fact replaced by its normal form,
@@ -20,79 +22,83 @@ own — so a span that does not parse stays plain wording.
 from __future__ import annotations
 
 import calendar
+import functools
 import re
 from dataclasses import dataclass, replace
 from datetime import date, datetime
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal
 from typing import Literal
+
+from lens.explain._readings import (
+    Style,
+    currency_code,
+    day_name,
+    decimal_style,
+    localized_date,
+    month_pattern,
+    number_words,
+    read_number,
+    read_quantity,
+    weekday_pattern,
+)
 
 __all__ = ["VALUE_KINDS", "Fact", "FactKind", "canonical", "fact_key", "facts", "number"]
 
 FactKind = Literal["time", "date", "day", "money", "quantity", "number", "entity"]
 VALUE_KINDS: frozenset[str] = frozenset({"time", "date", "day", "money", "quantity", "number"})
 
-_NUM = r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?"
-_CURRENCY = {"€": "EUR", "$": "USD", "£": "GBP", "¥": "JPY", "EUR": "EUR", "USD": "USD",
-             "GBP": "GBP", "JPY": "JPY", "CHF": "CHF", "euro": "EUR", "euros": "EUR",
-             "dollars": "USD", "pounds": "GBP"}
 
-def _spellings(base: str, factor: int | str, *names: str) -> dict[str, tuple[str, Decimal]]:
-    return dict.fromkeys(names, (base, Decimal(factor)))
-
-
-_UNITS: dict[str, tuple[str, Decimal]] = {  # name -> (base unit, exact factor to it)
-    **_spellings("g", 1000, "kg", "kgs", "kilogram", "kilograms", "kilo", "kilos"),
-    **_spellings("g", 1, "g", "gram", "grams"),
-    **_spellings("g", "0.001", "mg", "milligram", "milligrams"),
-    **_spellings("m", 1000, "km", "kilometre", "kilometres", "kilometer", "kilometers"),
-    **_spellings("m", 1, "m", "metre", "metres", "meter", "meters"),
-    **_spellings("m", "0.01", "cm", "centimetre", "centimetres", "centimeter", "centimeters"),
-    **_spellings("m", "0.001", "mm", "millimetre", "millimetres", "millimeter", "millimeters"),
-    **_spellings("l", 1, "l", "litre", "litres", "liter", "liters"),
-    **_spellings("l", "0.001", "ml", "millilitre", "millilitres", "milliliter", "milliliters"),
-    **_spellings("%", 1, "%", "percent", "per cent"),
-    **_spellings("s", 1, "sec", "secs", "second", "seconds"),  # durations in seconds
-    **_spellings("s", 60, "min", "mins", "minute", "minutes"),
-    **_spellings("s", 3600, "h", "hr", "hrs", "hour", "hours"),
-    **_spellings("s", 86400, "day", "days"),
-    **_spellings("s", 604800, "week", "weeks"),
-    **_spellings("months", 1, "month", "months"),  # a month has no fixed length in days
-    **_spellings("months", 12, "year", "years"),
-    **_spellings("units", 1, "unit", "units")}
-"""Exact factors only: 180 minutes and 3 hours are one duration, to the last digit."""
-_UNIT_NAMES = "|".join(re.escape(u) for u in sorted(_UNITS, key=len, reverse=True)
-                       if u != "%")
+_NUM = (r"\d{1,3}(?:[.,'’\u00a0\u202f ]\d{3})+(?:[.,]\d+)?(?![.,]?\d)"
+        r"|\d+(?:[.,]\d+)?(?![.,]\d)")
+"""A number as any of the locales writes it: groups of three after a dot, comma, apostrophe
+or space, then decimals after a dot or comma (which is which: ``_readings.read_number``)."""
+_CURRENCY_MARK = (r"R\$|US\$|\$US|[€$£¥]|\b(?:EUR|USD|GBP|JPY|CHF|BRL|CAD|AUD|SEK|NOK|DKK|PLN|"
+                  r"euros?|dollars?|pounds?|reais|francs?|yen)\b")
+_UNIT_WORDS = (
+    "kg", "kgs", "kilogram", "kilograms", "kilo", "kilos", "g", "gram", "grams", "mg",
+    "milligram", "milligrams", "lb", "lbs", "pound", "oz", "ounce", "ounces", "t", "tonne",
+    "tonnes", "km", "kilometre", "kilometres", "kilometer", "kilometers", "m", "metre",
+    "metres", "meter", "meters", "cm", "centimetre", "centimetres", "centimeter",
+    "centimeters", "mm", "millimetre", "millimetres", "millimeter", "millimeters", "mi",
+    "mile", "miles", "ft", "feet", "foot", "l", "litre", "litres", "liter", "liters", "ml",
+    "millilitre", "millilitres", "milliliter", "milliliters", "percent", "per cent", "sec",
+    "secs", "second", "seconds", "min", "mins", "minute", "minutes", "h", "hr", "hrs", "hour",
+    "hours", "day", "days", "week", "weeks", "month", "months", "year", "years", "unit",
+    "units", "kWh", "W", "kW", "°C", "°F", "m²", "sq m", "GB", "MB", "TB")
+"""Unit spellings a quantity span may end with (read by pint, ``_readings.read_quantity``)."""
+_UNIT_NAMES = "|".join(re.escape(u) for u in sorted(_UNIT_WORDS, key=len, reverse=True))
 _MONTHS = "|".join(m for m in (*calendar.month_name[1:], *calendar.month_abbr[1:]))
-_DAYS = "|".join(calendar.day_name)
-_DAY_ABBR = "|".join((*calendar.day_abbr, "Tues", "Thur", "Thurs"))
 _TH = "(?:st|nd|rd|th)?"
-_SMALL = ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine",
-          "ten", "eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen",
-          "eighteen", "nineteen")
-_TENS = ("twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety")
-_SCALES = {"thousand": 1000, "million": 1_000_000}
-_WORD_VALUE = {w: i for i, w in enumerate(_SMALL)} | {w: 10 * i for i, w in enumerate(_TENS, 2)}
-_NWORD = "|".join(sorted((*_WORD_VALUE, "hundred", *_SCALES), key=len, reverse=True))
 
-_PATTERNS: tuple[tuple[FactKind, re.Pattern[str]], ...] = (
-    ("date", re.compile(r"\b\d{4}-\d{2}-\d{2}\b")),
-    ("date", re.compile(rf"\b(?:\d{{1,2}}{_TH} (?:of )?(?:{_MONTHS})\.?|(?:{_MONTHS})\.? "
-                        rf"\d{{1,2}}{_TH})(?:,? \d{{4}})?\b")),
-    ("time", re.compile(r"\b\d{1,2}(?::\d{2})?\s?(?:[ap]\.m\.|[ap]m\b)", re.IGNORECASE)),
-    ("time", re.compile(r"\b(?:[01]?\d|2[0-3]):[0-5]\d\b")),
-    ("time", re.compile(r"\b(?:noon|midday|midnight)\b", re.IGNORECASE)),
-    ("day", re.compile(rf"\b(?:{_DAYS})\b", re.IGNORECASE)),
-    ("day", re.compile(rf"\b(?:{_DAY_ABBR})\b\.?")),  # capitalised only: "sat", "wed"
-    ("money", re.compile(rf"[€$£¥]\s?(?:{_NUM})|\b(?:{_NUM})\s?(?:[€$£¥]|"
-                         r"(?:EUR|USD|GBP|JPY|CHF|euros?|dollars|pounds)\b)", re.IGNORECASE)),
-    ("money", re.compile(rf"\b(?:EUR|USD|GBP|JPY|CHF)\s?(?:{_NUM})\b", re.IGNORECASE)),
-    ("quantity", re.compile(rf"\b(?:{_NUM})\s?(?:%|(?:{_UNIT_NAMES})\b)", re.IGNORECASE)),
-    ("entity", re.compile(r"\b(?:[A-Z][\w-]*[A-Z0-9][\w-]*|[A-Z]{2,}|[A-Za-z]+-\d[\w-]*|"
-                          r"[a-z]+_[a-z_]+)\b")),
-    ("number", re.compile(rf"\b(?:{_NWORD})(?:(?:-|\s+|\s+and\s+)(?:{_NWORD}))*\b",
-                          re.IGNORECASE)),
-    ("number", re.compile(rf"(?<![\w.]){_NUM}(?![\w])")),
-)
+
+def _patterns() -> tuple[tuple[FactKind, re.Pattern[str]], ...]:
+    """The span patterns, in claim order (an earlier kind's span is not read again);
+    weekday and month names of every locale come from Babel (``_readings``)."""
+    days, months = weekday_pattern(), month_pattern()
+    return (
+        ("date", re.compile(r"\b\d{4}-\d{2}-\d{2}\b")),
+        ("date", re.compile(rf"\b(?:\d{{1,2}}{_TH} (?:of )?(?:{_MONTHS})\.?|(?:{_MONTHS})\.? "
+                            rf"\d{{1,2}}{_TH})(?:,? \d{{4}})?\b")),
+        ("date", re.compile(rf"\b\d{{1,2}}\.?\s(?:de\s)?(?:{months})\.?"
+                            r"(?:,?\s(?:de\s)?\d{4})?(?!\w)", re.IGNORECASE)),
+        ("time", re.compile(r"\b\d{1,2}(?::\d{2})?\s?(?:[ap]\.m\.|[ap]m\b)", re.IGNORECASE)),
+        ("time", re.compile(r"\b(?:[01]?\d|2[0-3])[:.][0-5]\d\s?Uhr\b|\b(?:[01]?\d|2[0-3])"
+                            r"\s?Uhr\b|\b(?:[01]?\d|2[0-3])h[0-5]\d\b")),
+        ("time", re.compile(r"\b(?:[01]?\d|2[0-3]):[0-5]\d\b")),
+        ("time", re.compile(r"\b(?:noon|midday|midnight)\b", re.IGNORECASE)),
+        ("day", re.compile(rf"\b(?:{days})s?\b\.?", re.IGNORECASE)),
+        ("money", re.compile(rf"(?:{_CURRENCY_MARK})[\s\u00a0\u202f]?(?:{_NUM})|(?<![\w.,])"
+                             rf"(?:{_NUM})[\s\u00a0\u202f]?(?:{_CURRENCY_MARK})", re.IGNORECASE)),
+        ("quantity", re.compile(rf"(?<![\w.,])(?:{_NUM})[\s\u00a0\u202f]?"
+                                rf"(?:%|(?:{_UNIT_NAMES})\b)", re.IGNORECASE)),
+        ("entity", re.compile(r"\b(?:[A-Z][\w-]*[A-Z0-9][\w-]*|[A-Z]{2,}|[A-Za-z]+-\d[\w-]*|"
+                              r"[a-z]+_[a-z_]+)\b")),
+        ("number", re.compile(rf"(?<![\w.,]){_NUM}(?![\w])")),
+    )
+
+
+_SHORT_DAYS = re.compile(r"^(?:mon|tue|tues|wed|thu|thur|thurs|fri|sat|sun)s?\.?$")
+"""English day abbreviations, which are words too (``sat``, ``wed``): capitalised only."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,52 +116,24 @@ class Fact:
         return f"{self.kind}:{self.value}"
 
 
-def number(text: str) -> Decimal | None:
-    """``1,000.50`` → ``Decimal('1000.5')``; ``None`` when it is not a number."""
-    try:
-        return Decimal(text.replace(",", "")).normalize()
-    except InvalidOperation:
-        return None
+def number(text: str, style: Style = "dot") -> Decimal | None:
+    """``1,000.50`` → ``Decimal('1000.5')``, ``1.620,00`` → ``1620``; ``None`` when it is not
+    a number (``style``: how the text writes decimals, see ``_readings.decimal_style``)."""
+    return read_number(text, style)
 
 
-def _num_text(text: str) -> str:
-    got = number(text)
+def _num_text(text: str, style: Style = "dot") -> str:
+    got = number(text, style)
     return text if got is None else f"{got:f}"
 
 
-def _word_step(total: int, group: int, word: str) -> tuple[int, int] | None:
-    """One number word added to ``(total, group)``; ``None`` when it cannot follow."""
-    if word in _SCALES:
-        return (total + group * _SCALES[word], 0) if group else None
-    if word == "hundred":
-        return (total, group * 100) if 0 < group < 100 else None
-    value, tens = _WORD_VALUE[word], group % 100
-    # ``twenty`` and ``eleven`` start the tens; ``five`` starts them or ends ``twenty``
-    fits = tens == 0 if value >= 10 else tens == 0 or (tens >= 20 and tens % 10 == 0)
-    return (total, group + value) if fits else None
-
-
-def _words(text: str) -> str | None:
-    """``twenty-one`` → ``21``, ``three hundred and five`` → ``305``; ``None`` for words that
-    do not make one number (``one two``). English cardinals; ``zero`` only alone."""
-    words = [w for w in re.split(r"[\s-]+", text.lower()) if w != "and"]
-    if words == ["zero"]:
-        return "0"
-    total, group = 0, 0
-    for word in words:
-        step = None if word == "zero" else _word_step(total, group, word)
-        if step is None:
-            return None
-        total, group = step
-    return str(total + group)
-
-
 def _time(text: str) -> str | None:
-    t = re.sub(r"\s+|\.", "", text.lower())
+    t = re.sub(r"\s+|(?<=[a-z])\.", "", text.lower()).replace("uhr", "")
     named = {"noon": "12:00", "midday": "12:00", "midnight": "00:00"}
     if t in named:
         return named[t]
-    for fmt in ("%I:%M%p", "%I%p", "%H:%M"):
+    t = re.sub(r"^(\d{1,2})[h.](\d{2})$", r"\1:\2", t)
+    for fmt in ("%I:%M%p", "%I%p", "%H:%M", "%H"):
         try:
             return datetime.strptime(t.upper(), fmt).strftime("%H:%M")
         except ValueError:
@@ -165,7 +143,8 @@ def _time(text: str) -> str | None:
 
 def _date(text: str) -> str | None:
     """``2026-03-03``; a date written without its year (``March 3rd``) is ``--03-03``
-    (ISO 8601's month and day), parsed in a leap year so that 29 February reads."""
+    (ISO 8601's month and day), parsed in a leap year so that 29 February reads; dates in
+    another language's words by ``_readings.localized_date``."""
     t = re.sub(r"(?<=\d)(?:st|nd|rd|th)\b|[.,]|\bof ", "", text)
     try:
         return date.fromisoformat(t).isoformat()
@@ -178,46 +157,49 @@ def _date(text: str) -> str | None:
         except ValueError:
             continue
         return f"--{got:%m-%d}" if yearless else got.isoformat()
-    return None
+    return localized_date(text)
 
 
-def _money(text: str) -> str | None:
-    amount = re.search(_NUM, text)
-    sign = "".join((text[:amount.start()] + text[amount.end():]).split()) if amount else ""
-    cur = _CURRENCY.get(sign) or _CURRENCY.get(sign.upper()) or _CURRENCY.get(sign.lower())
-    if amount is None or cur is None:
-        return None
-    return f"{_num_text(amount.group(0))} {cur}"
+def _amount(text: str) -> re.Match[str] | None:
+    return re.search(_NUM, text)
 
 
-def _quantity(text: str) -> str | None:
-    amount = re.match(_NUM, text)
+def _money(text: str, style: Style) -> str | None:
+    amount = _amount(text)
     if amount is None:
         return None
-    unit = " ".join(text[amount.end():].lower().split())
-    base, factor = _UNITS.get(unit, (unit, Decimal(1)))
-    value = number(amount.group(0))
-    return None if value is None else f"{(value * factor).normalize():f} {base}"
+    cur = currency_code(text[:amount.start()] + text[amount.end():])
+    value = number(amount.group(0), style)
+    return None if cur is None or value is None else f"{value:f} {cur}"
 
 
-def _parse(kind: FactKind, surface: str) -> str | None:
+def _quantity(text: str, style: Style) -> str | None:
+    amount = re.match(_NUM, text)
+    value = None if amount is None else number(amount.group(0), style)
+    if amount is None or value is None:
+        return None
+    return read_quantity(value, text[amount.end():])
+
+
+def _day(text: str) -> str | None:
+    """``Tue``, ``Tues.``, ``Sundays``, ``TUESDAY``, ``sonntags`` → the English day."""
+    if _SHORT_DAYS.match(text) and text.islower():
+        return None  # "sat", "wed": words before they are days
+    return day_name(text)
+
+
+def _parse(kind: FactKind, surface: str, style: Style) -> str | None:
     if kind == "time":
         return _time(surface)
     if kind == "date":
         return _date(surface)
     if kind == "money":
-        return _money(surface)
+        return _money(surface, style)
     if kind == "quantity":
-        return _quantity(surface)
+        return _quantity(surface, style)
     if kind == "number":
-        return _num_text(surface) if surface[0].isdigit() else _words(surface)
+        return _num_text(surface, style) if number(surface, style) is not None else None
     return _day(surface) if kind == "day" else surface
-
-
-def _day(text: str) -> str:
-    """``Tue``, ``Tues.`` and ``TUESDAY`` → ``tuesday``."""
-    head = text.rstrip(".").lower()[:3]
-    return next(d.lower() for d in calendar.day_name if d.lower().startswith(head))
 
 
 def facts(text: str, like: str | None = None) -> tuple[Fact, ...]:
@@ -237,14 +219,25 @@ def facts(text: str, like: str | None = None) -> tuple[Fact, ...]:
                  for f in found)
 
 
+@functools.cache
+def _compiled() -> tuple[tuple[FactKind, re.Pattern[str]], ...]:
+    return _patterns()
+
+
 def _facts(text: str) -> tuple[Fact, ...]:
+    style = decimal_style(text)
     taken: list[tuple[int, int]] = []
     found: list[Fact] = []
-    for kind, rx in _PATTERNS:
+    for kind, rx in _compiled():
+        if kind == "number":  # numbers in words first: "twenty-one" is one number
+            for start, end, digits in number_words(text):
+                if not any(start < e and s < end for s, e in taken):
+                    taken.append((start, end))
+                    found.append(Fact("number", start, end, text[start:end], digits))
         for m in rx.finditer(text):
             if any(m.start() < e and s < m.end() for s, e in taken):
                 continue
-            value = _parse(kind, m.group(0))
+            value = _parse(kind, m.group(0), style)
             if value is None:
                 continue
             taken.append((m.start(), m.end()))
@@ -259,12 +252,13 @@ def _fold(text: str) -> str:
     return " ".join(_PUNCT.sub(" ", text.lower()).split())
 
 
-def _bare(f: Fact) -> Fact:
+def _bare(f: Fact, style: Style) -> Fact:
     """An amount or quantity as the number it is written with (``€920`` → ``920``)."""
     if f.kind not in ("money", "quantity"):
         return f
-    amount = re.search(_NUM, f.surface)
-    return f if amount is None else replace(f, kind="number", value=_num_text(amount.group(0)))
+    amount = _amount(f.surface)
+    return f if amount is None else replace(f, kind="number",
+                                            value=_num_text(amount.group(0), style))
 
 
 def canonical(text: str, like: str | None = None, *, bare: bool = False) -> str:
@@ -273,8 +267,9 @@ def canonical(text: str, like: str | None = None, *, bare: bool = False) -> str:
     quantities as their numbers, for a wanted answer given as a bare number)."""
     out: list[str] = []
     at = 0
+    style = decimal_style(text)
     for f in facts(text, like):
-        f = _bare(f) if bare else f
+        f = _bare(f, style) if bare else f
         word = f.kind == "entity" and f.surface.isalpha()  # APPROVED = Approved: case only
         out += [_fold(text[at:f.start]), _fold(f.surface) if word else f"⟨{f.token.lower()}⟩"]
         at = f.end

@@ -25,7 +25,8 @@ cause(s) (every member of a conjunction or a redundant set) and no innocent
 piece — for the sampling model, that nothing is confirmed;
 ``why_duplicate_stamps`` (goal 0): verdicts stamped on more than one suspect
 for one removal, summed over those reports. The planted calls pass the
-example's factory, as the CLI's ``--agent`` does.
+example's factory, as the CLI's ``--agent`` does. ``why_facts_locale_cases``: the
+six-locale fact table's phrasings that read right (see :func:`locale_figures`).
 """
 
 from __future__ import annotations
@@ -281,8 +282,24 @@ def false_cause_figures(runs_each: int) -> dict[str, float]:
             "why_false_cause_runs": float(2 * runs_each)}
 
 
+def locale_figures() -> dict[str, float]:
+    """``why_facts_locale_cases``: the phrasings of the six-locale fact table
+    (tests/unit/test_why_facts_locales.py) that read as their normal forms;
+    ``why_facts_locale_failing`` those that do not (goal 0)."""
+    sys.path.insert(0, str(TESTS / "unit"))
+    from test_why_facts_locales import CASES
+
+    from lens.explain._facts import facts
+
+    ok = sum(tuple((f.kind, f.value) for f in facts(text) if f.kind != "entity") == want
+             for _, text, want in CASES)
+    return {"why_facts_locale_cases": float(ok),
+            "why_facts_locale_failing": float(len(CASES) - ok)}
+
+
 def figures(quick: bool) -> dict[str, float]:
-    out = long_run_figures(repeats=3 if quick else 9)
+    out = locale_figures()
+    out.update(long_run_figures(repeats=3 if quick else 9))
     out.update(planted_figures())
     out.update(false_cause_figures(20 if quick else 100))
     return out
