@@ -52,13 +52,15 @@ __all__ = [
 ]
 
 ComparatorMode = Literal["normalised", "facts", "expect", "judge", "label"]
-Effect = Literal["value", "necessary"]
+Effect = Literal["value", "lost", "wording"]
 Judge = Callable[[str], object]
 
 _PUNCT = re.compile(r"[^\w\s]+", re.UNICODE)
 _LOST = re.compile(r"\b(?:sorry|apolog\w*|cannot|can't|could not|couldn't|unable|"
                    r"don't know|no (?:\w+ )?(?:figure|price|information|data|answer))\b",
                    re.IGNORECASE)
+_CALLS = re.compile(r"^\w+\(\{.*\}\)(?:; \w+\(\{.*\}\))*$", re.DOTALL)
+"""A reply that is only tool calls, as ``_custody.said`` writes one: ``name({json})``."""
 _REDACTED = re.compile(r"^\[(?:redacted )?sha256:([0-9a-f]{64})\]$")
 
 
@@ -224,12 +226,25 @@ def wording(recorded: str, got: str, limit: int = 2) -> tuple[str, ...]:
 
 
 def effect(recorded: str, got: str) -> Effect:
-    """``value`` when ``got`` gives another value of the recorded answer's facts (149 → 189,
-    DECLINED → APPROVED); ``necessary`` when it lost them (no value of that kind, an apology)."""
-    kinds = {f.kind for f in facts(recorded) if f.kind in VALUE_KINDS}
-    new = facts(got)
-    if not kinds:
-        return "necessary" if _LOST.search(got) and not _LOST.search(recorded) else "value"
-    if any(f.kind in kinds for f in new):
-        return "value"
-    return "necessary"
+    """What a changed answer ``got`` is, against the ``recorded`` one: ``lost`` when it is
+    no answer (empty, a refusal or apology the recorded one was not, tool calls where the
+    recorded call answered, or one that dropped
+    more of the recorded facts than it gave other values for: the answer's content is
+    gone, not changed); ``wording`` when it holds a value fact and its facts are the
+    recorded answer's (``197.50 GBP`` and ``£197.50``: written otherwise); else ``value`` —
+    a different well-formed answer (another decision word, number, date, entity:
+    ``PENDING-REVIEW, CASE-77`` for ``APPROVED, 450 EUR``)."""
+    if not got.strip() or (_LOST.search(got) and not _LOST.search(recorded)):
+        return "lost"
+    if _CALLS.match(got) and not _CALLS.match(recorded):
+        return "lost"  # it asks for a tool where the recorded call answered: no answer yet
+    old, new = list(facts(recorded, got)), list(facts(got, recorded))
+    same = {f.token.lower() for f in old} & {f.token.lower() for f in new}
+    if any(f.kind in VALUE_KINDS for f in old) and len(same) == len(
+            {f.token.lower() for f in old}) == len({f.token.lower() for f in new}):
+        return "wording"  # without a value fact, the words are the decision (a tool's name)
+    delta = _delta([f for f in old if f.token.lower() not in same],
+                   [f for f in new if f.token.lower() not in same])
+    replaced = sum(bool(a) and bool(b) for _, (a, b) in delta)
+    dropped = sum(bool(a) and not b for _, (a, b) in delta)
+    return "lost" if dropped > replaced else "value"

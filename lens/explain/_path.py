@@ -9,7 +9,8 @@ are the confirmed value changes nothing confirmed is upstream of: every
 member of a conjunction, the set of a redundant set. A root that is itself a
 tool result is the *earliest removable link*: what made its call choose the
 tool is outside what can be removed. Removals that only lose the answer
-(``necessary``) are listed apart and never lead.
+(``necessary``) or only change its wording (``wording``) are listed apart and
+never lead.
 """
 
 from __future__ import annotations
@@ -152,18 +153,21 @@ def causal_order(suspects: Sequence[Suspect], cands: Sequence[Candidate],
     """
     by_id = {c.id: c for c in cands}
     confirmed = [s for s in suspects if s.verdict == "confirmed"]
-    if expect and all(s.effect == "necessary" for s in confirmed):
+    if expect and confirmed and all(s.effect in ("lost", "wording") for s in confirmed):
         promoted = {id(s): replace(s, effect="value") for s in confirmed}
         suspects = [promoted.get(id(s), s) for s in suspects]
         confirmed = [promoted[id(s)] for s in confirmed]
-    value = [link for link in _links(confirmed, by_id) if link.suspect.effect != "necessary"]
-    needed = [s for s in confirmed if s.effect == "necessary"]
+    value = [link for link in _links(confirmed, by_id) if link.suspect.effect == "value"
+             or link.suspect.effect is None]
+    needed = [s for s in confirmed if s.effect == "lost"]
+    reworded = [s for s in confirmed if s.effect == "wording"]
     roots, mediators = _roots(value)
     mediators += _carried(roots, cands)
     role: dict[int, Role] = {id(r.suspect): "root" for r in roots}
     role |= {id(m.suspect): "mediator" for m in mediators}
     role |= {id(s): "necessary" for s in needed}
-    order = {"root": 0, "mediator": 1, "necessary": 2}
+    role |= {id(s): "wording" for s in reworded}
+    order = {"root": 0, "mediator": 1, "necessary": 2, "wording": 3}
     ranked = sorted(suspects, key=lambda s: order.get(role.get(id(s), ""), 3))
     out = tuple(replace(s, rank=i, role=role.get(id(s))) for i, s in enumerate(ranked, start=1))
     root_ids = {id(r.suspect) for r in roots}

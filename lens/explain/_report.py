@@ -36,8 +36,8 @@ __all__ = [
 Conclusion = Literal["confirmed", "inconclusive", "cause-not-found", "broke", "correlational"]
 SuspectKind = Literal["injection", "tool_result", "message", "cursor_move", "gate", "lease",
                       "tool_definition", "set"]
-Effect = Literal["value", "necessary"]
-Role = Literal["root", "mediator", "necessary"]
+Effect = Literal["value", "lost", "wording"]
+Role = Literal["root", "mediator", "necessary", "wording"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -68,10 +68,12 @@ class Suspect:
     calls: tuple[str, ...] = ()
     """Every recorded call one removal covers (a dropped tool's calls), tested once."""
     effect: Effect | None = None
-    """``value``: re-runs gave another value (a candidate fix); ``necessary``: they lost the
-    answer (no value, an apology), which shows the piece is needed, not that it misled."""
+    """``value``: re-runs gave another well-formed answer (a candidate fix); ``lost``: they
+    gave no answer (empty, a refusal, an apology), which shows the piece is needed, not that
+    it misled; ``wording``: the same facts written otherwise (never a cause of a value)."""
     role: Role | None = None
-    """On the causal path: the ``root`` cause, a ``mediator`` it produced, or ``necessary``."""
+    """On the causal path: the ``root`` cause, a ``mediator`` it produced; apart from it:
+    ``necessary`` (its removal loses the answer) or ``wording`` (it only changes the words)."""
     wording: tuple[str, ...] = ()
     """Re-run text that changed while the comparator said "same": wording only under the
     default comparator; under ``--expect``/``--judge``/``--label`` possibly other facts,
@@ -195,9 +197,12 @@ def verdict_line(s: Suspect, r: WhyReport) -> str | None:
     tally = f"{s.flips}/{s.runs - s.broke}" + (f", {s.broke} broke" if s.broke else "")
     conf = f" · confidence {_pct(s.confidence)}" if s.confidence is not None else ""
     what = f" ({', '.join(s.changes[:3])})" if s.changes else ""
-    if s.verdict == "confirmed" and s.effect == "necessary":
+    if s.verdict == "confirmed" and s.effect == "lost":
         return (f"NECESSARY — {s.removal}: the answer was lost in {tally} {w.trials}{what}"
                 f"{conf}; needed for an answer, not shown to cause its value")
+    if s.verdict == "confirmed" and s.effect == "wording":
+        return (f"WORDING — {s.removal}: only the wording changed in {tally} {w.trials}"
+                f"{what}{conf}; the facts held, so it is no cause of the answer's value")
     if s.verdict == "confirmed":
         role = {"root": "root cause", "mediator": "on the path"}.get(s.role or "", "")
         return (f"CAUSAL — {s.removal}: the outcome changed in {tally} {w.trials}{what}"

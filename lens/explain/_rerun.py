@@ -280,7 +280,7 @@ class Rerunner:
                                                                      text) == "value":
                 self.blind.append((self.past.answer, text))  # another value, unseen
             return Rerun(run="same", answer=text,
-                         lost=effect(self.past.answer, text) == "necessary")
+                         lost=effect(self.past.answer, text) == "lost")
         return Rerun(run="changed", answer=text)
 
 

@@ -36,10 +36,14 @@ class Seen:
 
 
 def _effect(seen: Seen, answers: Sequence[str]) -> Effect | None:
+    """A confirmed removal's effect over its changed answers: ``lost`` when most lost the
+    answer, ``wording`` when none gave another value, else ``value``."""
     if not answers:
         return None
-    lost = sum(effect(seen.answer, got) == "necessary" for got in answers)
-    return "necessary" if 2 * lost > len(answers) else "value"
+    kinds = [effect(seen.answer, got) for got in answers]
+    if 2 * kinds.count("lost") > len(kinds):
+        return "lost"
+    return "value" if "value" in kinds else "wording"
 
 
 def _tested(s: Suspect, a: Ablation, removal: str, note: str = "",

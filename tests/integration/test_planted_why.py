@@ -175,7 +175,7 @@ def test_given_a_pair_of_a_fact_and_a_tool_result_when_why_runs_then_each_is_nam
     assert not re.search(r"(?<![#\w])call_\d", _first_line(report)), _first_line(report)
     assert report["necessary"] == ["fact 'price-list'"]
     _assert_nothing_innocent("mixed_pair", {"suspects": [
-        s for s in _confirmed(report) if s["kind"] != "set" and s["effect"] != "necessary"]}, [])
+        s for s in _confirmed(report) if s["kind"] != "set" and s["effect"] != "lost"]}, [])
 
 
 def test_given_two_independent_causes_when_why_runs_then_each_is_headed_with_its_own_value(
@@ -329,7 +329,7 @@ def test_given_the_long_run_when_why_runs_then_its_tool_is_one_necessary_suspect
     report, module = reports["long_run"], load("long_run")
     pages = [s for s in report["suspects"] if s["kind"] == "tool_result"]
     assert len(pages) == 1 and len(pages[0]["calls"]) == module.PAGES, _text(pages)
-    assert pages[0]["verdict"] == "confirmed" and pages[0]["effect"] == "necessary"
+    assert pages[0]["verdict"] == "confirmed" and pages[0]["effect"] == "lost"
     assert report["necessary"] == [pages[0]["label"]] and report["suspects"][0]["id"] == "fee-memo"
     assert report["path"] == ["fact 'fee-memo'", "answer (llm#31)"]
 

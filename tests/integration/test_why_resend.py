@@ -173,7 +173,7 @@ def test_given_a_tool_result_when_resent_then_its_call_and_result_are_one_piece_
     feed = next(s for s in report.suspects if s.kind == "tool_result")
     assert feed.label == "tool call #call_1 (price_feed) + its result"
     assert "origin: chosen by llm#1" in feed.chain
-    assert feed.verdict == "confirmed" and feed.effect == "necessary"
+    assert feed.verdict == "confirmed" and feed.effect == "lost"
     assert report.necessary == (feed.label,)
 
 

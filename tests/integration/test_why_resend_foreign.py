@@ -48,7 +48,7 @@ def test_given_a_foreign_agent_with_a_stale_passage_when_resent_then_the_passage
     assert len(roots) == 1 and STALE[:40] in roots[0]["excerpt"]
     assert roots[0]["kind"] == "injection" and roots[0]["changes"][0] == "APPROVED → DECLINED"
     others = [s for s in report["suspects"] if s["verdict"] == "confirmed" and s is not roots[0]]
-    assert all(s["effect"] == "necessary" and s["kind"] == "tool_result" for s in others)
+    assert all(s["effect"] == "lost" and s["kind"] == "tool_result" for s in others)
     assert report["root_causes"] == [roots[0]["label"]]
     traced = [s for s in report["suspects"] if s["kind"] in ("message", "tool_result")]
     assert traced and all(any(c.startswith("origin: ") for c in s["chain"]) for s in traced)

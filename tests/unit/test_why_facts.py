@@ -75,10 +75,24 @@ def test_given_a_reworded_time_when_changes_are_named_then_no_number_change_is_i
     assert wording("The sync is at 1 pm.", "The sync is at 13:00.") == ("'1 pm.' → '13:00.'",)
 
 
-def test_given_a_lost_answer_when_its_effect_is_read_then_it_is_necessary_not_a_value() -> None:
+def test_given_a_lost_answer_when_its_effect_is_read_then_it_is_lost_not_a_value() -> None:
     recorded = "The C40 grinder costs 189 EUR."
     assert effect(recorded, "The C40 grinder costs 149 EUR.") == "value"
-    assert effect(recorded, "Sorry, I have no price for the C40 grinder.") == "necessary"
+    assert effect(recorded, "Sorry, I have no price for the C40 grinder.") == "lost"
+    assert effect(recorded, "") == "lost"
+    assert effect(recorded, 'price_feed({"sku": "C40"})') == "lost"  # a tool call, no answer
+
+
+def test_given_another_well_formed_answer_when_its_effect_is_read_then_it_is_a_value() -> None:
+    approved = "APPROVED: the 450 EUR refund was issued automatically."
+    assert effect(approved, "PENDING-REVIEW, CASE-77") == "value"
+    assert effect("archive(order='G-7')", "live(order='G-7')") == "value"  # the tool chosen
+    assert effect("Total: 197.50 GBP.", "The total comes to £197.50.") == "wording"
+    assert effect("Total: 810,00 €.", "Total: €810.00, thank you.") == "wording"
+    desk = "APPROVED: order A-1047 is 47 days old, within the 60-day window; $40 refunded."
+    assert effect(desk, "DECLINED: order A-1047 is 47 days old, outside the 30-day window."
+                  ) == "value"  # APPROVED → DECLINED, 60 → 30 given; only $40 dropped
+    assert effect(desk, "DECLINED: no refund. [desk]") == "lost"  # its facts gone, none given
     assert effect("APPROVED: refund issued.", "DECLINED: outside the window.") == "value"
 
 
