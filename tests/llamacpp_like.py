@@ -7,13 +7,16 @@ It answers ``POST /v1/chat/completions`` on 127.0.0.1 with a tiny rule-based
   naming the bad request (``Failed to parse messages: ...``), as llama.cpp does;
 - tools are ignored unless the request sends ``tool_choice``;
 - ``"stream": true`` answers server-sent events (text and tool calls in
-  pieces), with usage in a final chunk only when ``stream_options`` asks;
+  pieces, tool calls in the ``shape`` of one real server: ``stream_shapes``),
+  with usage in a final chunk only when ``stream_options`` asks (and never
+  with ``sends_usage=False``, as some servers do);
 - connections are kept alive (HTTP/1.1); each one is counted, and counted
   again when the client closes it.
 
-The model calls each offered tool once, in order, with arguments from
-``ARGUMENTS``, then answers with every tool result it read. ``endless`` makes
-every streamed reply send text forever (until the server's lifetime ends).
+The model calls each offered tool once, in order (all at once, as parallel
+calls, with ``parallel``), with arguments from ``ARGUMENTS``, then answers
+with every tool result it read. ``endless`` makes every streamed reply send
+text forever (until the server's lifetime ends).
 """
 
 from __future__ import annotations
@@ -26,6 +29,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+
+from stream_shapes import call_chunks
 
 LIFETIME_S = 15.0
 USAGE = {"prompt_tokens": 17, "completion_tokens": 5, "total_tokens": 22}
@@ -51,6 +56,9 @@ class LlamaLike:
     endless: bool = False
     malformed: bool = False
     chunks_sent: int = 0
+    shape: str = "openai"
+    sends_usage: bool = True
+    parallel: bool = False
 
     @property
     def base_url(self) -> str:
@@ -64,7 +72,8 @@ class LlamaLike:
         return self.closed
 
 
-def reply_for(body: dict[str, Any]) -> tuple[str, list[dict[str, Any]]]:
+def reply_for(body: dict[str, Any],
+              parallel: bool = False) -> tuple[str, list[dict[str, Any]]]:
     """The model's text and tool calls for a request body."""
     messages = body.get("messages", [])
     results = [m["content"] for m in messages if m.get("role") == "tool"]
@@ -74,9 +83,9 @@ def reply_for(body: dict[str, Any]) -> tuple[str, list[dict[str, Any]]]:
     called = {c["function"]["name"] for m in messages for c in m.get("tool_calls") or ()}
     pending = [name for name in offered if name not in called]
     if pending:
-        name = pending[0]
-        return "", [{"id": f"call_{len(called) + 1}", "type": "function", "function": {
-            "name": name, "arguments": json.dumps(ARGUMENTS.get(name, {}))}}]
+        return "", [{"id": f"call_{len(called) + 1 + i}", "type": "function", "function": {
+            "name": name, "arguments": json.dumps(ARGUMENTS.get(name, {}))}}
+            for i, name in enumerate(pending if parallel else pending[:1])]
     if results:
         return "From the tools: " + "; ".join(results), []
     return "I have no tools to use.", []
@@ -102,7 +111,7 @@ class _Handler(BaseHTTPRequestHandler):
         ):
             self._json(500, NULL_CONTENT_ERROR)
             return
-        text, calls = reply_for(body)
+        text, calls = reply_for(body, llama.parallel)
         if not body.get("stream"):
             message: dict[str, Any] = {"role": "assistant", "content": text or None}
             if calls:
@@ -127,7 +136,7 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("content-type", "text/event-stream")
         self.send_header("transfer-encoding", "chunked")
         self.end_headers()
-        for delta, finish in _deltas(text, calls):
+        for delta, finish in _deltas(text, calls, llama.shape):
             self._event(llama, {"id": "chatcmpl-1", "model": body.get("model"),
                                 "choices": [{"index": 0, "delta": delta,
                                              "finish_reason": finish}]})
@@ -138,7 +147,7 @@ class _Handler(BaseHTTPRequestHandler):
             except OSError:
                 return
             time.sleep(0.05)
-        if (body.get("stream_options") or {}).get("include_usage"):
+        if (body.get("stream_options") or {}).get("include_usage") and llama.sends_usage:
             self._event(llama, {"id": "chatcmpl-1", "choices": [], "usage": USAGE})
         self._chunk(b"data: [DONE]\n\n")
         self._chunk(b"")
@@ -155,18 +164,14 @@ class _Handler(BaseHTTPRequestHandler):
         return
 
 
-def _deltas(text: str, calls: list[dict[str, Any]]) -> Iterator[tuple[dict[str, Any], Any]]:
-    """The reply in pieces, as a streaming server sends it."""
+def _deltas(text: str, calls: list[dict[str, Any]],
+            shape: str) -> Iterator[tuple[dict[str, Any], Any]]:
+    """The reply in pieces, as a streaming server of ``shape`` sends it."""
     yield {"role": "assistant", "content": ""}, None
     for start in range(0, len(text), 7):
         yield {"content": text[start:start + 7]}, None
-    for index, call in enumerate(calls):
-        args = call["function"]["arguments"]
-        half = len(args) // 2
-        yield {"tool_calls": [{"index": index, "id": call["id"], "type": "function",
-                               "function": {"name": call["function"]["name"],
-                                            "arguments": args[:half]}}]}, None
-        yield {"tool_calls": [{"index": index, "function": {"arguments": args[half:]}}]}, None
+    for items in call_chunks(shape, calls):
+        yield {"tool_calls": items}, None
     yield {}, "tool_calls" if calls else "stop"
 
 

@@ -90,8 +90,8 @@ async def call_model(setup: AgentSetup, state: RunState, em: RunEmitter, comp: C
         cache_write_tokens=usage.cache_write_tokens, stop_reason=response.stop_reason,
         duration_ms=duration, model=response.model or model,
         time_to_first_chunk_s=response.time_to_first_chunk_s))
-    state.input_tokens += usage.input_tokens
-    state.output_tokens += usage.output_tokens
+    state.input_tokens += usage.input_tokens or 0  # unknown (None) adds nothing
+    state.output_tokens += usage.output_tokens or 0
     state.history.append(Message(role="assistant", content=response.content,
                                  tool_calls=response.tool_calls, origin=step))
     return ModelCall(response, step)

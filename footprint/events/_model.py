@@ -49,15 +49,17 @@ class LLMEnd(EventBase):
     """What one model call returned, with usage and timing.
 
     ``time_to_first_chunk_s`` is set when the provider streamed the reply:
-    seconds from the start of the call to its first chunk.
+    seconds from the start of the call to its first chunk. ``input_tokens`` and
+    ``output_tokens`` are ``None`` when the server reported no usage (unknown:
+    counted as nothing and priced as unknown, never as 0 tokens).
     """
 
     type: Literal["llm.end"] = "llm.end"
     content: str
     response_hash: str
     tool_calls: tuple[ToolCall, ...] = ()
-    input_tokens: int = 0
-    output_tokens: int = 0
+    input_tokens: int | None = 0
+    output_tokens: int | None = 0
     cache_read_tokens: int | None = None
     cache_write_tokens: int | None = None
     stop_reason: StopReason = "end_turn"

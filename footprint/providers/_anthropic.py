@@ -162,15 +162,15 @@ def parse_anthropic_response(
 
 def _parse_usage(raw: object) -> Usage:
     if not isinstance(raw, dict):
-        return Usage()
+        return Usage(input_tokens=None, output_tokens=None)  # not reported: unknown
 
     def optional(key: str) -> int | None:
         value = raw.get(key)
         return value if isinstance(value, int) else None
 
     return Usage(
-        input_tokens=int(raw.get("input_tokens") or 0),
-        output_tokens=int(raw.get("output_tokens") or 0),
+        input_tokens=optional("input_tokens"),
+        output_tokens=optional("output_tokens"),
         cache_read_tokens=optional("cache_read_input_tokens"),
         cache_write_tokens=optional("cache_creation_input_tokens"),
     )

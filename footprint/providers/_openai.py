@@ -161,14 +161,20 @@ def _parse_call(raw: Mapping[str, Any], index: int, response_id: str | None) -> 
     )
 
 
+def _tokens(raw: Mapping[str, Any], key: str) -> int | None:
+    value = raw.get(key)
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
 def _parse_usage(raw: object) -> Usage:
+    """Usage as the server reported it; a count it did not send is ``None`` (unknown)."""
     if not isinstance(raw, dict):
-        return Usage()
+        return Usage(input_tokens=None, output_tokens=None)
     details = raw.get("prompt_tokens_details")
     cached = details.get("cached_tokens") if isinstance(details, dict) else None
     return Usage(
-        input_tokens=int(raw.get("prompt_tokens") or 0),
-        output_tokens=int(raw.get("completion_tokens") or 0),
+        input_tokens=_tokens(raw, "prompt_tokens"),
+        output_tokens=_tokens(raw, "completion_tokens"),
         cache_read_tokens=int(cached) if isinstance(cached, int) else None,
     )
 
@@ -176,10 +182,14 @@ def _parse_usage(raw: object) -> Usage:
 class OpenAIChunks:
     """Chat Completions stream chunks assembled into one plain body.
 
-    Text deltas are joined, tool-call deltas joined per ``index`` (id and name
-    from their first chunk, argument text appended), the finish reason kept,
-    and usage read from the chunk that carries it (the last one, asked for
-    with ``stream_options.include_usage``).
+    Text deltas are joined; tool-call deltas are merged per call: by
+    ``index``, or, from a server that sends none (older Ollama), by ``id``,
+    a delta with neither continuing the last call. A call's id and name are
+    set once, from the first chunk that has them, so a server that repeats
+    them in every chunk (llama.cpp's Python server, some vLLM versions) does
+    not repeat the name; argument text is appended. The finish reason is
+    kept, and usage read from the chunk that carries it (the last one, asked
+    for with ``stream_options.include_usage``; absent, the usage is unknown).
     """
 
     __slots__ = ("_calls", "_finish", "_id", "_model", "_text", "_usage")
@@ -209,17 +219,30 @@ class OpenAIChunks:
             if choice.get("finish_reason"):
                 self._finish = choice["finish_reason"]
 
-    def _call_delta(self, raw: Mapping[str, Any]) -> None:
+    def _slot(self, raw: Mapping[str, Any]) -> dict[str, Any]:
         index = raw.get("index")
-        slot = self._calls.setdefault(
-            index if isinstance(index, int) else len(self._calls),
-            {"id": None, "name": "", "arguments": ""},
-        )
+        call_id = raw.get("id")
+        if not isinstance(index, int) or isinstance(index, bool):
+            known = [k for k, s in self._calls.items() if call_id and s["id"] == call_id]
+            if known:
+                index = known[0]
+            elif not call_id and self._calls:
+                index = max(self._calls)
+            else:
+                index = max(self._calls, default=-1) + 1
+        return self._calls.setdefault(index, {"id": None, "name": "", "arguments": ""})
+
+    def _call_delta(self, raw: Mapping[str, Any]) -> None:
+        slot = self._slot(raw)
         slot["id"] = slot["id"] or raw.get("id")
         function = raw.get("function") or {}
-        for key in ("name", "arguments"):
-            if isinstance(function.get(key), str):
-                slot[key] += function[key]
+        name, args = function.get("name"), function.get("arguments")
+        if isinstance(name, str) and not slot["name"]:
+            slot["name"] = name
+        if isinstance(args, str):
+            slot["arguments"] += args
+        elif isinstance(args, dict):  # a server that sends the arguments as an object
+            slot["arguments"] = json.dumps(args)
 
     def body(self) -> Mapping[str, Any]:
         message: dict[str, Any] = {"role": "assistant", "content": "".join(self._text)}

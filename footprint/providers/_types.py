@@ -74,8 +74,10 @@ class LLMRequest:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Usage:
-    input_tokens: int = 0
-    output_tokens: int = 0
+    """Tokens one call used; ``None`` when the server did not say (unknown, never 0)."""
+
+    input_tokens: int | None = 0
+    output_tokens: int | None = 0
     cache_read_tokens: int | None = None
     cache_write_tokens: int | None = None
 

@@ -136,7 +136,7 @@ def _dropped_prompt(past: Past, events: Sequence[Event]) -> list[str]:
     person's message), and a template that drops a part drops it from every call."""
     call = past.calls[0]
     tokens = next((e.input_tokens for e in events
-                   if isinstance(e, LLMEnd) and e.step_id == call.step_id), 0)
+                   if isinstance(e, LLMEnd) and e.step_id == call.step_id), 0) or 0
     chars = _prompt_chars(call.start) if tokens else None
     if chars and chars >= 64 and 16 * tokens < chars:
         return [f"prompt-dropped: {call.step_id} recorded {tokens} input tokens for a "
