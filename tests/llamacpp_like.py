@@ -13,6 +13,14 @@ It answers ``POST /v1/chat/completions`` on 127.0.0.1 with a tiny rule-based
 - connections are kept alive (HTTP/1.1); each one is counted, and counted
   again when the client closes it.
 
+With ``strict`` it also refuses (HTTP 400, the reason in ``error.message``,
+as OpenAI's API and vLLM do) a request whose messages are out of order: an
+empty assistant turn, a tool message that does not answer the assistant
+message right before it, an assistant's tool call left without its result,
+a system message after the first. ``expect`` maps body keys to the values
+every request must carry (``max_tokens``, ``stop``…): a request without them
+is refused too. Each refusal's message is kept in ``refused``.
+
 The model calls each offered tool once, in order (all at once, as parallel
 calls, with ``parallel``), with arguments from ``ARGUMENTS``, then answers
 with every tool result it read. ``endless`` makes every streamed reply send
@@ -59,6 +67,9 @@ class LlamaLike:
     shape: str = "openai"
     sends_usage: bool = True
     parallel: bool = False
+    strict: bool = False
+    expect: dict[str, Any] = field(default_factory=dict)
+    refused: list[str] = field(default_factory=list)
 
     @property
     def base_url(self) -> str:
@@ -70,6 +81,37 @@ class LlamaLike:
         while self.closed < count and time.monotonic() < ends:
             time.sleep(0.01)
         return self.closed
+
+
+def ordering_error(messages: list[dict[str, Any]]) -> str | None:
+    """Why a strict server refuses these messages (``None``: it accepts them)."""
+    owed: list[str] = []
+    for i, m in enumerate(messages):
+        role = m.get("role")
+        if owed and role != "tool":
+            return (f"messages[{i}]: an assistant message with 'tool_calls' must be followed "
+                    f"by tool messages responding to each 'tool_call_id'; missing {owed}")
+        if role == "system" and i > 0:
+            return f"messages[{i}]: a system message must come first"
+        if role == "tool":
+            if m.get("tool_call_id") not in owed:
+                return (f"messages[{i}]: messages with role 'tool' must be a response to a "
+                        "preceding message with 'tool_calls'")
+            owed.remove(m["tool_call_id"])
+        if role == "assistant":
+            owed = [c["id"] for c in m.get("tool_calls") or ()]
+            if not owed and not m.get("content"):
+                return f"messages[{i}]: an assistant message must have content or tool_calls"
+    return f"the last message leaves tool calls unanswered: {owed}" if owed else None
+
+
+def _refusal(llama: LlamaLike, body: dict[str, Any]) -> str | None:
+    if llama.strict and (why := ordering_error(body.get("messages", []))):
+        return why
+    for key, value in llama.expect.items():
+        if body.get(key) != value:
+            return f"{key} was {body.get(key)!r}; this server expects {value!r}"
+    return None
 
 
 def reply_for(body: dict[str, Any],
@@ -110,6 +152,12 @@ class _Handler(BaseHTTPRequestHandler):
             "content" in m and m["content"] is None for m in body.get("messages", [])
         ):
             self._json(500, NULL_CONTENT_ERROR)
+            return
+        refusal = _refusal(llama, body)
+        if refusal is not None:
+            llama.refused.append(refusal)
+            self._json(400, {"error": {"type": "invalid_request_error", "code": 400,
+                                       "message": f"Invalid request: {refusal}"}})
             return
         text, calls = reply_for(body, llama.parallel)
         if not body.get("stream"):

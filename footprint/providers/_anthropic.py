@@ -11,6 +11,7 @@ from typing import Any
 from footprint._errors import ConfigError, RunError
 from footprint.providers._arguments import decode_arguments, raw_arguments_of
 from footprint.providers._http import Backoff, post_json
+from footprint.providers._order import wire_order
 from footprint.providers._pool import HttpPool, PooledClient
 from footprint.providers._settings import (
     Generation,
@@ -55,7 +56,7 @@ def anthropic_payload(
     payload: dict[str, Any] = {
         "model": request.model or model,
         "max_tokens": request.max_tokens if request.max_tokens is not None else max_tokens,
-        "messages": _wire_messages(request.messages, provider),
+        "messages": _wire_messages(wire_order(request.messages), provider),
     }
     if request.system:
         payload["system"] = request.system

@@ -13,6 +13,7 @@ from typing import Any, TypeAlias
 from footprint._errors import ConfigError, RunError
 from footprint.providers._arguments import decode_arguments, encode_arguments
 from footprint.providers._http import Backoff, post_json
+from footprint.providers._order import wire_order
 from footprint.providers._pool import HttpPool, PooledClient
 from footprint.providers._settings import (
     Generation,
@@ -69,7 +70,7 @@ def openai_payload(
     messages: list[dict[str, Any]] = []
     if request.system:
         messages.append({"role": "system", "content": request.system})
-    messages.extend(_wire_message(m) for m in request.messages)
+    messages.extend(_wire_message(m) for m in wire_order(request.messages))
     payload: dict[str, Any] = {"model": request.model or model, "messages": messages}
     if request.tools:
         payload["tools"] = [_wire_tool(t) for t in request.tools]

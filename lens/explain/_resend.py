@@ -88,9 +88,9 @@ class Resender:
             got = self._loop.run_until_complete(self.provider.complete(
                 self.request(removals, seed)))
         except Exception as exc:  # a send that raises is broke, whatever it raised
-            note = f"raised {type(exc).__name__}: {clip(exc, 80)}"
-            self.errors.append(note)
-            return Rerun(run="broke", answer="", note=note)
+            self.errors.append(f"raised {type(exc).__name__}: {exc}")  # whole: it is the why
+            return Rerun(run="broke", answer="", note=f"raised {type(exc).__name__}: "
+                                                      f"{clip(exc, 80)}")
         finally:
             self.made += 1
         if got.tool_calls and not got.content:

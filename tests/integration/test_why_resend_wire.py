@@ -1,0 +1,139 @@
+"""``why --resend`` against a strict OpenAI-compatible server (tests/llamacpp_like.py with
+``strict``): what was recorded is what is re-sent, in the shape every server accepts
+(issue 32).
+
+An ingested OpenAI-style trace that recorded two parallel tool calls as one assistant
+message each (then both results) is re-sent as one assistant message holding both calls,
+followed by their results; a server's refusal is printed whole.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from llamacpp_like import LlamaLike, llamacpp_like, ordering_error
+from otlp_build import to_json, trace_request
+from planted_support import ROOT
+
+from footprint.providers import Message, ToolCall
+from footprint.providers._openai import openai_payload
+from footprint.providers._order import wire_order
+from footprint.providers._types import LLMRequest
+
+SYSTEM = "You are the desk. Refund window: 60 days."
+RESULTS = {"call_a": '{"order": "A-1", "days": 40}', "call_b": '{"order": "A-2", "days": 70}'}
+
+
+def _footprint(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    return subprocess.run([sys.executable, "-m", "lens.cli", *args], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=timeout, check=False)
+
+
+def _split_parallel_trace() -> list[dict[str, Any]]:
+    """One chat span whose input holds two parallel calls as two assistant messages (then
+    their two results), as some OpenAI-style instrumentations record them."""
+    def call(cid: str, order: str) -> dict[str, Any]:
+        return {"role": "assistant", "parts": [{"type": "tool_call", "id": cid,
+                                                "name": "lookup", "arguments": {"order": order}}]}
+
+    def result(cid: str) -> dict[str, Any]:
+        return {"role": "tool", "parts": [{"type": "tool_call_response", "id": cid,
+                                           "response": RESULTS[cid]}]}
+
+    inputs = [{"role": "user", "parts": [{"type": "text", "content": "Refund A-1 and A-2?"}]},
+              call("call_a", "A-1"), call("call_b", "A-2"), result("call_a"), result("call_b")]
+    tid, root, t0 = "ab" * 16, "01" * 8, 1_780_000_000 * 10**9
+    chat = {"gen_ai.operation.name": "chat", "gen_ai.request.model": "m",
+            "gen_ai.provider.name": "openai",
+            "gen_ai.system_instructions": json.dumps([{"type": "text", "content": SYSTEM}]),
+            "gen_ai.input.messages": json.dumps(inputs),
+            "gen_ai.output.messages": json.dumps([{"role": "assistant", "finish_reason": "stop",
+                                                   "parts": [{"type": "text",
+                                                              "content": "APPROVED A-1 only"}]}]),
+            "gen_ai.tool.definitions": json.dumps([{"type": "function", "name": "lookup",
+                                                    "description": "Look an order up."}]),
+            "gen_ai.usage.input_tokens": 40, "gen_ai.usage.output_tokens": 5}
+    return [{"trace_id": tid, "span_id": "02" * 8, "parent_id": root, "name": "chat m",
+             "start": t0, "end": t0 + 10, "attributes": chat},
+            {"trace_id": tid, "span_id": root, "name": "invoke_agent desk", "start": t0 - 1,
+             "end": t0 + 11, "attributes": {"gen_ai.operation.name": "invoke_agent",
+                                            "gen_ai.agent.name": "desk"}}]
+
+
+@pytest.fixture(scope="module")
+def split_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("split")
+    lines = root / "trace.jsonl"
+    lines.write_bytes(to_json(trace_request(_split_parallel_trace())) + b"\n")
+    done = _footprint("ingest", str(lines), "--store", str(root / "store"))
+    assert done.returncode == 0, done.stderr
+    return root / "store"
+
+
+@pytest.fixture
+def strict() -> Any:
+    with llamacpp_like() as server:
+        server.strict = True
+        yield server
+
+
+def test_given_parallel_calls_recorded_one_per_message_when_resent_then_a_strict_server_accepts(
+        split_store: Path, strict: LlamaLike) -> None:
+    done = _footprint("why", "last", "--store", str(split_store), "--resend", "--base-url",
+                      strict.base_url, "--model", "m", "--seeds", "2", "--json")
+    assert done.returncode == 0, done.stderr[-600:]
+    assert strict.refused == [] and strict.bodies
+    first = strict.bodies[0]["messages"]
+    assert [m["role"] for m in first] == ["system", "user", "assistant", "tool", "tool"]
+    assert [c["id"] for c in first[2]["tool_calls"]] == ["call_a", "call_b"]
+    assert all(ordering_error(b["messages"]) is None for b in strict.bodies)
+
+
+def test_given_a_server_that_refuses_every_resend_when_resent_then_its_message_prints_whole(
+        split_store: Path, strict: LlamaLike) -> None:
+    strict.expect = {"user": "a-caller-id-this-server-requires-on-every-request-of-this-test"}
+    done = _footprint("why", "last", "--store", str(split_store), "--resend", "--base-url",
+                      strict.base_url, "--model", "m", "--seeds", "2")
+    assert done.returncode == 2, done.stdout
+    assert strict.refused and f"Invalid request: {strict.refused[0]}" in done.stderr
+
+
+_CALLS = st.lists(st.sampled_from(["a", "b", "c"]), min_size=1, max_size=3, unique=True)
+
+
+@given(turns=st.lists(_CALLS, min_size=1, max_size=3), split=st.booleans(),
+       results_first=st.booleans(), empty=st.booleans())
+def test_given_calls_and_results_in_any_recorded_order_when_sent_then_the_order_is_valid(
+        turns: list[list[str]], split: bool, results_first: bool, empty: bool) -> None:
+    messages = [Message(role="user", content="q")]
+    for t, ids in enumerate(turns):
+        calls = [ToolCall(id=f"{i}{t}", name="f") for i in ids]
+        said = [Message(role="assistant", content="", tool_calls=(c,)) for c in calls] \
+            if split else [Message(role="assistant", content="", tool_calls=tuple(calls))]
+        results = [Message(role="tool", content=f"r{c.id}", tool_call_id=c.id) for c in calls]
+        messages += (results + said) if results_first else (said + results)
+        messages += [Message(role="assistant", content="")] if empty else []
+    sent = openai_payload(LLMRequest(model="m", system="s", messages=tuple(messages)), "m")
+    assert ordering_error(sent["messages"]) is None
+    assert sorted(m["tool_call_id"] for m in sent["messages"] if m["role"] == "tool") == \
+        sorted(f"{i}{t}" for t, ids in enumerate(turns) for i in ids)
+
+
+def test_given_a_request_in_a_valid_shape_when_ordered_then_it_comes_back_unchanged() -> None:
+    messages = (Message(role="user", content="q"),
+                Message(role="assistant", content="", tool_calls=(ToolCall(id="1", name="f"),
+                                                                  ToolCall(id="2", name="f"))),
+                Message(role="tool", content="r1", tool_call_id="1"),
+                Message(role="tool", content="r2", tool_call_id="2"),
+                Message(role="assistant", content="", tool_calls=(ToolCall(id="3", name="f"),)),
+                Message(role="tool", content="r3", tool_call_id="3"))
+    assert wire_order(messages) == messages
