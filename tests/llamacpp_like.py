@@ -6,6 +6,7 @@ It answers ``POST /v1/chat/completions`` on 127.0.0.1 with a tiny rule-based
 - a message with ``"content": null`` is refused with HTTP 500 and a body
   naming the bad request (``Failed to parse messages: ...``), as llama.cpp does;
 - tools are ignored unless the request sends ``tool_choice``;
+- a reply's text ends where one of the request's ``stop`` sequences begins;
 - ``"stream": true`` answers server-sent events (text and tool calls in
   pieces, tool calls in the ``shape`` of one real server: ``stream_shapes``),
   with usage in a final chunk only when ``stream_options`` asks (and never
@@ -19,7 +20,9 @@ empty assistant turn, a tool message that does not answer the assistant
 message right before it, an assistant's tool call left without its result,
 a system message after the first. ``expect`` maps body keys to the values
 every request must carry (``max_tokens``, ``stop``…): a request without them
-is refused too. Each refusal's message is kept in ``refused``.
+is refused too. Each refusal's message is kept in ``refused``. With ``hang``
+it never answers: it waits, as a server generating without end does, until
+the client closes the connection (counted in ``abandoned``).
 
 The model calls each offered tool once, in order (all at once, as parallel
 calls, with ``parallel``), with arguments from ``ARGUMENTS``, then answers
@@ -30,6 +33,8 @@ text forever (until the server's lifetime ends).
 from __future__ import annotations
 
 import json
+import select
+import socket
 import threading
 import time
 from collections.abc import Iterator
@@ -70,6 +75,8 @@ class LlamaLike:
     strict: bool = False
     expect: dict[str, Any] = field(default_factory=dict)
     refused: list[str] = field(default_factory=list)
+    hang: bool = False
+    abandoned: int = 0
 
     @property
     def base_url(self) -> str:
@@ -153,6 +160,9 @@ class _Handler(BaseHTTPRequestHandler):
         ):
             self._json(500, NULL_CONTENT_ERROR)
             return
+        if llama.hang:
+            self._hang(llama)
+            return
         refusal = _refusal(llama, body)
         if refusal is not None:
             llama.refused.append(refusal)
@@ -160,6 +170,8 @@ class _Handler(BaseHTTPRequestHandler):
                                        "message": f"Invalid request: {refusal}"}})
             return
         text, calls = reply_for(body, llama.parallel)
+        for stop in body.get("stop") or ():  # generation ends where a stop sequence begins
+            text = text.split(stop)[0]
         if not body.get("stream"):
             message: dict[str, Any] = {"role": "assistant", "content": text or None}
             if calls:
@@ -169,6 +181,16 @@ class _Handler(BaseHTTPRequestHandler):
                                           "finish_reason": "tool_calls" if calls else "stop"}]})
             return
         self._stream(llama, body, text, calls)
+
+    def _hang(self, llama: LlamaLike) -> None:
+        """Answer nothing until the client closes the connection (or the lifetime ends)."""
+        self.close_connection = True
+        ends = time.monotonic() + LIFETIME_S
+        while time.monotonic() < ends:
+            ready, _, _ = select.select([self.connection], [], [], 0.02)
+            if ready and not self.connection.recv(1, socket.MSG_PEEK):
+                llama.abandoned += 1
+                return
 
     def _json(self, status: int, payload: dict[str, Any]) -> None:
         data = json.dumps(payload).encode()

@@ -28,6 +28,12 @@ class LLMStart(EventBase):
     ``request_hash`` identifies the exact request (replay matches on it);
     ``request_ref`` is the request JSON itself, which redaction may drop.
     ``brain_via``/``brain_skill_id`` say which skill or escalation chose the model.
+    ``params`` holds the generation parameters the provider put on the wire beside
+    the messages and tools, exactly as sent (``model``, ``max_tokens``,
+    ``temperature``, ``top_p``, ``stop``, ``seed``, ``tool_choice``,
+    ``response_format``, any extras): a key that is absent was not sent. For a run
+    taken in from a trace, the parameters the trace recorded. ``None`` when
+    nothing was recorded (a recording older than this field). Not hashed.
     """
 
     type: Literal["llm.start"] = "llm.start"
@@ -42,6 +48,7 @@ class LLMStart(EventBase):
     brain_skill_id: str | None = None
     temperature: float | None = None
     request_ref: str | None = None
+    params: Mapping[str, JSONValue] | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

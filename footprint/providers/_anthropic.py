@@ -315,6 +315,18 @@ class AnthropicMessages(PooledClient):
     def base_url(self) -> str:
         return self._settings.base_url
 
+    def wire_params(self, request: LLMRequest) -> Mapping[str, Any]:
+        """The generation parameters ``complete(request)`` sends (``llm.start.params``)."""
+        sent = self._generation.apply(request)
+        params: dict[str, Any] = {
+            "model": sent.model or self._settings.model,
+            "max_tokens": sent.max_tokens if sent.max_tokens is not None else self._max_tokens}
+        if sent.temperature is not None:
+            params["temperature"] = sent.temperature
+        if sent.stop:
+            params["stop_sequences"] = list(sent.stop)
+        return params
+
     async def complete(self, request: LLMRequest) -> LLMResponse:
         settings = self._settings
         payload = anthropic_payload(

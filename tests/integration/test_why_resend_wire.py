@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +32,9 @@ from footprint.providers._types import LLMRequest
 
 SYSTEM = "You are the desk. Refund window: 60 days."
 RESULTS = {"call_a": '{"order": "A-1", "days": 40}', "call_b": '{"order": "A-2", "days": 70}'}
+RECORDED = f"From the tools: {RESULTS['call_a']}"
+"""The recorded answer: the local server's answer cut at the stop sequence ``;`` that the
+request was sent with and the trace did not record."""
 
 
 def _footprint(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
@@ -58,7 +63,7 @@ def _split_parallel_trace() -> list[dict[str, Any]]:
             "gen_ai.input.messages": json.dumps(inputs),
             "gen_ai.output.messages": json.dumps([{"role": "assistant", "finish_reason": "stop",
                                                    "parts": [{"type": "text",
-                                                              "content": "APPROVED A-1 only"}]}]),
+                                                              "content": RECORDED}]}]),
             "gen_ai.tool.definitions": json.dumps([{"type": "function", "name": "lookup",
                                                     "description": "Look an order up."}]),
             "gen_ai.usage.input_tokens": 40, "gen_ai.usage.output_tokens": 5}
@@ -137,3 +142,168 @@ def test_given_a_request_in_a_valid_shape_when_ordered_then_it_comes_back_unchan
                 Message(role="assistant", content="", tool_calls=(ToolCall(id="3", name="f"),)),
                 Message(role="tool", content="r3", tool_call_id="3"))
     assert wire_order(messages) == messages
+
+
+def _weather(city: str) -> str:
+    """Current weather for a city."""
+    return f"{city}: sunny, 21C"
+
+
+def _native(store: Path, server: LlamaLike, **wire: Any) -> None:
+    from footprint import Agent
+    from footprint.agent import tool
+    from footprint.providers import OpenAIChat
+    from recorder import ParquetSink, Recorder
+
+    recorder = Recorder(sinks=[ParquetSink(store)])
+    try:
+        Agent(provider=OpenAIChat("tiny", base_url=server.base_url, **wire), model="tiny",
+              tools=[tool(_weather)], sink=recorder).run_sync("Weather in Oslo?")
+    finally:
+        recorder.close()
+
+
+WIRE = {"max_tokens": 64, "temperature": 0.0, "stop": ["\n\nUser:"],
+        "extra_body": {"top_p": 0.5}}
+
+
+def test_given_a_native_run_with_wire_parameters_when_resent_then_each_resend_carries_them(
+        tmp_path: Path, strict: LlamaLike) -> None:
+    _native(tmp_path / "store", strict, **WIRE)
+    sent = {k: v for k, v in strict.bodies[-1].items() if k not in ("messages", "tools")}
+    assert sent == {"model": "tiny", "max_tokens": 64, "temperature": 0.0, "seed": 0,
+                    "stop": ["\n\nUser:"], "top_p": 0.5, "tool_choice": "auto"}
+    recorded = len(strict.bodies)
+    strict.expect = {k: v for k, v in sent.items() if k not in ("model", "seed", "tool_choice")}
+    done = _footprint("why", "last", "--store", str(tmp_path / "store"), "--resend",
+                      "--base-url", strict.base_url, "--seeds", "2", "--json")
+    assert done.returncode == 0, done.stderr[-600:]
+    assert strict.refused == [] and len(strict.bodies) > recorded + 2
+    assert all(b["tool_choice"] == "auto" for b in strict.bodies if b.get("tools"))
+    report = json.loads(done.stdout)
+    assert report["resend"]["params"] == {**strict.expect, "tool_choice": "auto"}
+    assert report["resend"]["not_in_trace"] == []
+    assert not [f for f in report["flags"] if f.startswith(("not-in-trace", "default-max"))]
+
+
+def test_given_a_trace_without_parameters_when_resent_then_they_are_named_and_max_tokens_bounded(
+        split_store: Path, strict: LlamaLike) -> None:
+    strict.expect = {"max_tokens": 1024}
+    done = _footprint("why", "last", "--store", str(split_store), "--resend", "--base-url",
+                      strict.base_url, "--model", "m", "--seeds", "2", "--json")
+    assert done.returncode == 0, done.stderr[-600:]
+    report = json.loads(done.stdout)
+    assert report["resend"]["not_in_trace"] == ["max_tokens", "temperature", "top_p", "stop"]
+    assert any(f.startswith("not-in-trace: max_tokens, temperature, top_p, stop of llm#1 not "
+                            "in the trace") for f in report["flags"])
+    assert any(f.startswith("default-max-tokens: ") for f in report["flags"])
+    assert strict.refused == []
+
+
+def test_given_parameters_supplied_when_a_trace_lacks_them_then_every_resend_carries_them(
+        split_store: Path, strict: LlamaLike) -> None:
+    strict.expect = {"max_tokens": 77, "stop": ["END"], "top_p": 0.3, "temperature": 0.2}
+    done = _footprint("why", "last", "--store", str(split_store), "--resend", "--base-url",
+                      strict.base_url, "--model", "m", "--seeds", "2", "--max-tokens", "77",
+                      "--stop", "END", "--param", "top_p=0.3", "--temperature", "0.2", "--json")
+    assert done.returncode == 0, done.stderr[-600:]
+    assert strict.refused == [] and strict.bodies
+    report = json.loads(done.stdout)
+    assert report["resend"]["not_in_trace"] == []
+    assert not any(f.startswith("default-max-tokens") for f in report["flags"])
+
+
+def test_given_a_param_that_is_not_json_when_resent_then_the_error_quotes_it(
+        split_store: Path) -> None:
+    done = _footprint("why", "last", "--store", str(split_store), "--resend", "--base-url",
+                      "http://127.0.0.1:9/v1", "--param", "top_p=high")
+    assert done.returncode == 2 and "--param 'top_p=high': 'high' is not JSON" in done.stderr
+
+
+def test_given_a_server_that_never_answers_when_resent_then_each_call_is_cut_and_closed(
+        split_store: Path) -> None:
+    with llamacpp_like() as server:
+        server.hang = True
+        started = time.monotonic()
+        done = _footprint("why", "last", "--store", str(split_store), "--resend", "--base-url",
+                          server.base_url, "--model", "m", "--seeds", "2",
+                          "--call-timeout", "0.5", "--timeout", "30")
+        took = time.monotonic() - started
+        abandoned = _eventually(lambda: server.abandoned, len(server.bodies))
+    assert done.returncode == 2, done.stdout
+    assert "each call bounded at 0.5 s (--call-timeout), the whole command at 30 s " \
+           "(--timeout)" in done.stderr
+    assert "no answer within 0.5 s (--call-timeout); the call was cancelled" in done.stderr
+    # each call that reached the server was cut and its connection closed (on a loaded
+    # machine the first may be cut before it is sent: its 0.5 s include importing httpx)
+    assert server.bodies and abandoned == len(server.bodies) <= 2
+    assert took < 20, took
+
+
+def test_given_a_whole_command_timeout_when_it_passes_then_the_call_is_cut_and_the_search_stops(
+        split_store: Path) -> None:
+    with llamacpp_like() as server:
+        server.hang = True
+        started = time.monotonic()
+        done = _footprint("why", "last", "--store", str(split_store), "--resend", "--base-url",
+                          server.base_url, "--model", "m", "--timeout", "6")
+        took = time.monotonic() - started
+        abandoned = _eventually(lambda: server.abandoned, len(server.bodies))
+    assert done.returncode == 2, done.stdout
+    assert "no answer within" in done.stderr and "(--timeout); the call was cancelled" in \
+        done.stderr
+    assert len(server.bodies) == 1 and abandoned == 1
+    assert took < 25, took
+
+
+def test_given_ctrl_c_during_a_resend_when_interrupted_then_the_call_is_cancelled(
+        split_store: Path) -> None:
+    with llamacpp_like() as server:
+        server.hang = True
+        env = {**os.environ, "PYTHONPATH": str(ROOT)}
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "lens.cli", "why", "last", "--store", str(split_store),
+             "--resend", "--base-url", server.base_url, "--model", "m"],
+            cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        try:
+            assert _eventually(lambda: len(server.bodies), 1, within_s=30) == 1
+            proc.send_signal(signal.SIGINT)
+            _, err = proc.communicate(timeout=20)
+        finally:
+            proc.kill()
+        abandoned = _eventually(lambda: server.abandoned, 1)
+    assert proc.returncode == 130, err
+    assert "interrupted; the re-send under way was cancelled" in err
+    assert abandoned == 1
+
+
+def _eventually(read: Any, want: int, within_s: float = 5.0) -> int:
+    ends = time.monotonic() + within_s
+    while read() < want and time.monotonic() < ends:
+        time.sleep(0.02)
+    got: int = read()
+    return got
+
+
+def test_given_a_trace_without_its_stop_when_resends_differ_alike_then_the_report_names_stop(
+        split_store: Path) -> None:
+    with llamacpp_like() as server:
+        done = _footprint("why", "last", "--store", str(split_store), "--resend", "--base-url",
+                          server.base_url, "--model", "m", "--seeds", "3")
+        fixed = _footprint("why", "last", "--store", str(split_store), "--resend", "--base-url",
+                           server.base_url, "--model", "m", "--seeds", "3", "--stop", ";",
+                           "--json")
+    assert done.returncode == 0, done.stderr[-600:]
+    first = done.stdout.splitlines()[0]
+    answered = f"From the tools: {RESULTS['call_a']}; {RESULTS['call_b']}"
+    assert first.startswith("INCONCLUSIVE: the re-sent request does not reproduce the recorded "
+                            f"answer: 6/6 unchanged re-sends of llm#1 answered "
+                            f"{answered[:59]!r}"[:-1]), first
+    assert "not in the trace: max_tokens, temperature, top_p, stop (supply them" in first
+    assert "NOT REPRODUCED: every answered re-send gave the same other outcome" in done.stdout
+    assert "UNSTABLE" not in done.stdout
+    assert fixed.returncode == 0, fixed.stderr[-600:]
+    report = json.loads(fixed.stdout)
+    assert report["baseline"]["same"] == report["baseline"]["runs"] == 3
+    assert report["resend"]["params"]["stop"] == [";"]
+    assert not any(f.startswith("not-reproduced") for f in report["flags"])
