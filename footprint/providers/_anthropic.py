@@ -45,7 +45,7 @@ _STOP: Mapping[str, StopReason] = MappingProxyType({
     "max_tokens": "max_tokens",
     "stop_sequence": "stop_sequence",
     "pause_turn": "end_turn",
-    "refusal": "error",
+    "refusal": "refusal",
 })
 
 

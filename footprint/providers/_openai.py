@@ -41,7 +41,7 @@ _FINISH: Mapping[str, StopReason] = MappingProxyType({
     "tool_calls": "tool_use",
     "function_call": "tool_use",
     "length": "max_tokens",
-    "content_filter": "error",
+    "content_filter": "content_filter",
 })
 
 
@@ -162,9 +162,13 @@ def parse_openai_response(body: Mapping[str, Any], provider: str = "openai") -> 
     )
     finish = choice.get("finish_reason")
     stop: StopReason = "tool_use" if calls else _FINISH.get(str(finish), "end_turn")
+    content = message.get("content") or ""
+    refusal = message.get("refusal")
+    if not content and not calls and isinstance(refusal, str) and refusal:
+        content, stop = refusal, "refusal"  # a refusal only: said, and flagged as one
     model = body.get("model")
     return LLMResponse(
-        content=message.get("content") or "",
+        content=content,
         tool_calls=calls,
         usage=_parse_usage(body.get("usage")),
         stop_reason=stop,

@@ -18,7 +18,10 @@ __all__ = [
     "Usage",
 ]
 
-StopReason: TypeAlias = Literal["end_turn", "tool_use", "max_tokens", "stop_sequence", "error"]
+StopReason: TypeAlias = Literal["end_turn", "tool_use", "max_tokens", "stop_sequence", "error",
+                                "refusal", "content_filter"]
+"""Why a reply ended: ``refusal`` when the model refused (its refusal is the content),
+``content_filter`` when the provider's filter cut it."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -26,7 +26,7 @@ from footprint.events import (
     ToolStart,
 )
 from lens.cli._common import clip, open_from, terminal_safe
-from lens.playback._answer import tokens_of
+from lens.playback._answer import answer_flags, tokens_of
 from lens.playback._foreign import source_lines
 from recorder.store._prices import usd
 
@@ -134,10 +134,13 @@ def timeline(events: Iterable[Event], prices: Prices | None = None) -> Iterator[
     iteration = -1
     answer: str | None = None
     said: list[str] = []
+    last: LLMEnd | None = None
     for event in events:
         if isinstance(event, RunEnd):
             answer = event.final_content
             continue
+        if isinstance(event, LLMEnd):
+            last = event
         if isinstance(event, FeedbackRecorded):
             said.append(_feedback(event))
             continue
@@ -149,6 +152,7 @@ def timeline(events: Iterable[Event], prices: Prices | None = None) -> Iterator[
             yield f"── iteration {iteration} " + "─" * 40
         yield f"  {event.seq:>5}  {text}"
     yield f"answer: {answer}" if answer is not None else "answer: (none — run did not end)"
+    yield from (f"  ⚠ {flag}" for flag in (answer_flags(last) if last is not None else ()))
     yield from said
     yield costs.line()
 

@@ -100,7 +100,7 @@ def test_given_no_system_and_an_inline_system_message_when_encoded_then_openai_c
 
 
 @pytest.mark.parametrize(("finish", "expected"), [
-    ("stop", "end_turn"), ("length", "max_tokens"), ("content_filter", "error"),
+    ("stop", "end_turn"), ("length", "max_tokens"), ("content_filter", "content_filter"),
     (None, "end_turn"), ("something-new", "end_turn"),
 ])
 def test_given_an_openai_finish_reason_when_parsed_then_it_maps_to_our_stop_reason(
@@ -160,7 +160,7 @@ def test_given_a_system_role_message_when_encoded_for_anthropic_then_run_error_n
 
 @pytest.mark.parametrize(("stop", "expected"), [
     ("end_turn", "end_turn"), ("max_tokens", "max_tokens"),
-    ("stop_sequence", "stop_sequence"), ("refusal", "error"), ("pause_turn", "end_turn"),
+    ("stop_sequence", "stop_sequence"), ("refusal", "refusal"), ("pause_turn", "end_turn"),
 ])
 def test_given_an_anthropic_stop_reason_when_parsed_then_it_maps(stop: str, expected: str) -> None:
     body = {"content": [{"type": "text", "text": "a"}, {"type": "text", "text": "b"}],
