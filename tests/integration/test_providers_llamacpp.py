@@ -9,8 +9,10 @@ from __future__ import annotations
 import asyncio
 import os
 import random
+import ssl
 import time
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 from llamacpp_like import USAGE, LlamaLike, llamacpp_like
@@ -164,6 +166,24 @@ def test_given_run_sync_twice_when_each_run_ends_then_its_client_is_closed_with_
     agent.run_sync("two")
     assert (model.pool.built, llama.connections, llama.wait_closed(2)) == (2, 2, 2)
     model.close()  # nothing left to close: a no-op, not an error
+
+
+def test_given_fresh_run_syncs_when_each_builds_a_client_then_one_ssl_context_serves_all(
+    llama: LlamaLike, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    built: list[object] = []
+    real = ssl.create_default_context
+
+    def counted(*args: Any, **kwargs: Any) -> ssl.SSLContext:
+        built.append(args)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(ssl, "create_default_context", counted)
+    for _ in range(3):  # each run_sync: a new loop, a new provider, a new client
+        model = OpenAIChat("tiny", base_url=llama.base_url)
+        assert _agent(model, ListSink()).run_sync("Weather in Oslo, in F?").answer
+        assert model.pool.built == 1
+    assert len(built) <= 1  # the process's one SSL context (built here, or before)
 
 
 def test_given_a_loop_left_open_when_the_provider_is_closed_then_its_client_closes_in_it(
