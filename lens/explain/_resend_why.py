@@ -15,7 +15,7 @@ from typing import Any
 
 from footprint._errors import ConfigError, RunError
 from footprint.events import ContextInjected, LLMEnd, RunSource, ToolEnd
-from footprint.providers import LLMRequest, Message, OpenAIChat, Provider
+from footprint.providers import LLMRequest, Message, Provider
 from lens.explain._candidates import Candidate, CandidateKind, Removal
 from lens.explain._custody import overlap
 from lens.explain._outcome import make_comparator
@@ -134,7 +134,7 @@ def why(store_or_events: Any, run: str | None = None, *, agent: Any | None = Non
     ask = _Ask(step=step, expect=expect, judge=judge, budget=budget, label=label,
                seeds=seeds or DEFAULT_SEEDS, alpha=alpha, progress=progress, model=model,
                plan=plan, supplied=dict(params or {}),
-               limits=limits if limits is not None else Limits())
+               limits=limits if limits is not None else Limits(), wire=base_url is not None)
     chosen = provider_of(resend) if base_url is None else None
 
     def through(sent: SendParams) -> Provider:
@@ -168,6 +168,8 @@ class _Ask:
     plan: Plan | None
     supplied: dict[str, Any]
     limits: Limits
+    wire: bool
+    """Re-sent through ``--base-url``: every parameter goes on the wire as recorded."""
 
 
 def _sent(loaded: _Loaded, past: Past, a: _Ask, request: LLMRequest,
@@ -178,7 +180,7 @@ def _sent(loaded: _Loaded, past: Past, a: _Ask, request: LLMRequest,
     sent = send_params(past.explained.start, request, a.supplied, foreign=foreign)
     provider = through(sent)
     flags = words(sent, step, foreign)
-    lost = sorted(sent.extras()) if not isinstance(provider, OpenAIChat) else []
+    lost = sorted(sent.extras()) if not a.wire else []
     if lost:
         flags.append(f"not-carried: {', '.join(lost)} of {step} cannot reach "
                      f"{provider.name!r} (a Provider gets max_tokens, temperature and stop on "

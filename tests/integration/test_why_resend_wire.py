@@ -307,3 +307,22 @@ def test_given_a_trace_without_its_stop_when_resends_differ_alike_then_the_repor
     assert report["baseline"]["same"] == report["baseline"]["runs"] == 3
     assert report["resend"]["params"]["stop"] == [";"]
     assert not any(f.startswith("not-reproduced") for f in report["flags"])
+
+
+def test_given_a_provider_that_takes_no_extras_when_resent_then_what_it_cannot_carry_is_flagged(
+        tmp_path: Path, strict: LlamaLike) -> None:
+    from footprint.providers import FunctionModel
+    from lens.explain._resend_why import why
+
+    _native(tmp_path / "store", strict, **WIRE)
+    seen: list[LLMRequest] = []
+
+    def model(request: LLMRequest) -> str:
+        seen.append(request)
+        return "From the tools: Oslo: sunny, 21C"
+
+    report = why(str(tmp_path / "store"), "last", resend=FunctionModel(model), seeds=2)
+    assert report.resend is not None and report.resend.params["top_p"] == 0.5
+    assert any(f.startswith("not-carried: tool_choice, top_p of llm#2 cannot reach ")
+               for f in report.flags), report.flags
+    assert {(r.max_tokens, r.temperature, r.stop) for r in seen} == {(64, 0.0, ("\n\nUser:",))}
