@@ -1,8 +1,9 @@
 """A scripted OpenAI-compatible chat-completions server on 127.0.0.1, for tests.
 
 Each POST is answered with the next scripted reply (the last one repeats) and kept in
-``requests``, so a test knows exactly what a real client sent. Usage is scripted too:
-``prompt_tokens`` 11 per call so far, ``completion_tokens`` 7.
+``requests``, so a test knows exactly what a real client sent. A reply may script its
+``refusal`` (OpenAI's field for a refusal, with ``content`` null) and ``finish_reason``.
+Usage is scripted too: ``prompt_tokens`` 11 per call so far, ``completion_tokens`` 7.
 """
 
 from __future__ import annotations
@@ -23,6 +24,8 @@ def usage_of(n: int) -> tuple[int, int]:
 
 def _message(reply: dict[str, Any]) -> dict[str, Any]:
     msg: dict[str, Any] = {"role": "assistant", "content": reply.get("content")}
+    if "refusal" in reply:
+        msg["refusal"] = reply["refusal"]
     if reply.get("tool_calls"):
         msg["tool_calls"] = [
             {"id": c["id"], "type": "function",
@@ -50,8 +53,8 @@ class FakeOpenAI:
                 out = {"id": f"chatcmpl-{n}", "object": "chat.completion", "created": 0,
                        "model": body["model"],
                        "choices": [{"index": 0, "message": _message(reply),
-                                    "finish_reason": "tool_calls" if reply.get("tool_calls")
-                                    else "stop"}],
+                                    "finish_reason": reply.get("finish_reason") or (
+                                        "tool_calls" if reply.get("tool_calls") else "stop")}],
                        "usage": {"prompt_tokens": tin, "completion_tokens": tout,
                                  "total_tokens": tin + tout}}
                 data = json.dumps(out).encode()

@@ -6,19 +6,35 @@ It answers ``POST /v1/chat/completions`` on 127.0.0.1 with a tiny rule-based
 - a message with ``"content": null`` is refused with HTTP 500 and a body
   naming the bad request (``Failed to parse messages: ...``), as llama.cpp does;
 - tools are ignored unless the request sends ``tool_choice``;
+- a reply's text ends where one of the request's ``stop`` sequences begins;
 - ``"stream": true`` answers server-sent events (text and tool calls in
-  pieces), with usage in a final chunk only when ``stream_options`` asks;
+  pieces, tool calls in the ``shape`` of one real server: ``stream_shapes``),
+  with usage in a final chunk only when ``stream_options`` asks (and never
+  with ``sends_usage=False``, as some servers do);
 - connections are kept alive (HTTP/1.1); each one is counted, and counted
   again when the client closes it.
 
-The model calls each offered tool once, in order, with arguments from
-``ARGUMENTS``, then answers with every tool result it read. ``endless`` makes
-every streamed reply send text forever (until the server's lifetime ends).
+With ``strict`` it also refuses (HTTP 400, the reason in ``error.message``,
+as OpenAI's API and vLLM do) a request whose messages are out of order: an
+empty assistant turn, a tool message that does not answer the assistant
+message right before it, an assistant's tool call left without its result,
+a system message after the first. ``expect`` maps body keys to the values
+every request must carry (``max_tokens``, ``stop``…): a request without them
+is refused too. Each refusal's message is kept in ``refused``. With ``hang``
+it never answers: it waits, as a server generating without end does, until
+the client closes the connection (counted in ``abandoned``).
+
+The model calls each offered tool once, in order (all at once, as parallel
+calls, with ``parallel``), with arguments from ``ARGUMENTS``, then answers
+with every tool result it read. ``endless`` makes every streamed reply send
+text forever (until the server's lifetime ends).
 """
 
 from __future__ import annotations
 
 import json
+import select
+import socket
 import threading
 import time
 from collections.abc import Iterator
@@ -26,6 +42,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+
+from stream_shapes import call_chunks
 
 LIFETIME_S = 15.0
 USAGE = {"prompt_tokens": 17, "completion_tokens": 5, "total_tokens": 22}
@@ -51,6 +69,14 @@ class LlamaLike:
     endless: bool = False
     malformed: bool = False
     chunks_sent: int = 0
+    shape: str = "openai"
+    sends_usage: bool = True
+    parallel: bool = False
+    strict: bool = False
+    expect: dict[str, Any] = field(default_factory=dict)
+    refused: list[str] = field(default_factory=list)
+    hang: bool = False
+    abandoned: int = 0
 
     @property
     def base_url(self) -> str:
@@ -64,7 +90,39 @@ class LlamaLike:
         return self.closed
 
 
-def reply_for(body: dict[str, Any]) -> tuple[str, list[dict[str, Any]]]:
+def ordering_error(messages: list[dict[str, Any]]) -> str | None:
+    """Why a strict server refuses these messages (``None``: it accepts them)."""
+    owed: list[str] = []
+    for i, m in enumerate(messages):
+        role = m.get("role")
+        if owed and role != "tool":
+            return (f"messages[{i}]: an assistant message with 'tool_calls' must be followed "
+                    f"by tool messages responding to each 'tool_call_id'; missing {owed}")
+        if role == "system" and i > 0:
+            return f"messages[{i}]: a system message must come first"
+        if role == "tool":
+            if m.get("tool_call_id") not in owed:
+                return (f"messages[{i}]: messages with role 'tool' must be a response to a "
+                        "preceding message with 'tool_calls'")
+            owed.remove(m["tool_call_id"])
+        if role == "assistant":
+            owed = [c["id"] for c in m.get("tool_calls") or ()]
+            if not owed and not m.get("content"):
+                return f"messages[{i}]: an assistant message must have content or tool_calls"
+    return f"the last message leaves tool calls unanswered: {owed}" if owed else None
+
+
+def _refusal(llama: LlamaLike, body: dict[str, Any]) -> str | None:
+    if llama.strict and (why := ordering_error(body.get("messages", []))):
+        return why
+    for key, value in llama.expect.items():
+        if body.get(key) != value:
+            return f"{key} was {body.get(key)!r}; this server expects {value!r}"
+    return None
+
+
+def reply_for(body: dict[str, Any],
+              parallel: bool = False) -> tuple[str, list[dict[str, Any]]]:
     """The model's text and tool calls for a request body."""
     messages = body.get("messages", [])
     results = [m["content"] for m in messages if m.get("role") == "tool"]
@@ -74,9 +132,9 @@ def reply_for(body: dict[str, Any]) -> tuple[str, list[dict[str, Any]]]:
     called = {c["function"]["name"] for m in messages for c in m.get("tool_calls") or ()}
     pending = [name for name in offered if name not in called]
     if pending:
-        name = pending[0]
-        return "", [{"id": f"call_{len(called) + 1}", "type": "function", "function": {
-            "name": name, "arguments": json.dumps(ARGUMENTS.get(name, {}))}}]
+        return "", [{"id": f"call_{len(called) + 1 + i}", "type": "function", "function": {
+            "name": name, "arguments": json.dumps(ARGUMENTS.get(name, {}))}}
+            for i, name in enumerate(pending if parallel else pending[:1])]
     if results:
         return "From the tools: " + "; ".join(results), []
     return "I have no tools to use.", []
@@ -102,7 +160,18 @@ class _Handler(BaseHTTPRequestHandler):
         ):
             self._json(500, NULL_CONTENT_ERROR)
             return
-        text, calls = reply_for(body)
+        if llama.hang:
+            self._hang(llama)
+            return
+        refusal = _refusal(llama, body)
+        if refusal is not None:
+            llama.refused.append(refusal)
+            self._json(400, {"error": {"type": "invalid_request_error", "code": 400,
+                                       "message": f"Invalid request: {refusal}"}})
+            return
+        text, calls = reply_for(body, llama.parallel)
+        for stop in body.get("stop") or ():  # generation ends where a stop sequence begins
+            text = text.split(stop)[0]
         if not body.get("stream"):
             message: dict[str, Any] = {"role": "assistant", "content": text or None}
             if calls:
@@ -112,6 +181,16 @@ class _Handler(BaseHTTPRequestHandler):
                                           "finish_reason": "tool_calls" if calls else "stop"}]})
             return
         self._stream(llama, body, text, calls)
+
+    def _hang(self, llama: LlamaLike) -> None:
+        """Answer nothing until the client closes the connection (or the lifetime ends)."""
+        self.close_connection = True
+        ends = time.monotonic() + LIFETIME_S
+        while time.monotonic() < ends:
+            ready, _, _ = select.select([self.connection], [], [], 0.02)
+            if ready and not self.connection.recv(1, socket.MSG_PEEK):
+                llama.abandoned += 1
+                return
 
     def _json(self, status: int, payload: dict[str, Any]) -> None:
         data = json.dumps(payload).encode()
@@ -127,7 +206,7 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("content-type", "text/event-stream")
         self.send_header("transfer-encoding", "chunked")
         self.end_headers()
-        for delta, finish in _deltas(text, calls):
+        for delta, finish in _deltas(text, calls, llama.shape):
             self._event(llama, {"id": "chatcmpl-1", "model": body.get("model"),
                                 "choices": [{"index": 0, "delta": delta,
                                              "finish_reason": finish}]})
@@ -138,7 +217,7 @@ class _Handler(BaseHTTPRequestHandler):
             except OSError:
                 return
             time.sleep(0.05)
-        if (body.get("stream_options") or {}).get("include_usage"):
+        if (body.get("stream_options") or {}).get("include_usage") and llama.sends_usage:
             self._event(llama, {"id": "chatcmpl-1", "choices": [], "usage": USAGE})
         self._chunk(b"data: [DONE]\n\n")
         self._chunk(b"")
@@ -155,18 +234,14 @@ class _Handler(BaseHTTPRequestHandler):
         return
 
 
-def _deltas(text: str, calls: list[dict[str, Any]]) -> Iterator[tuple[dict[str, Any], Any]]:
-    """The reply in pieces, as a streaming server sends it."""
+def _deltas(text: str, calls: list[dict[str, Any]],
+            shape: str) -> Iterator[tuple[dict[str, Any], Any]]:
+    """The reply in pieces, as a streaming server of ``shape`` sends it."""
     yield {"role": "assistant", "content": ""}, None
     for start in range(0, len(text), 7):
         yield {"content": text[start:start + 7]}, None
-    for index, call in enumerate(calls):
-        args = call["function"]["arguments"]
-        half = len(args) // 2
-        yield {"tool_calls": [{"index": index, "id": call["id"], "type": "function",
-                               "function": {"name": call["function"]["name"],
-                                            "arguments": args[:half]}}]}, None
-        yield {"tool_calls": [{"index": index, "function": {"arguments": args[half:]}}]}, None
+    for items in call_chunks(shape, calls):
+        yield {"tool_calls": items}, None
     yield {}, "tool_calls" if calls else "stop"
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Mapping
 from typing import Any
 
 from footprint._errors import RunError
@@ -10,7 +11,7 @@ from footprint.agent._compose import Composition, content_hash
 from footprint.agent._emitter import RunEmitter
 from footprint.agent._setup import AgentSetup
 from footprint.agent._state import RunState
-from footprint.agent._wire import request_json, response_json
+from footprint.agent._wire import json_safe, request_json, response_json
 from footprint.events import LLMEnd, LLMStart
 from footprint.providers import LLMRequest, LLMResponse, Message, Provider, ToolSpec
 
@@ -57,15 +58,35 @@ async def _complete(provider: Provider, request: LLMRequest,
         ) from exc
 
 
-def _started(provider: str, request: LLMRequest, via: str | None,
+def wire_params(provider: Provider, request: LLMRequest) -> dict[str, Any]:
+    """The generation parameters ``provider`` sends with ``request``: its own account
+    (``wire_params``, as ``OpenAIChat`` and ``AnthropicMessages`` give it), else the
+    request's own (what a provider without a wire receives)."""
+    own = getattr(provider, "wire_params", None)
+    if callable(own):
+        try:
+            got = own(request)
+        except Exception:  # a custom provider's bug: complete() will say
+            got = None
+        if isinstance(got, Mapping):
+            return {str(k): json_safe(v) for k, v in got.items()}
+    params: dict[str, Any] = {"model": request.model}
+    for key, value in (("max_tokens", request.max_tokens), ("temperature", request.temperature),
+                       ("stop", list(request.stop) or None), ("seed", request.seed)):
+        if value is not None:
+            params[key] = value
+    return params
+
+
+def _started(provider: Provider, request: LLMRequest, via: str | None,
              skill_id: str | None) -> dict[str, Any]:
     """The ``llm.start`` payload (built only for a sink that keeps it)."""
     wire = request_json(request)
-    return dict(provider=provider, model=request.model, request_hash=content_hash(wire),
+    return dict(provider=provider.name, model=request.model, request_hash=content_hash(wire),
                 system_prompt_chars=len(request.system), messages_count=len(request.messages),
                 tools_count=len(request.tools), tool_names=tuple(t.name for t in request.tools),
                 brain_via=via, brain_skill_id=skill_id, temperature=request.temperature,
-                request_ref=wire)
+                request_ref=wire, params=wire_params(provider, request))
 
 
 async def call_model(setup: AgentSetup, state: RunState, em: RunEmitter, comp: Composition,
@@ -78,7 +99,7 @@ async def call_model(setup: AgentSetup, state: RunState, em: RunEmitter, comp: C
                          max_tokens=setup.max_tokens, stop=setup.stop, seed=state.seed)
     state.llm_calls += 1
     step = f"llm#{state.llm_calls}"
-    em.emit_with(LLMStart, step, lambda: _started(provider.name, request, via, skill_id))
+    em.emit_with(LLMStart, step, lambda: _started(provider, request, via, skill_id))
     t0 = em.clock.monotonic_ns()
     response = await _complete(setup.model_source or provider, request, setup.model_timeout_s)
     duration = (em.clock.monotonic_ns() - t0) / 1e6
@@ -90,8 +111,8 @@ async def call_model(setup: AgentSetup, state: RunState, em: RunEmitter, comp: C
         cache_write_tokens=usage.cache_write_tokens, stop_reason=response.stop_reason,
         duration_ms=duration, model=response.model or model,
         time_to_first_chunk_s=response.time_to_first_chunk_s))
-    state.input_tokens += usage.input_tokens
-    state.output_tokens += usage.output_tokens
+    state.input_tokens += usage.input_tokens or 0  # unknown (None) adds nothing
+    state.output_tokens += usage.output_tokens or 0
     state.history.append(Message(role="assistant", content=response.content,
                                  tool_calls=response.tool_calls, origin=step))
     return ModelCall(response, step)

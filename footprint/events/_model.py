@@ -28,6 +28,12 @@ class LLMStart(EventBase):
     ``request_hash`` identifies the exact request (replay matches on it);
     ``request_ref`` is the request JSON itself, which redaction may drop.
     ``brain_via``/``brain_skill_id`` say which skill or escalation chose the model.
+    ``params`` holds the generation parameters the provider put on the wire beside
+    the messages and tools, exactly as sent (``model``, ``max_tokens``,
+    ``temperature``, ``top_p``, ``stop``, ``seed``, ``tool_choice``,
+    ``response_format``, any extras): a key that is absent was not sent. For a run
+    taken in from a trace, the parameters the trace recorded. ``None`` when
+    nothing was recorded (a recording older than this field). Not hashed.
     """
 
     type: Literal["llm.start"] = "llm.start"
@@ -42,6 +48,7 @@ class LLMStart(EventBase):
     brain_skill_id: str | None = None
     temperature: float | None = None
     request_ref: str | None = None
+    params: Mapping[str, JSONValue] | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -49,15 +56,17 @@ class LLMEnd(EventBase):
     """What one model call returned, with usage and timing.
 
     ``time_to_first_chunk_s`` is set when the provider streamed the reply:
-    seconds from the start of the call to its first chunk.
+    seconds from the start of the call to its first chunk. ``input_tokens`` and
+    ``output_tokens`` are ``None`` when the server reported no usage (unknown:
+    counted as nothing and priced as unknown, never as 0 tokens).
     """
 
     type: Literal["llm.end"] = "llm.end"
     content: str
     response_hash: str
     tool_calls: tuple[ToolCall, ...] = ()
-    input_tokens: int = 0
-    output_tokens: int = 0
+    input_tokens: int | None = 0
+    output_tokens: int | None = 0
     cache_read_tokens: int | None = None
     cache_write_tokens: int | None = None
     stop_reason: StopReason = "end_turn"

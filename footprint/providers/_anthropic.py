@@ -11,6 +11,7 @@ from typing import Any
 from footprint._errors import ConfigError, RunError
 from footprint.providers._arguments import decode_arguments, raw_arguments_of
 from footprint.providers._http import Backoff, post_json
+from footprint.providers._order import wire_order
 from footprint.providers._pool import HttpPool, PooledClient
 from footprint.providers._settings import (
     Generation,
@@ -44,7 +45,7 @@ _STOP: Mapping[str, StopReason] = MappingProxyType({
     "max_tokens": "max_tokens",
     "stop_sequence": "stop_sequence",
     "pause_turn": "end_turn",
-    "refusal": "error",
+    "refusal": "refusal",
 })
 
 
@@ -55,7 +56,7 @@ def anthropic_payload(
     payload: dict[str, Any] = {
         "model": request.model or model,
         "max_tokens": request.max_tokens if request.max_tokens is not None else max_tokens,
-        "messages": _wire_messages(request.messages, provider),
+        "messages": _wire_messages(wire_order(request.messages), provider),
     }
     if request.system:
         payload["system"] = request.system
@@ -162,15 +163,15 @@ def parse_anthropic_response(
 
 def _parse_usage(raw: object) -> Usage:
     if not isinstance(raw, dict):
-        return Usage()
+        return Usage(input_tokens=None, output_tokens=None)  # not reported: unknown
 
     def optional(key: str) -> int | None:
         value = raw.get(key)
         return value if isinstance(value, int) else None
 
     return Usage(
-        input_tokens=int(raw.get("input_tokens") or 0),
-        output_tokens=int(raw.get("output_tokens") or 0),
+        input_tokens=optional("input_tokens"),
+        output_tokens=optional("output_tokens"),
         cache_read_tokens=optional("cache_read_input_tokens"),
         cache_write_tokens=optional("cache_creation_input_tokens"),
     )
@@ -313,6 +314,18 @@ class AnthropicMessages(PooledClient):
     @property
     def base_url(self) -> str:
         return self._settings.base_url
+
+    def wire_params(self, request: LLMRequest) -> Mapping[str, Any]:
+        """The generation parameters ``complete(request)`` sends (``llm.start.params``)."""
+        sent = self._generation.apply(request)
+        params: dict[str, Any] = {
+            "model": sent.model or self._settings.model,
+            "max_tokens": sent.max_tokens if sent.max_tokens is not None else self._max_tokens}
+        if sent.temperature is not None:
+            params["temperature"] = sent.temperature
+        if sent.stop:
+            params["stop_sequences"] = list(sent.stop)
+        return params
 
     async def complete(self, request: LLMRequest) -> LLMResponse:
         settings = self._settings

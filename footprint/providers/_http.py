@@ -141,13 +141,14 @@ def retry_after_seconds(value: str | None, now: datetime | None = None) -> float
 
 
 def server_message(body: str) -> str:
-    """The error message a server put in its body, or the body itself (trimmed)."""
+    """The error message a server put in its body (whole), or the body itself (its first
+    2000 characters: an HTML error page is not a message)."""
     try:
         data = json.loads(body)
     except json.JSONDecodeError:
-        return body.strip()[:300]
+        return body.strip()[:2000]
     found = _find_message(data)
-    return found if found is not None else body.strip()[:300]
+    return found if found is not None else body.strip()[:2000]
 
 
 def _find_message(data: object) -> str | None:

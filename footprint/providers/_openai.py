@@ -6,13 +6,14 @@ from __future__ import annotations
 import dataclasses
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, TypeAlias
 
 from footprint._errors import ConfigError, RunError
 from footprint.providers._arguments import decode_arguments, encode_arguments
 from footprint.providers._http import Backoff, post_json
+from footprint.providers._order import wire_order
 from footprint.providers._pool import HttpPool, PooledClient
 from footprint.providers._settings import (
     Generation,
@@ -32,14 +33,15 @@ from footprint.providers._types import (
     Usage,
 )
 
-__all__ = ["OpenAIChat", "WireOptions", "openai_payload", "parse_openai_response"]
+__all__ = ["OpenAIChat", "WireOptions", "openai_params", "openai_payload",
+           "parse_openai_response"]
 
 _FINISH: Mapping[str, StopReason] = MappingProxyType({
     "stop": "end_turn",
     "tool_calls": "tool_use",
     "function_call": "tool_use",
     "length": "max_tokens",
-    "content_filter": "error",
+    "content_filter": "content_filter",
 })
 
 
@@ -49,11 +51,39 @@ TOOL_CHOICES = ("auto", "required", "none")
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class WireOptions:
-    """What ``OpenAIChat`` adds to every body: tool choice, streaming, the seed."""
+    """What ``OpenAIChat`` adds to every body: tool choice, streaming, the seed, and extra
+    body fields (``top_p``, ``response_format``, a server's own)."""
 
     tool_choice: ToolChoice = "auto"
     stream: bool = False
     send_seed: bool = True
+    extra_body: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
+
+
+MANAGED = ("model", "messages", "tools", "tool_choice", "max_tokens", "temperature", "stop",
+           "seed", "stream", "stream_options")
+"""Body keys ``OpenAIChat`` writes itself (each from its own option), so never extras."""
+
+
+def openai_params(
+    request: LLMRequest, model: str, options: WireOptions | None = None
+) -> dict[str, Any]:
+    """The body's fields beside the messages, tools and streaming: exactly the generation
+    parameters sent (what ``llm.start`` records as ``params``)."""
+    opts = options if options is not None else WireOptions()
+    params: dict[str, Any] = {"model": request.model or model}
+    if request.tools and opts.tool_choice is not None:
+        params["tool_choice"] = _wire_choice(opts.tool_choice)
+    if request.temperature is not None:
+        params["temperature"] = request.temperature
+    if request.max_tokens is not None:
+        params["max_tokens"] = request.max_tokens
+    if request.stop:
+        params["stop"] = list(request.stop)
+    if request.seed is not None and opts.send_seed:
+        params["seed"] = request.seed
+    params.update(opts.extra_body)
+    return params
 
 
 def openai_payload(
@@ -63,26 +93,18 @@ def openai_payload(
 
     ``tool_choice`` goes with the tools (some servers, llama.cpp's among them,
     ignore tools without it); ``stream`` asks for server-sent events with usage
-    in the last chunk; the request's ``seed`` is sent when it has one.
+    in the last chunk; the request's ``seed`` is sent when it has one; extra
+    body fields go as given.
     """
     opts = options if options is not None else WireOptions()
     messages: list[dict[str, Any]] = []
     if request.system:
         messages.append({"role": "system", "content": request.system})
-    messages.extend(_wire_message(m) for m in request.messages)
-    payload: dict[str, Any] = {"model": request.model or model, "messages": messages}
+    messages.extend(_wire_message(m) for m in wire_order(request.messages))
+    payload: dict[str, Any] = {"messages": messages}
     if request.tools:
         payload["tools"] = [_wire_tool(t) for t in request.tools]
-        if opts.tool_choice is not None:
-            payload["tool_choice"] = _wire_choice(opts.tool_choice)
-    if request.temperature is not None:
-        payload["temperature"] = request.temperature
-    if request.max_tokens is not None:
-        payload["max_tokens"] = request.max_tokens
-    if request.stop:
-        payload["stop"] = list(request.stop)
-    if request.seed is not None and opts.send_seed:
-        payload["seed"] = request.seed
+    payload.update(openai_params(request, model, opts))
     if opts.stream:
         payload["stream"] = True
         payload["stream_options"] = {"include_usage": True}
@@ -140,9 +162,13 @@ def parse_openai_response(body: Mapping[str, Any], provider: str = "openai") -> 
     )
     finish = choice.get("finish_reason")
     stop: StopReason = "tool_use" if calls else _FINISH.get(str(finish), "end_turn")
+    content = message.get("content") or ""
+    refusal = message.get("refusal")
+    if not content and not calls and isinstance(refusal, str) and refusal:
+        content, stop = refusal, "refusal"  # a refusal only: said, and flagged as one
     model = body.get("model")
     return LLMResponse(
-        content=message.get("content") or "",
+        content=content,
         tool_calls=calls,
         usage=_parse_usage(body.get("usage")),
         stop_reason=stop,
@@ -161,14 +187,20 @@ def _parse_call(raw: Mapping[str, Any], index: int, response_id: str | None) -> 
     )
 
 
+def _tokens(raw: Mapping[str, Any], key: str) -> int | None:
+    value = raw.get(key)
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
 def _parse_usage(raw: object) -> Usage:
+    """Usage as the server reported it; a count it did not send is ``None`` (unknown)."""
     if not isinstance(raw, dict):
-        return Usage()
+        return Usage(input_tokens=None, output_tokens=None)
     details = raw.get("prompt_tokens_details")
     cached = details.get("cached_tokens") if isinstance(details, dict) else None
     return Usage(
-        input_tokens=int(raw.get("prompt_tokens") or 0),
-        output_tokens=int(raw.get("completion_tokens") or 0),
+        input_tokens=_tokens(raw, "prompt_tokens"),
+        output_tokens=_tokens(raw, "completion_tokens"),
         cache_read_tokens=int(cached) if isinstance(cached, int) else None,
     )
 
@@ -176,10 +208,14 @@ def _parse_usage(raw: object) -> Usage:
 class OpenAIChunks:
     """Chat Completions stream chunks assembled into one plain body.
 
-    Text deltas are joined, tool-call deltas joined per ``index`` (id and name
-    from their first chunk, argument text appended), the finish reason kept,
-    and usage read from the chunk that carries it (the last one, asked for
-    with ``stream_options.include_usage``).
+    Text deltas are joined; tool-call deltas are merged per call: by
+    ``index``, or, from a server that sends none (older Ollama), by ``id``,
+    a delta with neither continuing the last call. A call's id and name are
+    set once, from the first chunk that has them, so a server that repeats
+    them in every chunk (llama.cpp's Python server, some vLLM versions) does
+    not repeat the name; argument text is appended. The finish reason is
+    kept, and usage read from the chunk that carries it (the last one, asked
+    for with ``stream_options.include_usage``; absent, the usage is unknown).
     """
 
     __slots__ = ("_calls", "_finish", "_id", "_model", "_text", "_usage")
@@ -209,17 +245,30 @@ class OpenAIChunks:
             if choice.get("finish_reason"):
                 self._finish = choice["finish_reason"]
 
-    def _call_delta(self, raw: Mapping[str, Any]) -> None:
+    def _slot(self, raw: Mapping[str, Any]) -> dict[str, Any]:
         index = raw.get("index")
-        slot = self._calls.setdefault(
-            index if isinstance(index, int) else len(self._calls),
-            {"id": None, "name": "", "arguments": ""},
-        )
+        call_id = raw.get("id")
+        if not isinstance(index, int) or isinstance(index, bool):
+            known = [k for k, s in self._calls.items() if call_id and s["id"] == call_id]
+            if known:
+                index = known[0]
+            elif not call_id and self._calls:
+                index = max(self._calls)
+            else:
+                index = max(self._calls, default=-1) + 1
+        return self._calls.setdefault(index, {"id": None, "name": "", "arguments": ""})
+
+    def _call_delta(self, raw: Mapping[str, Any]) -> None:
+        slot = self._slot(raw)
         slot["id"] = slot["id"] or raw.get("id")
         function = raw.get("function") or {}
-        for key in ("name", "arguments"):
-            if isinstance(function.get(key), str):
-                slot[key] += function[key]
+        name, args = function.get("name"), function.get("arguments")
+        if isinstance(name, str) and not slot["name"]:
+            slot["name"] = name
+        if isinstance(args, str):
+            slot["arguments"] += args
+        elif isinstance(args, dict):  # a server that sends the arguments as an object
+            slot["arguments"] = json.dumps(args)
 
     def body(self) -> Mapping[str, Any]:
         message: dict[str, Any] = {"role": "assistant", "content": "".join(self._text)}
@@ -246,12 +295,31 @@ def check_tool_choice(choice: object) -> ToolChoice:
     )
 
 
-def _wire_options(tool_choice: object, stream: object, send_seed: object) -> WireOptions:
+def _extra_body(extra: object) -> Mapping[str, Any]:
+    if extra is None:
+        return MappingProxyType({})
+    if not isinstance(extra, Mapping) or not all(isinstance(k, str) for k in extra):
+        raise ConfigError(f"OpenAIChat extra_body={extra!r} must be a dict of body fields; "
+                          "pass e.g. extra_body={'top_p': 0.9}")
+    managed = sorted(k for k in extra if k in MANAGED)
+    if managed:
+        raise ConfigError(f"OpenAIChat extra_body sets {managed}, which OpenAIChat writes "
+                          "itself; pass them as their own options (max_tokens=, stop=, …)")
+    try:
+        json.dumps(dict(extra))
+    except (TypeError, ValueError) as exc:
+        raise ConfigError(f"OpenAIChat extra_body={extra!r} is not JSON ({exc}); pass plain "
+                          "numbers, strings, lists and dicts") from exc
+    return MappingProxyType(dict(extra))
+
+
+def _wire_options(tool_choice: object, stream: object, send_seed: object,
+                  extra_body: object) -> WireOptions:
     for label, value in (("stream", stream), ("send_seed", send_seed)):
         if not isinstance(value, bool):
             raise ConfigError(f"OpenAIChat {label}={value!r} must be True or False")
     return WireOptions(tool_choice=check_tool_choice(tool_choice), stream=bool(stream),
-                       send_seed=bool(send_seed))
+                       send_seed=bool(send_seed), extra_body=_extra_body(extra_body))
 
 
 class OpenAIChat(PooledClient):
@@ -269,7 +337,10 @@ class OpenAIChat(PooledClient):
     never null. ``stream=True`` reads the reply as server-sent events: the
     same response, with usage from the last chunk and
     ``time_to_first_chunk_s`` set. The request's ``seed`` (the run's) is sent
-    as the API's ``seed`` unless ``send_seed=False``.
+    as the API's ``seed`` unless ``send_seed=False``. ``extra_body`` adds body
+    fields as given (``top_p``, ``response_format``, a server's own); every
+    parameter sent beside the messages and tools is what ``wire_params``
+    returns and ``llm.start`` records as ``params``.
 
     Limits: ``max_tokens``, ``temperature`` and ``stop`` are sent with every
     request that does not set its own (an agent's ``Agent(max_tokens=...)``
@@ -305,6 +376,7 @@ class OpenAIChat(PooledClient):
         tool_choice: str | Mapping[str, Any] | None = "auto",
         stream: bool = False,
         send_seed: bool = True,
+        extra_body: Mapping[str, Any] | None = None,
     ) -> None:
         self._settings: WireSettings = wire_settings(
             kind="OpenAIChat",
@@ -321,7 +393,7 @@ class OpenAIChat(PooledClient):
         self._generation: Generation = generation(
             "OpenAIChat", max_tokens=max_tokens, temperature=temperature, stop=stop
         )
-        self._options = _wire_options(tool_choice, stream, send_seed)
+        self._options = _wire_options(tool_choice, stream, send_seed, extra_body)
         self._backoff = backoff if backoff is not None else Backoff()
         self._name = name
         self._pool = HttpPool(trust_env=trust_env)
@@ -337,6 +409,11 @@ class OpenAIChat(PooledClient):
     @property
     def base_url(self) -> str:
         return self._settings.base_url
+
+    def wire_params(self, request: LLMRequest) -> Mapping[str, Any]:
+        """The generation parameters ``complete(request)`` sends (``llm.start.params``)."""
+        return openai_params(self._generation.apply(request), self._settings.model,
+                             self._options)
 
     async def complete(self, request: LLMRequest) -> LLMResponse:
         settings = self._settings

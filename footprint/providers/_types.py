@@ -18,7 +18,10 @@ __all__ = [
     "Usage",
 ]
 
-StopReason: TypeAlias = Literal["end_turn", "tool_use", "max_tokens", "stop_sequence", "error"]
+StopReason: TypeAlias = Literal["end_turn", "tool_use", "max_tokens", "stop_sequence", "error",
+                                "refusal", "content_filter"]
+"""Why a reply ended: ``refusal`` when the model refused (its refusal is the content),
+``content_filter`` when the provider's filter cut it."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -74,8 +77,10 @@ class LLMRequest:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Usage:
-    input_tokens: int = 0
-    output_tokens: int = 0
+    """Tokens one call used; ``None`` when the server did not say (unknown, never 0)."""
+
+    input_tokens: int | None = 0
+    output_tokens: int | None = 0
     cache_read_tokens: int | None = None
     cache_write_tokens: int | None = None
 

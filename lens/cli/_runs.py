@@ -28,6 +28,27 @@ def _error(row: dict[str, object]) -> str:
 
 
 
+_FINAL = """
+SELECT run_id, arg_max(stop_reason, end_seq), arg_max(coalesce(content, ''), end_seq),
+       arg_max(coalesce(tool_call_count, 0), end_seq)
+FROM llm_calls WHERE end_seq IS NOT NULL AND run_id IN (SELECT unnest(?::VARCHAR[]))
+GROUP BY run_id"""
+"""Each listed run's last model reply: its stop reason, text and number of tool calls."""
+
+
+def final_flags(store: Any, run_ids: list[str]) -> dict[str, str]:
+    """The flag of each run whose last reply is not a plain answer (``empty``, ``refused``,
+    ``length``, ``filtered``: :data:`lens.playback._answer.FLAG_WORDS`)."""
+    from lens.playback._answer import flag_of
+
+    out: dict[str, str] = {}
+    for run_id, stop, content, calls in store.rows(_FINAL, [run_ids]):
+        flag = flag_of(stop, content, int(calls or 0))
+        if flag is not None:
+            out[run_id] = flag
+    return out
+
+
 def add_filters(p: argparse.ArgumentParser) -> None:
     """The label and score filters of ``runs`` (the others are in ``lens.cli._main``)."""
     p.add_argument("--user", metavar="ID", help="only runs of this user id")
@@ -79,10 +100,11 @@ def run(args: argparse.Namespace) -> int:
         print(f"no runs {'match those filters ' if filtered else ''}in {store.root}")
         _unknown_scores(store, query)
         return 0
+    flags = final_flags(store, [r["run_id"] for r in found])
     if args.format != "table":
-        _print_records(list(reversed(found)), args.format)
+        _print_records(list(reversed(found)), flags, args.format)
     else:
-        _print_table(found, usd)
+        _print_table(found, flags, usd)
     total = count_runs(store, query) if len(found) == query.limit else len(found)
     if total > len(found):
         note = f"({len(found)} newest of {total} matching runs; --limit N shows more)"
@@ -90,24 +112,29 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _print_table(found: list[dict[str, Any]], usd: Any) -> None:
+def _print_table(found: list[dict[str, Any]], flags: dict[str, str], usd: Any) -> None:
     scored = any(r["scores"] for r in found)
+    flagged = bool(flags)
     rows = [[r["run_id"], r["started"].strftime("%Y-%m-%d %H:%M:%S"),
              *(r[c] for c in _COLUMNS[2:5]), usd(r["cost_usd"], r["unpriced_calls"]),
              *(r[c] for c in _COLUMNS[5:9]), _error(r),
+             *([flags.get(r["run_id"], "")] if flagged else []),
              *([_scores(r["scores"])] if scored else [])] for r in reversed(found)]
-    print(table((*_HEADS, *(["scores"] if scored else [])), rows, width=48))
+    heads = (*_HEADS, *(["flag"] if flagged else []), *(["scores"] if scored else []))
+    print(table(heads, rows, width=48))
 
 
-def _print_records(found: list[dict[str, Any]], form: str) -> None:
+def _print_records(found: list[dict[str, Any]], flags: dict[str, str], form: str) -> None:
     """Every column whole (no cell cut): ``json`` one list, ``jsonl`` an object a line,
     ``csv`` a header line then a line a run (scores as ``name=value`` pairs)."""
-    records = [{c: jsonable(r[c]) for c in (*_COLUMNS, "scores")} for r in found]
+    records = [{**{c: jsonable(r[c]) for c in (*_COLUMNS, "scores")},
+                "flag": flags.get(r["run_id"])} for r in found]
     if form == "csv":
         writer = csv.writer(sys.stdout, lineterminator="\n")
-        writer.writerow((*_COLUMNS, "scores"))
+        writer.writerow((*_COLUMNS, "flag", "scores"))
         for rec, r in zip(records, found, strict=True):
-            writer.writerow([*(rec[c] for c in _COLUMNS), _scores(r["scores"])])
+            writer.writerow([*(rec[c] for c in _COLUMNS), rec["flag"] or "",
+                             _scores(r["scores"])])
     elif form == "json":
         print(json.dumps(records, ensure_ascii=False))
     else:

@@ -26,6 +26,7 @@ from footprint.events import (
     ToolStart,
 )
 from lens.cli._common import clip, open_from, terminal_safe
+from lens.playback._answer import answer_flags, tokens_of
 from lens.playback._foreign import source_lines
 from recorder.store._prices import usd
 
@@ -73,7 +74,7 @@ def _line(e: Event, costs: _Costs) -> str | None:
     if isinstance(e, LLMEnd):
         calls = ", ".join(c.name for c in e.tool_calls) or "no tool calls"
         return (f"  reply   {clip(e.content, 70)!r} [{calls}; "
-                f"{e.input_tokens}+{e.output_tokens} tokens, {usd(costs.add(e))}, "
+                f"{tokens_of(e)}, {usd(costs.add(e))}, "
                 f"{e.stop_reason}]")
     if isinstance(e, ToolStart):
         return f"tool      {e.tool_name}({clip(dict(e.args), 60)}) #{e.tool_call_id}"
@@ -106,7 +107,7 @@ class _Costs:
     def add(self, e: LLMEnd) -> float | None:
         model = e.model or (self.call.model if self.call is not None else None)
         price = self.prices.price(model) if self.prices is not None else None
-        if price is None:
+        if price is None or e.input_tokens is None or e.output_tokens is None:
             self.unpriced.add(model or "?")
             return None
         cost = price.cost(input_tokens=e.input_tokens, output_tokens=e.output_tokens,
@@ -134,12 +135,15 @@ def timeline(events: Iterable[Event], prices: Prices | None = None) -> Iterator[
     answer: str | None = None
     failed: RunFailed | None = None
     said: list[str] = []
+    last: LLMEnd | None = None
     for event in events:
         if isinstance(event, RunEnd):
             answer = event.final_content
             continue
         if isinstance(event, RunFailed):
             failed = event
+        if isinstance(event, LLMEnd):
+            last = event
         if isinstance(event, FeedbackRecorded):
             said.append(_feedback(event))
             continue
@@ -151,6 +155,7 @@ def timeline(events: Iterable[Event], prices: Prices | None = None) -> Iterator[
             yield f"── iteration {iteration} " + "─" * 40
         yield f"  {event.seq:>5}  {text}"
     yield f"answer: {_no_answer(failed)}" if answer is None else f"answer: {answer}"
+    yield from (f"  ⚠ {flag}" for flag in (answer_flags(last) if last is not None else ()))
     yield from said
     yield costs.line()
 

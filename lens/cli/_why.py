@@ -38,6 +38,25 @@ def add_parser(sub: Any) -> None:
                       help="with --resend: an OpenAI-compatible server to re-send to")
     tier.add_argument("--model", metavar="NAME", default=None,
                       help="with --resend: the model name to send (default: the recorded one)")
+    tier.add_argument("--max-tokens", type=count_arg(1, 1_000_000), default=None, metavar="N",
+                      help="with --resend: max_tokens of every re-send (default: the recorded "
+                           "one, else 1024, flagged)")
+    tier.add_argument("--temperature", type=float, default=None, metavar="T",
+                      help="with --resend: temperature of every re-send (default: the recorded "
+                           "one)")
+    tier.add_argument("--stop", action="append", default=None, metavar="TEXT",
+                      help="with --resend: a stop sequence of every re-send (repeat for more; "
+                           "default: the recorded ones)")
+    tier.add_argument("--timeout", type=float, default=None, metavar="S",
+                      help="with --resend: seconds for the whole command; the call under way "
+                           "is cancelled and the search stops (default 900, printed in the "
+                           "plan)")
+    tier.add_argument("--call-timeout", type=float, default=None, metavar="S",
+                      help="with --resend: seconds for one re-send, then it is cancelled "
+                           "(default 120)")
+    tier.add_argument("--param", action="append", default=None, metavar="KEY=JSON",
+                      help="with --resend: any other parameter of every re-send, e.g. "
+                           "top_p=0.9 (repeat for more; default: the recorded ones)")
     p.add_argument("--allow-mismatch", action="store_true",
                    help="with --agent: re-run even when the agent is not configured as the "
                         "recorded run (another model, tool, graph or injection); by default "
@@ -110,6 +129,12 @@ def run(args: argparse.Namespace) -> int:
     except FootprintError as exc:
         print(f"footprint why: {exc}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:
+        if not args.resend:
+            raise
+        print("footprint why: interrupted; the re-send under way was cancelled (its "
+              "connection closed)", file=sys.stderr)
+        return 130
     if args.json:
         print(why_json(report))
         return 0
@@ -127,7 +152,10 @@ def _tier_args(args: argparse.Namespace) -> None:
     from footprint._errors import ConfigError
 
     given = [f for f, v in (("--provider", args.provider), ("--base-url", args.base_url),
-                            ("--model", args.model)) if v]
+                            ("--model", args.model), ("--max-tokens", args.max_tokens),
+                            ("--temperature", args.temperature), ("--stop", args.stop),
+                            ("--param", args.param), ("--timeout", args.timeout),
+                            ("--call-timeout", args.call_timeout)) if v is not None]
     if not args.resend:
         if given:
             raise ConfigError(f"{given[0]} is an option of the re-send tier; add --resend")
@@ -142,7 +170,14 @@ def _tier_args(args: argparse.Namespace) -> None:
 
 def _resend(store: Any, args: argparse.Namespace) -> Any:
     """The re-send tier: the plan on stderr before any call, then the report."""
+    from lens.explain._params import supplied_of
+    from lens.explain._resend import DEFAULT_CALL_S, DEFAULT_TOTAL_S, Limits
     from lens.explain._resend_why import why
+
+    params = supplied_of(args.max_tokens, args.temperature, args.stop, args.param)
+    limits = Limits(
+        call_s=DEFAULT_CALL_S if args.call_timeout is None else args.call_timeout,
+        total_s=DEFAULT_TOTAL_S if args.timeout is None else args.timeout)
 
     def plan(line: str) -> None:
         print(f"footprint why: {line}", file=sys.stderr, flush=True)
@@ -151,4 +186,4 @@ def _resend(store: Any, args: argparse.Namespace) -> Any:
         return why(store, args.run, resend=args.provider, base_url=args.base_url,
                    model=args.model, step=args.step, expect=args.expect, judge=args.judge,
                    budget=args.budget, label=args.label, seeds=args.seeds, alpha=args.alpha,
-                   progress=tick, plan=plan)
+                   progress=tick, plan=plan, params=params, limits=limits)

@@ -34,6 +34,7 @@ from footprint.events import (
 from lens.explain._custody import said
 from lens.explain._outcome import FAILED, STOPPED
 from lens.explain._tier import Tier, Words
+from lens.playback._answer import answer_flags
 
 __all__ = [
     "Call",
@@ -245,6 +246,7 @@ def causal_past(events: Sequence[Event], step: str | None = None,
     if not explained.reads_known:
         flags.append("no-request-record: the request text was not kept, so every earlier "
                      "tool result is taken as read")
+    flags += answer_flags(explained_end)
     final = step is None or explained_end.step_id == ends[-1].step_id
     stopped = failure and step is None and status == "stopped-early"  # the outcome
     if step is not None and status == "answered" and not final:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, is_dataclass
 from functools import cache
 from importlib import resources
@@ -94,6 +95,9 @@ class Baseline:
     broke: int
     stable: bool
     outcomes: tuple[str, ...] = ()
+    varies: bool = True
+    """The live runs that answered disagree with each other (``False``: one outcome each
+    time, the recorded one or not)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -113,6 +117,10 @@ class ResendInfo:
     pieces: int
     planned_calls: int
     scope: str
+    params: Mapping[str, Any] = field(default_factory=dict)
+    """The generation parameters every re-send carried (the seed aside)."""
+    not_in_trace: tuple[str, ...] = ()
+    """Parameters the recording lacks and nobody supplied (a foreign or old run)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -243,7 +251,9 @@ def _header(r: WhyReport) -> list[str]:
 def _baseline_line(b: Baseline, w: Words) -> str:
     return (f"baseline: {w.unchanged} reproduced the outcome in {b.same}/{b.runs} live "
             f"{w.trials}" + (f" ({b.broke} broke)" if b.broke else "")
-            + ("" if b.stable else " — UNSTABLE: the model's own answers vary"))
+            + ("" if b.stable else
+               f" — NOT REPRODUCED: every answered {w.trial} gave the same other outcome"
+               if not b.varies else " — UNSTABLE: the model's own answers vary"))
 
 
 def render_why(r: WhyReport, top: int = 8) -> list[str]:

@@ -9,16 +9,17 @@ claims to the request (spec/explain.md: the re-send tier).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
 from footprint._errors import ConfigError, RunError
 from footprint.events import ContextInjected, LLMEnd, RunSource, ToolEnd
-from footprint.providers import Message, Provider
+from footprint.providers import LLMRequest, Message, Provider
 from lens.explain._candidates import Candidate, CandidateKind, Removal
 from lens.explain._custody import overlap
 from lens.explain._outcome import make_comparator
+from lens.explain._params import SendParams, send_params, words
 from lens.explain._past import Landing, Past, causal_past, landings_of
 from lens.explain._report import ResendInfo, Suspect, WhyReport, render_why
 from lens.explain._request import (
@@ -30,9 +31,10 @@ from lens.explain._request import (
     request_of,
 )
 from lens.explain._rerun import Progress
-from lens.explain._resend import Plan, Resender, plan_of, provider_of
+from lens.explain._resend import Limits, Plan, Resender, plan_of, provider_of
 from lens.explain._why import DEFAULT_SEEDS, Judge, _causal, _judge, _load, _Loaded
 from lens.explain._why import why as rerun_why
+from lens.playback._stream import clip
 
 __all__ = ["SCOPE", "render_resend", "why"]
 
@@ -106,15 +108,20 @@ def why(store_or_events: Any, run: str | None = None, *, agent: Any | None = Non
         budget: int | None = None, label: bool = False, seeds: int | None = None,
         alpha: float = 0.05, progress: Progress | None = None, resend: Any | None = None,
         base_url: str | None = None, model: str | None = None,
-        plan: Plan | None = None) -> WhyReport:
+        plan: Plan | None = None, params: Mapping[str, Any] | None = None,
+        limits: Limits | None = None) -> WhyReport:
     """:func:`lens.explain._why.why`, plus the re-send tier: with ``resend`` (a
     ``Provider``, a factory of one or ``FILE.py:FACTORY``) the recorded request of the
     explained call is re-sent without pieces (or, with ``base_url``, through an
-    OpenAI-compatible server; ``model`` overrides the recorded model name);
-    ``plan(line)`` hears the planned number of calls before any is spent."""
+    OpenAI-compatible server; ``model`` overrides the recorded model name), with the
+    recorded generation parameters (:mod:`lens.explain._params`; ``params`` supplies or
+    overrides some: ``{"max_tokens": 256, "stop": ["\n"]}``); ``plan(line)`` hears the
+    planned number of calls before any is spent. ``limits`` bound each call and all of them
+    (default 120 s a call, 900 s in all: :class:`lens.explain._resend.Limits`)."""
     if resend is None and base_url is None:
-        if model is not None or plan is not None:
-            raise ConfigError("model= and plan= belong to the re-send tier; pass resend= too")
+        if model is not None or plan is not None or params or limits is not None:
+            raise ConfigError("model=, plan=, params= and limits= belong to the re-send "
+                              "tier; pass resend= too")
         return rerun_why(store_or_events, run, agent=agent, step=step, expect=expect,
                          judge=judge, budget=budget, label=label, seeds=seeds, alpha=alpha,
                          progress=progress)
@@ -126,10 +133,16 @@ def why(store_or_events: Any, run: str | None = None, *, agent: Any | None = Non
 
     ask = _Ask(step=step, expect=expect, judge=judge, budget=budget, label=label,
                seeds=seeds or DEFAULT_SEEDS, alpha=alpha, progress=progress, model=model,
-               plan=plan)
-    chosen = provider_of(resend, base_url=base_url, model=model)
+               plan=plan, supplied=dict(params or {}),
+               limits=limits if limits is not None else Limits(), wire=base_url is not None)
+    chosen = provider_of(resend) if base_url is None else None
+
+    def through(sent: SendParams) -> Provider:
+        return chosen if chosen is not None else provider_of(
+            None, base_url=base_url, model=model, sent=sent, call_s=ask.limits.call_s)
+
     with opened(store_or_events) as source:
-        return _tiered(_load(source, run, step, reruns=False), chosen, ask)
+        return _tiered(_load(source, run, step, reruns=False), through, ask)
 
 
 def _check(budget: int | None, seeds: int | None, alpha: float) -> None:
@@ -153,9 +166,54 @@ class _Ask:
     progress: Progress | None
     model: str | None
     plan: Plan | None
+    supplied: dict[str, Any]
+    limits: Limits
+    wire: bool
+    """Re-sent through ``--base-url``: every parameter goes on the wire as recorded."""
 
 
-def _tiered(loaded: _Loaded, provider: Provider, a: _Ask) -> WhyReport:
+def _sent(loaded: _Loaded, past: Past, a: _Ask, request: LLMRequest,
+          through: Callable[[SendParams], Provider]) -> tuple[SendParams, Provider, list[str]]:
+    """The parameters each re-send carries, the provider carrying them, and the flags."""
+    foreign = _is_foreign(loaded)
+    step = past.explained.step_id
+    sent = send_params(past.explained.start, request, a.supplied, foreign=foreign)
+    provider = through(sent)
+    flags = words(sent, step, foreign)
+    lost = sorted(sent.extras()) if not a.wire else []
+    if lost:
+        flags.append(f"not-carried: {', '.join(lost)} of {step} cannot reach "
+                     f"{provider.name!r} (a Provider gets max_tokens, temperature and stop on "
+                     "the request); its own settings apply, or re-send with --base-url")
+    return sent, provider, flags
+
+
+def _is_foreign(loaded: _Loaded) -> bool:
+    return any(isinstance(e, RunSource) for e in loaded.events)
+
+
+def _unreproduced(r: WhyReport, rr: Resender, sent: SendParams, *,
+                  foreign: bool) -> WhyReport:
+    """When the unchanged re-sends agree with each other on an answer other than the
+    recorded one: say that the request does not reproduce it, and what was not sent."""
+    b = r.baseline
+    if b is None or b.same or b.varies or not rr.unchanged:
+        return r
+    got, step = rr.unchanged[0], r.step
+    where = "trace" if foreign else "recording"
+    why = (f"not in the {where}: {', '.join(sent.missing)} (supply them with --max-tokens, "
+           "--temperature, --stop or --param KEY=JSON and re-send)" if sent.missing else
+           "every recorded parameter was sent, so the model or server that answered is not "
+           "the one recorded")
+    n = b.runs - b.broke
+    text = (f"the re-sent request does not reproduce the recorded answer: {n}/{n} unchanged "
+            f"re-sends of {step} answered {clip(got, 60)!r}, the recording "
+            f"{clip(r.answer, 60)!r}; {why}")
+    return replace(r, conclusion="inconclusive", conclusion_text=f"{text} ({SCOPE})",
+                   flags=(f"not-reproduced: {text}", *r.flags))
+
+
+def _tiered(loaded: _Loaded, through: Callable[[SendParams], Provider], a: _Ask) -> WhyReport:
     """Plan, announce, baseline, search and scope (module doc)."""
     past = causal_past(loaded.events, a.step, Resender.tier.words, failure=False)
     fn, name = _judge(a.judge)
@@ -165,16 +223,19 @@ def _tiered(loaded: _Loaded, provider: Provider, a: _Ask) -> WhyReport:
                           "nothing to explain — give the answer you wanted instead")
     step = past.explained.step_id
     _recorded(loaded, step, past.explained.start.request_ref)
-    rec, flags = pieces_of(request_of(past.explained.start.request_ref, step),
-                           _parts(loaded, past), past.user_message, step)
+    recorded = request_of(past.explained.start.request_ref, step)
+    sent, provider, flags = _sent(loaded, past, a, recorded, through)
+    rec, more = pieces_of(sent.apply(recorded), _parts(loaded, past), past.user_message, step)
+    flags += more
     origins = _origins(loaded, past, rec)
     cands = [_candidate(p, past, origins.get(p.id)) for p in rec.pieces]
     flags += _foreign(loaded, step)
-    planned, line = plan_of(len(cands), a.seeds, a.budget)
+    planned, line = plan_of(len(cands), a.seeds, a.budget, a.limits)
     if a.plan is not None:
         a.plan(line)
     info = ResendInfo(provider=provider.name, request=step, pieces=len(cands),
-                      planned_calls=planned, scope=SCOPE)
+                      planned_calls=planned, scope=SCOPE, params=dict(sent.params),
+                      not_in_trace=sent.missing)
     report = WhyReport(
         run_id=past.run_id, step=step, answer=past.answer,
         outcome=comparator.recorded_key(past.answer), comparator=comparator.describe,
@@ -185,7 +246,7 @@ def _tiered(loaded: _Loaded, provider: Provider, a: _Ask) -> WhyReport:
                f"{SCOPE})", *past.flags, *flags),
         events_read=loaded.read, events_total=loaded.total, resend=info)
     rr = Resender(rec, provider, past, comparator, model=a.model, budget=a.budget,
-                  progress=a.progress)
+                  progress=a.progress, limits=a.limits)
     try:
         out = _causal(report, rr, cands, a.seeds, a.alpha)
     finally:
@@ -194,7 +255,7 @@ def _tiered(loaded: _Loaded, provider: Provider, a: _Ask) -> WhyReport:
     if rr.errors and base is not None and base.runs and base.broke == base.runs:
         raise RunError(f"the provider {provider.name!r} failed every baseline re-send of "
                        f"{step} ({rr.errors[0]}); check --provider or --base-url/--model")
-    return _scoped(out, step, rr)
+    return _unreproduced(_scoped(out, step, rr), rr, sent, foreign=_is_foreign(loaded))
 
 
 def _recorded(loaded: _Loaded, step: str, request: str | None) -> None:

@@ -36,6 +36,7 @@ from lens.explain._report import Baseline, ModelCalls, WhyReport
 from lens.explain._rerun import BudgetSpent, Progress, Rerun, Rerunner
 from lens.explain._search import SearchResult, screen_budget, search
 from lens.explain._stats import Tally, baseline_stable, seeds_needed
+from lens.explain._tier import Tier
 from lens.explain._trial import Trial
 from lens.explain._verdicts import Seen, conclude, suspects_of
 from lens.playback._conversation import conversation_of, resolve_run, restore_turn
@@ -136,7 +137,7 @@ def _dropped_prompt(past: Past, events: Sequence[Event]) -> list[str]:
     person's message), and a template that drops a part drops it from every call."""
     call = past.calls[0]
     tokens = next((e.input_tokens for e in events
-                   if isinstance(e, LLMEnd) and e.step_id == call.step_id), 0)
+                   if isinstance(e, LLMEnd) and e.step_id == call.step_id), 0) or 0
     chars = _prompt_chars(call.start) if tokens else None
     if chars and chars >= 64 and 16 * tokens < chars:
         return [f"prompt-dropped: {call.step_id} recorded {tokens} input tokens for a "
@@ -172,9 +173,10 @@ def _baseline(rr: Trial, seeds: int) -> tuple[Tally, Baseline, str | None]:
     outs = tuple(rr.comparator.rerun_key(rr.past.answer, g.answer) if g.run != "broke"
                  else f"(broke: {g.note})"
                  for g in got_all)
+    answered = {o for o, g in zip(outs, got_all, strict=True) if g.run != "broke"}
     return tally, Baseline(runs=tally.runs, same=tally.same, changed=tally.changed,
                            broke=tally.broke, stable=baseline_stable(tally),
-                           outcomes=outs), stopped
+                           outcomes=outs, varies=len(answered) > 1), stopped
 
 
 def _by_facts(rr: Trial, runs: Sequence[Rerun]) -> bool:
@@ -346,6 +348,11 @@ def _causal(report: WhyReport, rr: Trial, cands: Sequence[Candidate], seeds: int
     elif base_tally.same == 0:
         flags.insert(0, f"baseline-unreproduced: {w.unchanged} never gave the recorded "
                         "outcome, so no removal can be compared with it")
+        if rr.tier is Tier.RESEND and not baseline.varies:  # nothing to search against
+            result = SearchResult(
+                findings=(), probes=(), cleared=frozenset(), broke=frozenset(), untested=(),
+                unjudged=frozenset(units), unjudged_why=(
+                    f"not searched: {w.unchanged} never reproduced the recorded answer"))
     elif not baseline.stable:
         flags.insert(0, f"baseline-unstable: {w.unchanged} changed its outcome in "
                         f"{base_tally.changed}/{base_tally.answered} live {w.trials} (and its "

@@ -8,7 +8,10 @@ texts a hash already stands for (``raw_content`` has ``content_hash``,
 equal to a full one. ``response_hash`` is left out too: it covers provider
 bookkeeping (a response id) that a recording does not keep; so are the
 deployment labels ``release`` and ``environment`` (a new release that makes
-the same decisions replays identically).
+the same decisions replays identically), and ``llm.start``'s ``params`` (the
+wire parameters: the request hash covers what the model is asked, and the
+seed among them differs on every re-run, while a recording older than them
+has none).
 """
 
 from __future__ import annotations
@@ -59,7 +62,7 @@ DECLARATION_TYPES = frozenset({"run.configured", "skill.graph_declared", "inject
 
 IGNORED_FIELDS = frozenset({
     "duration_ms", "conversation_id", "request_ref", "raw_content", "response_hash",
-    "release", "environment", "time_to_first_chunk_s",
+    "release", "environment", "time_to_first_chunk_s", "params",
 })
 """Payload fields that never make two decisions differ (see the module docstring)."""
 

@@ -122,6 +122,8 @@ def header_text(state: LensState, where: str, *, follow: bool = False) -> Text:
         none = "(none — the run failed)" if head.status == "failed" else "(none yet)"
         text.append(clip(head.answer if head.answer is not None else none, 108),
                     style="italic")
+        if head.flag is not None:
+            text.append(f"  ⚠ {clip(head.flag, 60)}", style="bold red")
     return text
 
 

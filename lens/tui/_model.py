@@ -206,7 +206,8 @@ def _iteration(number: int, mine: Sequence[Event], origins: Origins,
                by_seq: Mapping[int, Event]) -> Iteration:
     move = next((e.cursor_move for e in mine if isinstance(e, ContextEvaluated)), None)
     call = next((e for e in mine if isinstance(e, LLMStart)), None)
-    tokens = sum(e.input_tokens + e.output_tokens for e in mine if isinstance(e, LLMEnd))
+    tokens = sum((e.input_tokens or 0) + (e.output_tokens or 0)  # unknown (None) adds 0
+                 for e in mine if isinstance(e, LLMEnd))
     return Iteration(
         number=number, move=move, call=call, tokens=tokens,
         tools=tuple(e.tool_name for e in mine if isinstance(e, ToolStart)),

@@ -223,7 +223,7 @@ class RunReader:
                                      "AND ?", [it.number, first_seq, last_seq]):
             assert isinstance(end, LLMEnd)
             price = gate.prices.price(end.model or (it.call.model if it.call else None))
-            if price is None:
+            if price is None or end.input_tokens is None or end.output_tokens is None:
                 return None
             total += price.cost(input_tokens=end.input_tokens, output_tokens=end.output_tokens,
                                 cache_read=end.cache_read_tokens or 0,

@@ -14,7 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from footprint._errors import ConfigError
-from footprint.events import RunSource
+from footprint.events import LLMEnd, RunSource
+from lens.playback._answer import answer_flags
 from lens.playback._foreign import source_note
 from lens.tui._reader import RunReader, StoreGate
 
@@ -34,7 +35,8 @@ _HEAD_SQL = (
     "SELECT count(*), max(seq), bool_or(type = 'run.end'), bool_or(type = 'run.error'), "
     "coalesce(arg_min(model, seq) FILTER (WHERE type = 'run.configured'), "
     "arg_min(model, seq) FILTER (WHERE type = 'llm.start')), "
-    "max(seq) FILTER (WHERE type = 'run.end'), min(seq) FILTER (WHERE type = 'run.source') "
+    "max(seq) FILTER (WHERE type = 'run.end'), min(seq) FILTER (WHERE type = 'run.source'), "
+    "max(seq) FILTER (WHERE type = 'llm.end') "
     "FROM _events_all WHERE run_id = ?"
 )
 
@@ -51,6 +53,8 @@ class RunHead:
     last_seq: int
     source: str | None = None
     """For a run mapped from another framework's trace, what its ``run.source`` says."""
+    flag: str | None = None
+    """When the last reply is not a plain answer: what it is (``lens.playback._answer``)."""
 
 
 def _checked_agent(ref: object) -> str | None:
@@ -151,7 +155,7 @@ class LensState:
         found = self.gate.rows(_HEAD_SQL, [run_id])
         if not found or not found[0][0]:
             return None
-        events, last_seq, ended, failed, model, end_seq, source_seq = found[0]
+        events, last_seq, ended, failed, model, end_seq, source_seq, reply_seq = found[0]
         status = "complete" if ended else "failed" if failed else "incomplete"
         answer = None
         if end_seq is not None:
@@ -159,7 +163,15 @@ class LensState:
             answer = getattr(end[0], "final_content", None) if end else None
         return RunHead(run_id=run_id, status=status, model=str(model or "?"),
                        answer=answer, events=int(events), last_seq=int(last_seq),
-                       source=self._source(run_id, source_seq))
+                       source=self._source(run_id, source_seq),
+                       flag=self._flag(run_id, reply_seq) if ended else None)
+
+    def _flag(self, run_id: str, seq: int | None) -> str | None:
+        found = RunReader(self.gate, run_id).events_at([seq]) if seq is not None else []
+        if not found or not isinstance(found[0], LLMEnd):
+            return None
+        flags = answer_flags(found[0])
+        return flags[0] if flags else None
 
     def _source(self, run_id: str, seq: int | None) -> str | None:
         if seq is None:

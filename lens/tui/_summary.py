@@ -16,6 +16,7 @@ from footprint.events import (
     ToolEnd,
     ToolStart,
 )
+from lens.playback._answer import tokens_of
 from lens.playback._stream import clip
 
 __all__ = ["clip", "condition_text", "move_text", "summarize", "value_text"]
@@ -62,7 +63,7 @@ def _special(event: Event) -> str | None:
     if isinstance(event, LLMEnd):
         calls = ", ".join(c.name for c in event.tool_calls) or "no tool calls"
         return (f"{clip(event.content, 40)!r} [{calls}; "
-                f"{event.input_tokens}+{event.output_tokens} tokens]")
+                f"{tokens_of(event)}]")
     return None
 
 

@@ -189,7 +189,26 @@ def usage_and_model(attrs: Mapping[str, Any]) -> dict[str, Any]:
                                 or attrs.get("gen_ai.usage.completion_tokens")),
         "temperature": _float(attrs.get("gen_ai.request.temperature")),
         "max_tokens": number(attrs.get("gen_ai.request.max_tokens")) or None,
+        "params": request_params(attrs),
     }
+
+
+_PARAMS = {"max_tokens": "max_tokens", "temperature": "temperature", "top_p": "top_p",
+           "top_k": "top_k", "stop_sequences": "stop", "seed": "seed",
+           "frequency_penalty": "frequency_penalty", "presence_penalty": "presence_penalty"}
+"""``gen_ai.request.<key>`` attributes and the request parameter each one records."""
+
+
+def request_params(attrs: Mapping[str, Any]) -> Mapping[str, Any]:
+    """The generation parameters a span recorded (``gen_ai.request.*``), as sent."""
+    out: dict[str, Any] = {}
+    for key, name in _PARAMS.items():
+        value = attrs.get(f"gen_ai.request.{key}")
+        if isinstance(value, str | int | float) and not isinstance(value, bool):
+            out[name] = [value] if name == "stop" and isinstance(value, str) else value
+        elif isinstance(value, list | tuple) and all(isinstance(v, str) for v in value):
+            out[name] = list(value)
+    return out
 
 
 def _float(value: Any) -> float | None:

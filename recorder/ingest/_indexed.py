@@ -67,6 +67,10 @@ def _oi_tools(attrs: Mapping[str, Any]) -> tuple[ToolDef, ...]:
     return tuple(out)
 
 
+_NOT_PARAMS = frozenset({"messages", "tools", "functions", "input", "stream", "stream_options"})
+"""Invocation parameters that are the request's content or its transport, not generation."""
+
+
 def openinference_request(attrs: Mapping[str, Any]) -> ChatRequest:
     """The request and response of one OpenInference ``LLM`` span."""
     found = indexed(attrs, "llm.input_messages")
@@ -81,7 +85,8 @@ def openinference_request(attrs: Mapping[str, Any]) -> ChatRequest:
         input_tokens=number(attrs.get("llm.token_count.prompt")) or base["input_tokens"],
         output_tokens=number(attrs.get("llm.token_count.completion")) or base["output_tokens"],
         temperature=params.get("temperature") if isinstance(params.get("temperature"),
-                                                            int | float) else None)
+                                                            int | float) else None,
+        params={**base["params"], **{k: v for k, v in params.items() if k not in _NOT_PARAMS}})
     return ChatRequest(
         dialect="openinference", system=tuple(m.content for m in inputs if m.role == "system"),
         messages=tuple(m for m in inputs if m.role != "system"), tools=_oi_tools(attrs),

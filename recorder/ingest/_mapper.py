@@ -185,7 +185,8 @@ def _chat(w: _Walk, k: int, span: ForeignSpan, req: ChatRequest,
         system_prompt_chars=sum(map(len, req.system)) + 2 * max(len(req.system) - 1, 0),
         messages_count=len(req.messages), tools_count=len(req.tools),
         tool_names=tuple(t.name for t in req.tools), temperature=req.temperature,
-        request_ref=wire if req.has_content else None))
+        request_ref=wire if req.has_content else None,
+        params={"model": req.model, **req.params} if req.model else dict(req.params)))
     _chat_end(w, k, span, req)
 
 

@@ -108,5 +108,8 @@ class ChatRequest:
     output_tokens: int = 0
     temperature: float | None = None
     max_tokens: int | None = None
+    params: Mapping[str, Any] = field(default_factory=_empty)
+    """The generation parameters the span recorded (``gen_ai.request.*``, OpenInference's
+    ``llm.invocation_parameters``), as sent; a key that is absent is not in the trace."""
     notes: tuple[str, ...] = ()
     has_content: bool = True

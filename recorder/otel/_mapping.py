@@ -331,8 +331,10 @@ class RunTrace:
             "gen_ai.operation.name": "chat"})
         a = span.attributes
         a["gen_ai.response.model"] = clip(e.model or str(a.get("gen_ai.request.model", "")))
-        a["gen_ai.usage.input_tokens"] = e.input_tokens
-        a["gen_ai.usage.output_tokens"] = e.output_tokens
+        if e.input_tokens is not None:  # None: the server reported no usage (unknown)
+            a["gen_ai.usage.input_tokens"] = e.input_tokens
+        if e.output_tokens is not None:
+            a["gen_ai.usage.output_tokens"] = e.output_tokens
         if e.cache_read_tokens is not None:
             a["gen_ai.usage.cache_read.input_tokens"] = e.cache_read_tokens
             self._cache_read += e.cache_read_tokens
@@ -360,7 +362,7 @@ class RunTrace:
         """The call's USD (``footprint.usage.cost_usd``: the GenAI conventions have no cost
         attribute yet), summed for the root; an unpriced model is counted, never 0."""
         price = self._prices.price(str(a["gen_ai.response.model"]))
-        if price is None:
+        if price is None or e.input_tokens is None or e.output_tokens is None:
             self._unpriced += 1
             _put_cost(a, 0.0, 1)
             return

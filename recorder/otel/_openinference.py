@@ -87,9 +87,10 @@ class OpenInference:
                 self._limit)
 
     def chat_output(self, a: Attrs, e: LLMEnd) -> None:
-        a["llm.token_count.prompt"] = e.input_tokens
-        a["llm.token_count.completion"] = e.output_tokens
-        a["llm.token_count.total"] = e.input_tokens + e.output_tokens
+        if e.input_tokens is not None and e.output_tokens is not None:  # else unknown
+            a["llm.token_count.prompt"] = e.input_tokens
+            a["llm.token_count.completion"] = e.output_tokens
+            a["llm.token_count.total"] = e.input_tokens + e.output_tokens
         if not self._content:
             return
         self._value(a, "output", e.content)

@@ -11,12 +11,18 @@
 - ``provider_stream_call_overhead_us``: the same with ``stream=True`` and a
   reply of 24 server-sent events (text in pieces, usage in the last chunk).
 - ``provider_call_fresh_client_us``: the same call through a new provider
-  each time (a new client and SSL context, a new connection): what every call
-  cost before the client was pooled.
+  each time (a new client on the process's shared SSL context, a new
+  connection).
+- ``run_sync_overhead_us``: the same call as ``Agent.run_sync`` makes it: each
+  in a fresh event loop (``run_to_end``, run_sync's own runner) that closes
+  the provider's client at its end, so every call builds a client and opens a
+  connection; ``run_sync_per_otel_span`` its ratio to a span measured just
+  before, per round, as below. Goal: ≤ 40 OTel span times.
 - ``provider_call_per_otel_span``: per round, the calls' CPU divided by one
   OTel span's cost measured just before them (``bench_otel.span_us``, quick);
-  the median of the rounds (the spans' median is printed on stderr as
-  ``otel_span_us``).
+  the median of the rounds (the spans' median over every round, the
+  ``run_sync`` ones too, is printed on stderr as ``otel_span_us`` and kept as
+  ``provider_otel_span_us``).
 """
 
 from __future__ import annotations
@@ -101,6 +107,32 @@ async def _pooled_rounds(
     return samples
 
 
+async def _one_call(model: OpenAIChat, request: LLMRequest) -> None:
+    try:
+        await model.complete(request)
+    finally:
+        await model.aclose()  # as run_sync does when its loop ends
+
+
+def _run_sync_rounds(
+    base_url: str, calls: int, rounds: int, span: Callable[[], float]
+) -> list[tuple[float, float]]:
+    """Per round: µs of CPU per call made in a fresh loop each time, and one span's µs."""
+    from footprint.agent._sync import run_to_end
+
+    model = OpenAIChat("m", base_url=base_url, trust_env=False)
+    request = _request()
+    run_to_end(_one_call(model, request))  # warm: imports, the shared SSL context
+    samples = []
+    for _ in range(rounds):
+        span_us = span()
+        started = time.process_time()
+        for _ in range(calls):
+            run_to_end(_one_call(model, request))
+        samples.append(((time.process_time() - started) / calls * 1e6, span_us))
+    return samples
+
+
 async def _fresh_clients(base_url: str, calls: int) -> float:
     request = _request()
     started = time.process_time()
@@ -135,10 +167,11 @@ def figures(quick: bool) -> dict[str, float]:
         plain = asyncio.run(_pooled_rounds(base_url, False, calls, rounds, span))
         streamed = asyncio.run(_pooled_rounds(base_url, True, calls, rounds, span))
         fresh = asyncio.run(_fresh_clients(base_url, 20 if quick else 50))
+        synced = _run_sync_rounds(base_url, calls // 4, rounds, span)
     finally:
         proc.kill()
         proc.wait()
-    span_us = statistics.median(s for _, s in plain)
+    span_us = statistics.median(s for _, s in [*plain, *synced])
     print(f"[bench] provider: otel_span_us={span_us:.2f} (median over its rounds)",
           file=sys.stderr)
     return {
@@ -146,6 +179,9 @@ def figures(quick: bool) -> dict[str, float]:
         "provider_stream_call_overhead_us": round(statistics.median(c for c, _ in streamed), 1),
         "provider_call_fresh_client_us": round(fresh, 1),
         "provider_call_per_otel_span": round(statistics.median(c / s for c, s in plain), 2),
+        "run_sync_overhead_us": round(statistics.median(c for c, _ in synced), 1),
+        "run_sync_per_otel_span": round(statistics.median(c / s for c, s in synced), 2),
+        "provider_otel_span_us": round(span_us, 2),
     }
 
 

@@ -39,14 +39,14 @@ def _genai(usage: Tokens, model: str) -> float:
                  .total_price)
 
 
-def _record(root: Path, model: str) -> str:
-    """One run of ``model``: a tool call, then an answer, each reply with ``USAGES``' usage."""
+def _record(root: Path, model: str, usages: tuple[Tokens, Tokens] = USAGES) -> str:
+    """One run of ``model``: a tool call, then an answer, each reply with ``usages``."""
 
     def brain(request: LLMRequest) -> LLMResponse:
         if not any(m.role == "tool" for m in request.messages):
             return LLMResponse(content="", tool_calls=(call("lookup_order", order_id="A-1"),),
-                               usage=USAGES[0], stop_reason="tool_use")
-        return LLMResponse(content="Shipped.", usage=USAGES[1])
+                               usage=usages[0], stop_reason="tool_use")
+        return LLMResponse(content="Shipped.", usage=usages[1])
 
     def lookup_order(order_id: str) -> str:
         """Find an order by its id."""
@@ -116,8 +116,8 @@ def test_given_a_prices_file_when_read_then_a_private_model_is_priced_by_it(
     _record(tmp_path, "acme-private-llm-7")
     (tmp_path / "prices.json").write_text(json.dumps(
         {"acme-private-llm-7": {"input_mtok": 2.0, "output_mtok": 8.0, "cache_read_mtok": 0.5}}))
-    expected = sum(((u.input_tokens - (u.cache_read_tokens or 0)) * 2.0
-                    + (u.cache_read_tokens or 0) * 0.5 + u.output_tokens * 8.0) / 1e6
+    expected = sum((((u.input_tokens or 0) - (u.cache_read_tokens or 0)) * 2.0
+                    + (u.cache_read_tokens or 0) * 0.5 + (u.output_tokens or 0) * 8.0) / 1e6
                    for u in USAGES)
     with open_store(tmp_path) as store:
         assert store.rows("SELECT cost_usd, unpriced_calls FROM runs") == [
@@ -272,3 +272,18 @@ def test_given_a_prefixed_name_genai_prices_does_not_know_when_read_then_it_is_u
     model: str,
 ) -> None:
     assert Prices().price(model) is None
+
+
+def test_given_replies_without_usage_when_read_then_tokens_are_unknown_and_unpriced_never_zero(
+    tmp_path: Path,
+) -> None:
+    unknown = Tokens(input_tokens=None, output_tokens=None)
+    run_id = _record(tmp_path, "gpt-4o-mini", (unknown, unknown))
+    with open_store(tmp_path) as store:
+        assert store.rows("SELECT input_tokens, output_tokens, cost_usd FROM llm_calls") == [
+            (None, None, None)] * 2
+        assert store.rows("SELECT cost_usd, unpriced_calls FROM runs") == [(None, 2)]
+    shown = _footprint("show", run_id, "--store", str(tmp_path))
+    assert shown.returncode == 0, shown.stderr
+    assert shown.stdout.count("tokens unknown (no usage reported)") == 2
+    assert "0+0 tokens" not in shown.stdout

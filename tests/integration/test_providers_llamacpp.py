@@ -9,16 +9,20 @@ from __future__ import annotations
 import asyncio
 import os
 import random
+import ssl
 import time
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 from llamacpp_like import USAGE, LlamaLike, llamacpp_like
+from stream_shapes import SHAPES
 
 from footprint import Agent, ConfigError, RunError
 from footprint.agent import tool
 from footprint.events import ListSink, LLMEnd, LLMStart, ToolEnd
 from footprint.providers import AnthropicMessages, FunctionModel, LLMRequest, Message, OpenAIChat
+from lens.playback._answer import tokens_of
 
 
 @pytest.fixture
@@ -74,6 +78,33 @@ def test_given_a_llamacpp_like_server_when_an_agent_with_two_tools_runs_then_it_
     else:
         assert "stream" not in llama.bodies[0]
         assert all(e.time_to_first_chunk_s is None for e in ends)
+
+
+@pytest.mark.parametrize("shape", SHAPES)
+def test_given_tool_calls_streamed_in_a_real_servers_shape_when_an_agent_runs_then_tools_are_found(
+    llama: LlamaLike, shape: str,
+) -> None:
+    llama.shape, llama.parallel = shape, True
+    sink = ListSink()
+    agent = _agent(OpenAIChat("tiny", base_url=llama.base_url, stream=True), sink)
+    result = agent.run_sync("Weather in Oslo, in F?")
+    ends = [e for e in sink.events if isinstance(e, ToolEnd)]
+    assert [(e.tool_name, e.status_by) for e in ends] == [("weather", None),
+                                                          ("to_fahrenheit", None)]
+    assert result.answer == "From the tools: Oslo: sunny, 21C; 21C is 69.8F"
+
+
+def test_given_a_stream_without_usage_when_recorded_then_tokens_are_unknown_and_unpriced(
+    llama: LlamaLike,
+) -> None:
+    llama.sends_usage = False
+    sink = ListSink()
+    agent = _agent(OpenAIChat("tiny", base_url=llama.base_url, stream=True), sink)
+    agent.run_sync("Weather in Oslo, in F?")
+    ends = [e for e in sink.events if isinstance(e, LLMEnd)]
+    assert all(b["stream_options"] == {"include_usage": True} for b in llama.bodies)
+    assert [(e.input_tokens, e.output_tokens) for e in ends] == [(None, None)] * 3
+    assert tokens_of(ends[0]) == "tokens unknown (no usage reported)"
 
 
 def test_given_no_tool_choice_when_tools_are_offered_then_the_server_ignores_them(
@@ -135,6 +166,24 @@ def test_given_run_sync_twice_when_each_run_ends_then_its_client_is_closed_with_
     agent.run_sync("two")
     assert (model.pool.built, llama.connections, llama.wait_closed(2)) == (2, 2, 2)
     model.close()  # nothing left to close: a no-op, not an error
+
+
+def test_given_fresh_run_syncs_when_each_builds_a_client_then_one_ssl_context_serves_all(
+    llama: LlamaLike, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    built: list[object] = []
+    real = ssl.create_default_context
+
+    def counted(*args: Any, **kwargs: Any) -> ssl.SSLContext:
+        built.append(args)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(ssl, "create_default_context", counted)
+    for _ in range(3):  # each run_sync: a new loop, a new provider, a new client
+        model = OpenAIChat("tiny", base_url=llama.base_url)
+        assert _agent(model, ListSink()).run_sync("Weather in Oslo, in F?").answer
+        assert model.pool.built == 1
+    assert len(built) <= 1  # the process's one SSL context (built here, or before)
 
 
 def test_given_a_loop_left_open_when_the_provider_is_closed_then_its_client_closes_in_it(

@@ -100,7 +100,7 @@ def test_given_no_system_and_an_inline_system_message_when_encoded_then_openai_c
 
 
 @pytest.mark.parametrize(("finish", "expected"), [
-    ("stop", "end_turn"), ("length", "max_tokens"), ("content_filter", "error"),
+    ("stop", "end_turn"), ("length", "max_tokens"), ("content_filter", "content_filter"),
     (None, "end_turn"), ("something-new", "end_turn"),
 ])
 def test_given_an_openai_finish_reason_when_parsed_then_it_maps_to_our_stop_reason(
@@ -160,7 +160,7 @@ def test_given_a_system_role_message_when_encoded_for_anthropic_then_run_error_n
 
 @pytest.mark.parametrize(("stop", "expected"), [
     ("end_turn", "end_turn"), ("max_tokens", "max_tokens"),
-    ("stop_sequence", "stop_sequence"), ("refusal", "error"), ("pause_turn", "end_turn"),
+    ("stop_sequence", "stop_sequence"), ("refusal", "refusal"), ("pause_turn", "end_turn"),
 ])
 def test_given_an_anthropic_stop_reason_when_parsed_then_it_maps(stop: str, expected: str) -> None:
     body = {"content": [{"type": "text", "text": "a"}, {"type": "text", "text": "b"}],
@@ -280,3 +280,25 @@ def test_given_a_5xx_body_when_read_then_only_a_malformed_request_is_named(
     body: str, malformed: bool,
 ) -> None:
     assert names_malformed_request(body) is malformed
+
+
+def test_given_wire_providers_when_asked_their_params_then_they_are_what_the_body_carries(
+) -> None:
+    request = LLMRequest(model="", system="s", messages=(Message(role="user", content="q"),),
+                         tools=(ToolSpec(name="f", description="d"),), seed=3)
+    chat = OpenAIChat("m", base_url="http://127.0.0.1:1/v1", max_tokens=9, stop="END",
+                      extra_body={"top_p": 0.5, "response_format": {"type": "text"}})
+    body = openai_payload(chat._generation.apply(request), "m", chat._options)
+    assert dict(chat.wire_params(request)) == {
+        k: v for k, v in body.items() if k not in ("messages", "tools")} == {
+        "model": "m", "max_tokens": 9, "stop": ["END"], "seed": 3, "tool_choice": "auto",
+        "top_p": 0.5, "response_format": {"type": "text"}}
+    messages = AnthropicMessages("c", base_url="http://127.0.0.1:1", max_tokens=5,
+                                 temperature=0.1, stop=["x"])
+    assert dict(messages.wire_params(request)) == {
+        "model": "c", "max_tokens": 5, "temperature": 0.1, "stop_sequences": ["x"]}
+
+
+def test_given_extra_body_naming_a_managed_field_when_built_then_config_error_names_it() -> None:
+    with pytest.raises(ConfigError, match=r"extra_body sets \['max_tokens'\]"):
+        OpenAIChat("m", base_url="http://127.0.0.1:1/v1", extra_body={"max_tokens": 3})
