@@ -86,7 +86,7 @@ CASES: list[tuple[str, list[str], int]] = [
     ("lens", ["lens", "last", "--view", "trends", "--store", "{store}"], 2),
     ("lens", ["lens", "last", "--host", "0.0.0.0", "--store", "{store}"], 2),
     ("stats", ["stats", "--by", "week", "--store", "{store}"], 2),
-    ("stats", ["stats", "--group-by", "user", "--store", "{store}"], 2),
+    ("stats", ["stats", "--group-by", "users", "--store", "{store}"], 2),
     ("stats", ["stats", "--last", "0", "--store", "{store}"], 2),
     ("stats", ["stats", "--since", "yesterday", "--store", "{store}"], 2),
     ("stats", ["stats", "--store", "{missing}"], 2),
