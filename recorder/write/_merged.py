@@ -1,0 +1,216 @@
+"""The record a compaction leaves, and the files it may touch.
+
+A merged file names the files it replaces (``footprint.replaces`` in its
+Parquet key-value metadata, store paths). It is written under a temp name,
+fsynced, renamed into place and its folder fsynced *before* any original is
+deleted, so the record is durable before it is acted on: a merged file that
+is not there (or does not read) replaced nothing, and its originals stay.
+The merged file is the record: written whole or not at all, it needs no
+separate manifest. Everything here honours it: readers and compactions
+never read a replaced file again, and :func:`finish` deletes the originals
+an interrupted compaction left (never reading them).
+
+Only the store's own files are merged or deleted: named like a writer's
+segment (or a merged file), marked for their folder's kind
+(``recorder.write._marker``) and holding exactly the columns footprint
+writes there. Anything else stays where it is, for ``footprint doctor`` to name.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from recorder.write._layout import BLOBS, CHAIN, EVENTS, LIVE, STATS
+from recorder.write._marker import kind_of, marker_problem
+from recorder.write._rows import STATS_SCHEMA
+from recorder.write._schemas import BLOB_SCHEMA, CHAIN_SCHEMA, EVENT_SCHEMA
+
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - not POSIX: no compaction lock
+    fcntl = None  # type: ignore[assignment]
+
+__all__ = ["REPLACES_KEY", "TEMP_GRACE_S", "Interrupted", "compaction_lock", "effective_files",
+           "finish", "folders", "fsync", "interrupted", "own_name", "own_problem",
+           "remove_stale_temps", "replaced_by", "stale_temps"]
+
+REPLACES_KEY = b"footprint.replaces"
+"""Metadata key of a merged file: the JSON list of the store paths it replaces."""
+TEMP_GRACE_S = 5.0
+"""A temp file younger than this is never removed (its writer may be about to rename it)."""
+_NAME = re.compile(r"\d{8}T\d{6}-\d+-[0-9a-f]{8}-c?\d+")
+"""A writer's segment or stats file, or a merged file (``<writer>-c0000``)."""
+_TEMP = re.compile(r"\.(?P<name>\d{8}T\d{6}-\d+-[0-9a-f]{8}-c?\d+)\.parquet\.tmp")
+_SCHEMAS = {EVENTS: EVENT_SCHEMA, BLOBS: BLOB_SCHEMA, CHAIN: CHAIN_SCHEMA, STATS: STATS_SCHEMA}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Interrupted:
+    """A merged file in place whose originals are not all deleted yet (a compactor was
+    killed between its rename and its deletions): readers skip the originals."""
+
+    merged: Path
+    originals: tuple[Path, ...]
+
+
+def replaced_by(metadata: dict[bytes, bytes] | None) -> list[str]:
+    """The store paths a merged file replaces (empty for any other file)."""
+    raw = (metadata or {}).get(REPLACES_KEY)
+    if raw is None:
+        return []
+    try:
+        listed = json.loads(raw)
+    except ValueError:
+        return []
+    return [p for p in listed if isinstance(p, str)] if isinstance(listed, list) else []
+
+
+def folders(root: Path) -> list[Path]:
+    """Every folder of sealed files: each events partition, ``chain/``, ``blobs/``, ``stats/``."""
+    return [*sorted((root / EVENTS).glob("date=*")), root / CHAIN, root / BLOBS, root / STATS]
+
+
+def fsync(path: Path) -> None:
+    """Flush a file's data (or a folder's entries) to the disk."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def own_name(path: Path) -> bool:
+    """Whether ``path`` is named like a writer's segment, stats file or a merged file."""
+    return _NAME.fullmatch(path.name.removesuffix(".parquet")) is not None
+
+
+def _inspect(path: Path) -> tuple[str | None, list[str]]:
+    """Why ``path`` is not one of the store's own files, else ``None``; what it replaces."""
+    if not own_name(path):
+        return "not named like a footprint segment", []
+    kind = kind_of(path)
+    try:
+        meta = pq.read_metadata(path)
+        schema = meta.schema.to_arrow_schema()
+    except (OSError, pa.ArrowException) as exc:
+        return f"{type(exc).__name__}: {' '.join(str(exc).split())[:200]}", []
+    problem = marker_problem(path, schema, meta.metadata, kind)
+    if problem is None and not schema.remove_metadata().equals(
+            _SCHEMAS[kind].remove_metadata()):
+        problem = f"not the columns footprint writes in {kind}/"
+    return problem, replaced_by(meta.metadata) if problem is None else []
+
+
+def own_problem(path: Path) -> str | None:
+    """Why ``path`` is not one of the store's own sealed files (``None``: it is): the name,
+    the marker of its folder's kind, and exactly the columns footprint writes there."""
+    return _inspect(path)[0]
+
+
+def _own_files(folder: Path) -> list[tuple[Path, list[str]]]:
+    """The store's own files in ``folder`` and what each replaces."""
+    found = []
+    for path in sorted(folder.glob("*.parquet")) if folder.is_dir() else []:
+        problem, listed = _inspect(path)
+        if problem is None:
+            found.append((path, listed))
+    return found
+
+
+def effective_files(root: str | os.PathLike[str], folder: Path) -> list[Path]:
+    """The store's own sealed files of ``folder`` that no merged file replaces: what readers
+    read there (a live segment's sealed files aside)."""
+    base = Path(root)
+    owned = _own_files(folder)
+    gone = {base / rel for _, listed in owned for rel in listed}
+    return [path for path, _ in owned if path not in gone]
+
+
+def interrupted(root: str | os.PathLike[str]) -> list[Interrupted]:
+    """Merged files whose originals (of their own folder, named like ours) still exist."""
+    base, found = Path(root), []
+    for folder in folders(base):
+        for path, listed in _own_files(folder):
+            left = [base / rel for rel in listed if (base / rel).parent == folder
+                    and _NAME.fullmatch((base / rel).stem) and (base / rel).exists()]
+            if left:
+                found.append(Interrupted(merged=path, originals=tuple(sorted(left))))
+    return found
+
+
+def _reads_whole(path: Path) -> bool:
+    try:
+        pq.read_table(path, partitioning=None)
+    except (OSError, pa.ArrowException):
+        return False
+    return True
+
+
+def finish(root: str | os.PathLike[str]) -> list[Path]:
+    """Finish every interrupted compaction: delete the originals its merged file replaces
+    (never reading them), once the merged file reads back whole (else they stay, the good
+    copy). The deleted files. Call under :func:`compaction_lock` (``compact`` does)."""
+    deleted = []
+    for item in interrupted(root):
+        if _reads_whole(item.merged):
+            for path in item.originals:
+                path.unlink(missing_ok=True)
+                deleted.append(path)
+    return deleted
+
+
+def stale_temps(root: str | os.PathLike[str], now: float | None = None) -> list[Path]:
+    """Temp files of sealed or merged files whose writer is gone (holds no lock) and older
+    than :data:`TEMP_GRACE_S`: never to be renamed into place. A compactor's own temps count
+    as gone only under :func:`compaction_lock`."""
+    from recorder.write._adopt import writer_alive, writer_of  # _adopt seals with _segment
+
+    base, found = Path(root), []
+    now = time.time() if now is None else now
+    for folder in folders(base):
+        for path in sorted(folder.glob(".*.tmp")) if folder.is_dir() else []:
+            match = _TEMP.fullmatch(path.name)
+            if match is None or writer_alive(base, writer_of(match["name"])):
+                continue
+            with contextlib.suppress(OSError):
+                if now - path.stat().st_mtime >= TEMP_GRACE_S:
+                    found.append(path)
+    return found
+
+
+def remove_stale_temps(root: str | os.PathLike[str]) -> list[Path]:
+    """Remove :func:`stale_temps` (under the compaction lock; none while a compactor works)."""
+    if not stale_temps(root):
+        return []  # the common case: no lock file made
+    with compaction_lock(Path(root)) as held:
+        if not held:
+            return []
+        gone = stale_temps(root)
+        for path in gone:
+            path.unlink(missing_ok=True)
+        return gone
+
+
+@contextlib.contextmanager
+def compaction_lock(root: Path) -> Iterator[bool]:
+    """The store's compaction lock (``live/compact.lock``): ``False`` when another holds it."""
+    path = root / LIVE / "compact.lock"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "ab") as file:
+        if fcntl is not None:
+            try:
+                fcntl.flock(file.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:
+                yield False  # another compactor is at work
+                return
+        yield True
