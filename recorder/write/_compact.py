@@ -117,7 +117,7 @@ def compact(root: str | os.PathLike[str], *, small: int = SMALL_BYTES,
     with compaction_lock(base) as held:
         if not held:
             return done
-        for temp in stale_temps(base):
+        for temp in stale_temps(base, locked=True):
             temp.unlink(missing_ok=True)
         finish(base)
         live = {segment_of(p) for p in (base / LIVE).glob("*.arrows")}

@@ -169,33 +169,38 @@ def finish(root: str | os.PathLike[str]) -> list[Path]:
     return deleted
 
 
-def stale_temps(root: str | os.PathLike[str], now: float | None = None) -> list[Path]:
-    """Temp files of sealed or merged files whose writer is gone (holds no lock) and older
-    than :data:`TEMP_GRACE_S`: never to be renamed into place. A compactor's own temps count
-    as gone only under :func:`compaction_lock`."""
+def stale_temps(root: str | os.PathLike[str], *, locked: bool = False) -> list[Path]:
+    """Temp files never to be renamed into place: a writer's whose writer is gone (holds no
+    lock) and older than :data:`TEMP_GRACE_S`; a compactor's when ``locked`` (the caller holds
+    :func:`compaction_lock`: no compactor is at work), else once older than that too."""
     from recorder.write._adopt import writer_alive, writer_of  # _adopt seals with _segment
 
-    base, found = Path(root), []
-    now = time.time() if now is None else now
+    base, found, now = Path(root), [], time.time()
     for folder in folders(base):
         for path in sorted(folder.glob(".*.tmp")) if folder.is_dir() else []:
             match = _TEMP.fullmatch(path.name)
-            if match is None or writer_alive(base, writer_of(match["name"])):
+            if match is None:
                 continue
-            with contextlib.suppress(OSError):
-                if now - path.stat().st_mtime >= TEMP_GRACE_S:
-                    found.append(path)
+            merged = match["name"].rsplit("-", 1)[1].startswith("c")
+            if merged and locked:
+                found.append(path)
+            elif not merged and writer_alive(base, writer_of(match["name"])):
+                continue
+            else:
+                with contextlib.suppress(OSError):
+                    if now - path.stat().st_mtime >= TEMP_GRACE_S:
+                        found.append(path)
     return found
 
 
 def remove_stale_temps(root: str | os.PathLike[str]) -> list[Path]:
     """Remove :func:`stale_temps` (under the compaction lock; none while a compactor works)."""
-    if not stale_temps(root):
+    if not stale_temps(root, locked=True):
         return []  # the common case: no lock file made
     with compaction_lock(Path(root)) as held:
         if not held:
             return []
-        gone = stale_temps(root)
+        gone = stale_temps(root, locked=True)
         for path in gone:
             path.unlink(missing_ok=True)
         return gone

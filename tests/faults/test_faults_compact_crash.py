@@ -106,6 +106,9 @@ def _audit(root: Path, expected: dict[str, int], figures: Figures, what: str) ->
     lost = sum(1 for run, n in expected.items() if counts.get(run, (0, 0))[1] < n)
     with open_store(root) as store:
         invalid = sum(1 for run in counts if not verify_run(store, run).valid)
+    temps = sorted(p.name for p in root.rglob(".*.tmp"))
+    if temps:
+        figures.problems.append(f"{what}: temp files left: {temps}")
     figures.stores += 1
     figures.runs += len(expected)
     figures.duplicates += duplicates
@@ -216,6 +219,7 @@ def test_given_a_compactor_killed_at_every_step_or_at_random_when_compacted_agai
     assert figures.crash_points >= 2 * (RUNS + 1) and figures.random_kills == RANDOM_KILLS
     assert figures.duplicates == 0 and figures.lost == 0 and figures.invalid == 0, (
         figures.problems)
+    assert not figures.problems  # no temp file left behind either
 
 
 @pytest.mark.filterwarnings("ignore::recorder.StoreWarning")
