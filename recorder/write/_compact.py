@@ -51,8 +51,10 @@ from recorder.write._merged import (
     compaction_lock,
     effective_files,
     finish,
+    finish_in,
     folders,
     fsync,
+    own_files,
     own_name,
     replaced_by,
     stale_temps,
@@ -119,15 +121,25 @@ def compact(root: str | os.PathLike[str], *, small: int = SMALL_BYTES,
             return done
         for temp in stale_temps(base, locked=True):
             temp.unlink(missing_ok=True)
-        finish(base)
         live = {segment_of(p) for p in (base / LIVE).glob("*.arrows")}
+        outlines = _outlines(base)
         for folder in folders(base):
-            files = [p for p in effective_files(base, folder)
+            owned = own_files(folder)
+            finish_in(base, folder, owned)  # a killed compactor's originals: deleted unread
+            files = [p for p in effective_files(base, folder, owned)
                      if segment_of(p) not in live and _size(p) < small]
             for group in _groups(files):
                 if len(group) >= min_files:
-                    done.append(_merge(base, folder, group))
+                    done.append(_merge(base, folder, group, outlines))
     return done
+
+
+def _outlines(root: Path) -> dict[str, list[Path]]:
+    """The cached outlines (``summaries/``) by the segment of the events file they outline."""
+    found: dict[str, list[Path]] = {}
+    for path in (root / SUMMARIES).glob("*.parquet"):
+        found.setdefault(segment_of(path), []).append(path)
+    return found
 
 
 def _size(path: Path) -> int:
@@ -160,7 +172,8 @@ def _read(path: Path) -> tuple[pa.Table, list[str]] | None:
     return table.replace_schema_metadata(None), replaced_by(table.schema.metadata)
 
 
-def _merge(root: Path, folder: Path, group: list[Path]) -> Compacted:
+def _merge(root: Path, folder: Path, group: list[Path],
+           outlines: dict[str, list[Path]]) -> Compacted:
     kind = kind_of(group[0])
     tables, replaced, used = [], set(), []
     for path in group:
@@ -180,9 +193,8 @@ def _merge(root: Path, folder: Path, group: list[Path]) -> Compacted:
     _write_durably(merged, final)
     for path in used:  # the merged file is on disk and names them: readers skip them
         path.unlink(missing_ok=True)
-        if kind == EVENTS:
-            for outline in (root / SUMMARIES).glob(f"{segment_of(path)}.*.parquet"):
-                outline.unlink(missing_ok=True)
+        for outline in outlines.get(segment_of(path), []) if kind == EVENTS else []:
+            outline.unlink(missing_ok=True)
     return Compacted(merged=final, replaced=tuple(used), rows=merged.num_rows)
 
 

@@ -40,9 +40,10 @@ try:
 except ImportError:  # pragma: no cover - not POSIX: no compaction lock
     fcntl = None  # type: ignore[assignment]
 
-__all__ = ["REPLACES_KEY", "TEMP_GRACE_S", "Interrupted", "compaction_lock", "effective_files",
-           "finish", "folders", "fsync", "interrupted", "own_name", "own_problem",
-           "remove_stale_temps", "replaced_by", "stale_temps"]
+__all__ = ["REPLACES_KEY", "TEMP_GRACE_S", "Interrupted", "Owned", "compaction_lock",
+           "effective_files", "finish", "finish_in", "folders", "fsync", "interrupted",
+           "own_files", "own_name", "own_problem", "remove_stale_temps", "replaced_by",
+           "stale_temps"]
 
 REPLACES_KEY = b"footprint.replaces"
 """Metadata key of a merged file: the JSON list of the store paths it replaces."""
@@ -117,8 +118,12 @@ def own_problem(path: Path) -> str | None:
     return _inspect(path)[0]
 
 
-def _own_files(folder: Path) -> list[tuple[Path, list[str]]]:
-    """The store's own files in ``folder`` and what each replaces."""
+Owned = list[tuple[Path, list[str]]]
+"""One scan of a folder: the store's own files there, and what each replaces."""
+
+
+def own_files(folder: Path) -> Owned:
+    """The store's own files in ``folder`` and what each replaces (one footer read each)."""
     found = []
     for path in sorted(folder.glob("*.parquet")) if folder.is_dir() else []:
         problem, listed = _inspect(path)
@@ -127,25 +132,30 @@ def _own_files(folder: Path) -> list[tuple[Path, list[str]]]:
     return found
 
 
-def effective_files(root: str | os.PathLike[str], folder: Path) -> list[Path]:
+def effective_files(root: str | os.PathLike[str], folder: Path,
+                    owned: Owned | None = None) -> list[Path]:
     """The store's own sealed files of ``folder`` that no merged file replaces: what readers
-    read there (a live segment's sealed files aside)."""
+    read there (a live segment's sealed files aside). ``owned``: its :func:`own_files`."""
     base = Path(root)
-    owned = _own_files(folder)
+    owned = own_files(folder) if owned is None else owned
     gone = {base / rel for _, listed in owned for rel in listed}
-    return [path for path, _ in owned if path not in gone]
+    return [path for path, _ in owned if path not in gone and path.exists()]
+
+
+def _left(root: Path, folder: Path, owned: Owned) -> list[Interrupted]:
+    found = []
+    for path, listed in owned:
+        left = [root / rel for rel in listed if (root / rel).parent == folder
+                and own_name(root / rel) and (root / rel).exists()]
+        if left:
+            found.append(Interrupted(merged=path, originals=tuple(sorted(left))))
+    return found
 
 
 def interrupted(root: str | os.PathLike[str]) -> list[Interrupted]:
     """Merged files whose originals (of their own folder, named like ours) still exist."""
-    base, found = Path(root), []
-    for folder in folders(base):
-        for path, listed in _own_files(folder):
-            left = [base / rel for rel in listed if (base / rel).parent == folder
-                    and _NAME.fullmatch((base / rel).stem) and (base / rel).exists()]
-            if left:
-                found.append(Interrupted(merged=path, originals=tuple(sorted(left))))
-    return found
+    base = Path(root)
+    return [item for folder in folders(base) for item in _left(base, folder, own_files(folder))]
 
 
 def _reads_whole(path: Path) -> bool:
@@ -156,17 +166,24 @@ def _reads_whole(path: Path) -> bool:
     return True
 
 
-def finish(root: str | os.PathLike[str]) -> list[Path]:
-    """Finish every interrupted compaction: delete the originals its merged file replaces
-    (never reading them), once the merged file reads back whole (else they stay, the good
-    copy). The deleted files. Call under :func:`compaction_lock` (``compact`` does)."""
+def finish_in(root: Path, folder: Path, owned: Owned) -> list[Path]:
+    """:func:`finish` for one folder, given its :func:`own_files`."""
     deleted = []
-    for item in interrupted(root):
+    for item in _left(root, folder, owned):
         if _reads_whole(item.merged):
             for path in item.originals:
                 path.unlink(missing_ok=True)
                 deleted.append(path)
     return deleted
+
+
+def finish(root: str | os.PathLike[str]) -> list[Path]:
+    """Finish every interrupted compaction: delete the originals its merged file replaces
+    (never reading them), once the merged file reads back whole (else they stay, the good
+    copy). The deleted files. Call under :func:`compaction_lock` (``compact`` does)."""
+    base = Path(root)
+    return [path for folder in folders(base) for path in finish_in(base, folder,
+                                                                    own_files(folder))]
 
 
 def stale_temps(root: str | os.PathLike[str], *, locked: bool = False) -> list[Path]:
