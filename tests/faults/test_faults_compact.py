@@ -272,3 +272,21 @@ def test_given_events_stored_twice_when_doctor_runs_then_it_names_the_run(
     doctor = _cli("doctor", "--store", str(store_dir))
     assert doctor.returncode == 1, doctor.stdout
     assert f"duplicates: run {run} has" in doctor.stdout, doctor.stdout
+
+
+def test_given_an_interrupted_compaction_when_footprint_compact_runs_then_no_event_twice(
+    store_dir: Path, tmp_path: Path,
+) -> None:
+    before = _listing(store_dir)
+    originals = tmp_path / "originals"
+    shutil.copytree(store_dir, originals)
+    compact(store_dir)
+    for path in _files(originals)[::2]:  # killed after the rename, half the deletions done
+        shutil.copy2(path, store_dir / path.relative_to(originals))
+    done = _cli("compact", "--store", str(store_dir))
+    assert done.returncode == 0 and "finished an interrupted compaction" in done.stdout, (
+        done.stdout + done.stderr)
+    with open_store(store_dir) as store:
+        assert store.rows("SELECT count(*) - count(DISTINCT (run_id, seq)) FROM events") == [
+            (0,)]
+    assert _listing(store_dir) == before
