@@ -34,7 +34,7 @@ from recorder.write._compact import compact
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent.parent
 README = ROOT / "README.md"
-START, END = "<!-- compact-faults:start -->\n", "<!-- compact-faults:end -->"
+START, END = "  <!-- compact-faults:start -->\n", "  <!-- compact-faults:end -->"
 RUNS = 3
 RANDOM_KILLS = 30
 
