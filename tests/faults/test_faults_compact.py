@@ -4,7 +4,11 @@
 small files) merges them; every run verifies as before, the runs list is
 the same, a reader that scanned before the merge reads on (no warning, no
 duplicate), and a compactor killed between writing the merged file and
-deleting the originals leaves a store that reads the same.
+deleting the originals leaves a store that reads the same; the next
+compaction (and ``doctor --quarantine``) finishes it, never merging a row
+twice. Stray files are neither merged nor deleted, dead writers' temp files
+are removed, a merged file's row groups hold a few whole runs, and
+``doctor`` names interrupted compactions and events stored twice.
 """
 
 from __future__ import annotations
