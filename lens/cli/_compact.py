@@ -19,9 +19,13 @@ def add_parser(subparsers: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from lens.cli._common import open_from
-    from recorder.write._compact import compact
+    from recorder.write._compact import compact, finish_compactions
 
     store = open_from(args)  # a missing store or folder fails here, in one line
+    finished = finish_compactions(store.root)
+    if finished:
+        print(f"finished an interrupted compaction: deleted {len(finished)} replaced files "
+              "(never read again)")
     merged = compact(store.root)
     for item in merged:
         if item.replaced:

@@ -44,13 +44,17 @@ def run(args: argparse.Namespace) -> int:
     for orphan in checkup.orphans:
         print(f"orphaned segment {orphan.segment} (its writer, pid {orphan.pid} by its name, "
               f"holds no lock: gone; {len(orphan.files)} live files)")
+    from lens.cli._doctor_compact import check_compaction
+
+    compacted = check_compaction(store, repair=args.quarantine)
     if args.quarantine and not checkup.healthy:
-        return _repair(store, checkup)
-    if checkup.healthy:
+        return max(_repair(store, checkup), 0 if compacted else 1)
+    if checkup.healthy and compacted:
         print("healthy: every file reads back whole")
         return 0
-    print("run `footprint doctor --quarantine` to move damaged files aside, rebuild cached "
-          "outlines and seal killed writers' segments")
+    if not args.quarantine:
+        print("run `footprint doctor --quarantine` to move damaged files aside, rebuild cached "
+              "outlines, seal killed writers' segments and finish interrupted compactions")
     return 1
 
 

@@ -8,7 +8,10 @@ sinks (``_sink``); ``_parquet_sink`` converts them (``_rows``, ``_columns``,
 (``_chain`` spells the format, ``_link`` computes it); a segment is sealed into
 Parquet when its writer closes, or adopted when its writer died (``_adopt``,
 reading it back through ``_live``). ``_layout`` names the store's folders and
-files; ``_upload`` sends sealed files to object storage.
+files; ``_upload`` sends sealed files to object storage. ``_compact`` merges
+small sealed files; ``_merged`` keeps the record a compaction leaves
+(``effective_files``: what readers read in a folder; ``finish``: complete an
+interrupted compaction) and knows the store's own files from strays.
 
 May import: ``footprint`` only (and pyarrow); nothing in ``recorder.store``,
 ``recorder.otel`` or ``recorder.ingest``.

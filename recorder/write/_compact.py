@@ -7,14 +7,20 @@ files of each folder (each ``events/date=…/`` partition, ``chain/``,
 ``blobs/``, ``stats/``) into one file per folder, rows sorted (events by run
 and seq, so a run's rows sit together and a read by run skips the rest).
 
-Nothing is rewritten in place: the merged file is written beside the
-originals (temp name, rename) and lists them, by path, in its key-value
-metadata (``footprint.replaces``); discovery leaves out every file a merged
-file replaces, so a reader sees either the originals or the merged file,
-never both, and a crash between the rename and the deletions leaves a
-store that reads the same. The rows are copied byte for byte (payloads,
-row checks, heads), so every run verifies as before. Live segments are
-never touched; one compactor at a time (``live/compact.lock``).
+Compaction is a transaction (``recorder.write._merged``): the merged file is
+written under a temp name, fsynced, renamed into place and its folder
+fsynced, always; it names the files it replaces, by path, in its key-value
+metadata (``footprint.replaces``), and only then are the originals deleted.
+Readers and later compactions honour that record: a replaced file is never
+read or merged again, and each compaction first finishes an interrupted one
+(deletes the originals left, unread). A compactor killed anywhere, or a
+power loss, leaves every row stored once. Only the store's own files are
+merged (named, marked and shaped as footprint writes them); a stray file
+stays for ``footprint doctor`` to name. A merged file's row groups hold
+whole runs, at most :data:`RUNS_PER_GROUP` of them, so a damaged row group
+costs the runs it holds, not the file's. The rows are copied byte for byte
+(payloads, row checks, heads), so every run verifies as before. Live
+segments are never touched; one compactor at a time (``live/compact.lock``).
 """
 
 from __future__ import annotations
@@ -22,11 +28,11 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from recorder.write._layout import (
@@ -39,18 +45,24 @@ from recorder.write._layout import (
     new_writer_id,
     segment_of,
 )
-from recorder.write._marker import MARKER_KEY, kind_of
+from recorder.write._marker import kind_of, marked
+from recorder.write._merged import (
+    REPLACES_KEY,
+    compaction_lock,
+    effective_files,
+    finish,
+    finish_in,
+    folders,
+    fsync,
+    own_files,
+    own_name,
+    replaced_by,
+    stale_temps,
+)
 
-try:
-    import fcntl
-except ImportError:  # pragma: no cover - not POSIX: no compaction lock
-    fcntl = None  # type: ignore[assignment]
+__all__ = ["AUTO_COMPACT_AT", "REPLACES_KEY", "RUNS_PER_GROUP", "SMALL_BYTES", "Compacted",
+           "compact", "finish_compactions", "replaced_by", "row_groups", "small_files"]
 
-__all__ = ["AUTO_COMPACT_AT", "REPLACES_KEY", "SMALL_BYTES", "Compacted", "compact",
-           "replaced_by", "small_files"]
-
-REPLACES_KEY = b"footprint.replaces"
-"""Metadata key of a merged file: the JSON list of the store paths it replaces."""
 SMALL_BYTES = 8 << 20
 """A sealed file smaller than this is merged by :func:`compact`."""
 AUTO_COMPACT_AT = 64
@@ -58,6 +70,9 @@ AUTO_COMPACT_AT = 64
 _MERGED_BYTES = 256 << 20
 """At most this much (on disk) merged into one file."""
 _ROW_GROUP = 65_536
+RUNS_PER_GROUP = 16
+"""At most this many runs in one row group of a merged file (a run is never split, unless
+it alone passes 65,536 rows): a damaged row group costs at most these runs."""
 _SORT = {EVENTS: ("run_id", "seq"), CHAIN: ("run_id", "last_seq"), BLOBS: ("hash",),
          STATS: ("run_id", "written_ns")}
 
@@ -71,27 +86,12 @@ class Compacted:
     rows: int
 
 
-def replaced_by(metadata: dict[bytes, bytes] | None) -> list[str]:
-    """The store paths a merged file replaces (empty for any other file)."""
-    raw = (metadata or {}).get(REPLACES_KEY)
-    if raw is None:
-        return []
-    try:
-        listed = json.loads(raw)
-    except ValueError:
-        return []
-    return [p for p in listed if isinstance(p, str)] if isinstance(listed, list) else []
-
-
-def _folders(root: Path) -> list[Path]:
-    return [*sorted((root / EVENTS).glob("date=*")), root / CHAIN, root / BLOBS, root / STATS]
-
-
 def small_files(folder: Path, live: set[str], small: int = SMALL_BYTES) -> list[Path]:
-    """The sealed files of ``folder`` smaller than ``small`` bytes that no live segment owns."""
+    """The sealed files of ``folder`` named like the store's own, smaller than ``small``
+    bytes, that no live segment owns (a cheap count: no file is opened)."""
     found = []
     for path in sorted(folder.glob("*.parquet")) if folder.is_dir() else []:
-        if path.name.startswith((".", "_")) or segment_of(path) in live:
+        if not own_name(path) or segment_of(path) in live:
             continue
         with contextlib.suppress(OSError):
             if path.stat().st_size < small:
@@ -99,49 +99,61 @@ def small_files(folder: Path, live: set[str], small: int = SMALL_BYTES) -> list[
     return found
 
 
-@contextlib.contextmanager
-def _lock(root: Path) -> Iterator[bool]:
-    path = root / LIVE / "compact.lock"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "ab") as file:
-        if fcntl is not None:
-            try:
-                fcntl.flock(file.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except OSError:
-                yield False  # another compactor is at work
-                return
-        yield True
+def finish_compactions(root: str | os.PathLike[str]) -> list[Path]:
+    """Finish what killed compactors left: delete the originals each merged file replaces
+    (never reading them). The files deleted; none while another compactor works."""
+    with compaction_lock(Path(root)) as held:
+        return finish(root) if held else []
 
 
-def compact(root: str | os.PathLike[str], *, durable: bool = False,
-            small: int = SMALL_BYTES, min_files: int = 2) -> list[Compacted]:
+def compact(root: str | os.PathLike[str], *, small: int = SMALL_BYTES,
+            min_files: int = 2) -> list[Compacted]:
     """Merge the small sealed files of every folder of the store at ``root``; what was merged.
 
+    First removes dead writers' temp files and finishes interrupted compactions.
     A folder with fewer than ``min_files`` small files is left alone. Returns
     nothing when another compactor holds the store's compaction lock.
     """
     base = Path(root)
     done: list[Compacted] = []
-    with _lock(base) as held:
+    with compaction_lock(base) as held:
         if not held:
             return done
+        for temp in stale_temps(base, locked=True):
+            temp.unlink(missing_ok=True)
         live = {segment_of(p) for p in (base / LIVE).glob("*.arrows")}
-        for folder in _folders(base):
-            files = small_files(folder, live, small)
+        outlines = _outlines(base)
+        for folder in folders(base):
+            owned = own_files(folder)
+            finish_in(base, folder, owned)  # a killed compactor's originals: deleted unread
+            files = [p for p in effective_files(base, folder, owned)
+                     if segment_of(p) not in live and _size(p) < small]
             for group in _groups(files):
                 if len(group) >= min_files:
-                    done.append(_merge(base, folder, group, durable=durable))
+                    done.append(_merge(base, folder, group, outlines))
     return done
+
+
+def _outlines(root: Path) -> dict[str, list[Path]]:
+    """The cached outlines (``summaries/``) by the segment of the events file they outline."""
+    found: dict[str, list[Path]] = {}
+    for path in (root / SUMMARIES).glob("*.parquet"):
+        found.setdefault(segment_of(path), []).append(path)
+    return found
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 1 << 62  # gone meanwhile: never merged
 
 
 def _groups(files: list[Path]) -> list[list[Path]]:
     groups: list[list[Path]] = [[]]
     size = 0
     for path in files:
-        try:
-            add = path.stat().st_size
-        except OSError:
-            continue
+        add = _size(path)
         if groups[-1] and size + add > _MERGED_BYTES:
             groups.append([])
             size = 0
@@ -150,43 +162,78 @@ def _groups(files: list[Path]) -> list[list[Path]]:
     return [g for g in groups if g]
 
 
-def _read(path: Path, kind: str) -> tuple[pa.Table, list[str]] | None:
-    """The rows of one of the store's files and what it replaced; ``None`` for a file that
-    is not the store's own (marker of another kind) or that does not read whole."""
+def _read(path: Path) -> tuple[pa.Table, list[str]] | None:
+    """The rows of one of the store's own files and what it replaced; ``None`` when it does
+    not read whole (damaged: left where it is, for doctor to name)."""
     try:
-        meta = pq.read_metadata(path).metadata or {}
-        marker = meta.get(MARKER_KEY)
-        if marker is not None and marker.decode("utf-8", "replace") != kind:
-            return None
         table = pq.read_table(path, partitioning=None)
     except (OSError, pa.ArrowException):
-        return None  # damaged: left where it is, for doctor to name
-    return table.replace_schema_metadata(None), replaced_by(meta)
+        return None
+    return table.replace_schema_metadata(None), replaced_by(table.schema.metadata)
 
 
-def _merge(root: Path, folder: Path, group: list[Path], *, durable: bool) -> Compacted:
+def _merge(root: Path, folder: Path, group: list[Path],
+           outlines: dict[str, list[Path]]) -> Compacted:
     kind = kind_of(group[0])
     tables, replaced, used = [], set(), []
     for path in group:
-        read = _read(path, kind)
+        read = _read(path)
         if read is not None:
             tables.append(read[0])
             replaced.update(read[1])
             replaced.add(path.relative_to(root).as_posix())
             used.append(path)
-    merged = pa.concat_tables(tables, promote_options="permissive") if tables else None
     final = folder / f"{new_writer_id()}-c0000.parquet"
-    if merged is None or len(used) < 2:
+    if len(used) < 2:
         return Compacted(merged=final, replaced=(), rows=0)
+    merged = pa.concat_tables(tables, promote_options="permissive")
     names = [n for n in _SORT[kind] if n in merged.column_names]
     merged = merged.sort_by([(n, "ascending") for n in names]).replace_schema_metadata(
         {REPLACES_KEY: json.dumps(sorted(replaced)).encode()})
-    from recorder.write._segment import write_atomically  # its chain needs the event catalog
-
-    write_atomically(merged, final, durable=durable, row_group_size=_ROW_GROUP)
-    for path in used:  # the merged file is in place and names them: readers skip them
+    _write_durably(merged, final)
+    for path in used:  # the merged file is on disk and names them: readers skip them
         path.unlink(missing_ok=True)
-        if kind == EVENTS:
-            for outline in (root / SUMMARIES).glob(f"{segment_of(path)}.*.parquet"):
-                outline.unlink(missing_ok=True)
+        for outline in outlines.get(segment_of(path), []) if kind == EVENTS else []:
+            outline.unlink(missing_ok=True)
     return Compacted(merged=final, replaced=tuple(used), rows=merged.num_rows)
+
+
+def _write_durably(table: pa.Table, final: Path) -> None:
+    """Write ``table`` to a temp name in row groups of whole runs, fsync it, rename it into
+    place and fsync its folder: on disk before any original goes."""
+    from recorder.write._segment import parquet_options  # its chain needs the event catalog
+
+    tmp = final.with_name(f".{final.name}.tmp")
+    options = parquet_options(table.schema)
+    cap = min(options.pop("row_group_size", _ROW_GROUP), _ROW_GROUP)
+    table = marked(table, kind_of(final))
+    try:
+        with pq.ParquetWriter(tmp, table.schema, **options) as writer:
+            for start, stop in row_groups(table, cap):
+                writer.write_table(table.slice(start, stop - start), row_group_size=cap)
+        fsync(tmp)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    os.replace(tmp, final)
+    fsync(final.parent)
+
+
+def row_groups(table: pa.Table, cap: int = _ROW_GROUP) -> list[tuple[int, int]]:
+    """``(start, stop)`` of each row group of a merged file: whole runs of a table sorted by
+    run, at most :data:`RUNS_PER_GROUP` runs and ``cap`` rows (a bigger run alone)."""
+    n = table.num_rows
+    if "run_id" not in table.column_names:
+        return [(s, min(s + cap, n)) for s in range(0, n, cap)]
+    if n == 0:
+        return []
+    ids = table.column("run_id").combine_chunks()
+    changed = pc.indices_nonzero(pc.not_equal(ids.slice(1), ids.slice(0, n - 1))).to_pylist()
+    starts = [0, *(int(i) + 1 for i in changed)]
+    groups, begin, runs = [], 0, 0
+    for start, stop in zip(starts, [*starts[1:], n], strict=True):
+        if runs and (runs >= RUNS_PER_GROUP or stop - begin > cap):
+            groups.append((begin, start))
+            begin, runs = start, 0
+        runs += 1
+    return [*groups, (begin, n)]

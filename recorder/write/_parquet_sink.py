@@ -26,6 +26,7 @@ from recorder.write._layout import (
     segment_of,
 )
 from recorder.write._link import RunHeads
+from recorder.write._merged import remove_stale_temps
 from recorder.write._rows import EVENT_SCHEMA, STATS_SCHEMA, RowBuilder, RunTail
 from recorder.write._segment import Segment, write_atomically
 from recorder.write._sink import ExportResult
@@ -54,7 +55,8 @@ class ParquetSink:
     (``recorder.write._compact``; ``None``: never). File names carry the UTC
     time, the pid and a random suffix: writers never touch each other's files,
     except that a new writer first seals the segments of writers that were
-    killed (``adopt=True``, on its file thread; :func:`recorder.adopt_orphans`).
+    killed (``adopt=True``, on its file thread; :func:`recorder.adopt_orphans`)
+    and removes the temp files killed writers and compactors left.
     ``path`` may be an object-storage URI (``s3://bucket/prefix``): live
     segments then stay in a local staging store and each sealed file is
     uploaded (see ``recorder.write._upload``).
@@ -183,6 +185,7 @@ class ParquetSink:
     def _adopt(self) -> None:
         try:
             adopt_orphans(self.root, durable=self.durable)
+            remove_stale_temps(self.root)  # killed writers' and compactors' temp files
         except Exception:  # a damaged orphan never costs this writer its own batches
             _log.exception("recorder: sealing the segments of killed writers in %s failed",
                            self.root)
@@ -255,7 +258,7 @@ class ParquetSink:
         folders = [self.root / CHAIN, *(self.root / EVENTS).glob("date=*")]
         if any(len(small_files(f, live)) >= self.compact_at for f in folders):
             try:
-                compact(self.root, durable=self.durable)
+                compact(self.root)  # always fsynced: it deletes the originals
             except Exception:  # compaction is housekeeping: never costs the run its rows
                 _log.exception("recorder: compacting %s failed", self.root)
 
