@@ -17,6 +17,7 @@ from footprint._lazy import lazy_names
 
 if TYPE_CHECKING:
     from recorder._feedback import Score, StoredRun, evaluate, feedback, record_scores
+    from recorder.store._bounded import SqlTimeout
     from recorder.store._catalog import Store, open_store
     from recorder.store._discover import StoreWarning
     from recorder.store._query import EventQuery
@@ -97,6 +98,7 @@ _HOME = {
     "list_runs": "recorder.store._runlist",
     "run_costs": "recorder.store._runlist",
     "SqlRefused": "recorder.store._sandbox",
+    "SqlTimeout": "recorder.store._bounded",
     "DROP": "recorder.write._sink",
     "Drop": "recorder.write._sink",
     "EmitSink": "recorder.write._sink",
@@ -146,6 +148,7 @@ __all__ = [
     "Score",
     "Sink",
     "SqlRefused",
+    "SqlTimeout",
     "StatsAware",
     "Store",
     "StoreReader",
