@@ -44,6 +44,7 @@ def run(args: argparse.Namespace) -> int:
     for orphan in checkup.orphans:
         print(f"orphaned segment {orphan.segment} (its writer, pid {orphan.pid} by its name, "
               f"holds no lock: gone; {len(orphan.files)} live files)")
+    _redactions(store)
     if args.quarantine and not checkup.healthy:
         return _repair(store, checkup)
     if checkup.healthy:
@@ -52,6 +53,26 @@ def run(args: argparse.Namespace) -> int:
     print("run `footprint doctor --quarantine` to move damaged files aside, rebuild cached "
           "outlines and seal killed writers' segments")
     return 1
+
+
+def _redactions(store: Store) -> None:
+    """One line on the store's redaction markers: keyed (by key id) or unkeyed (old)."""
+    from recorder.store._redactions import marker_census
+    from recorder.write._redact_key import REDACT_KEY_ENV, known_redaction_key
+
+    census = marker_census(store)
+    if not census.total:
+        return
+    mine = known_redaction_key()
+    ids = ", ".join(f"{n} under key id {k}" + (" (yours)" if mine and mine.key_id == k else "")
+                    for k, n in census.keyed.items())
+    if ids:
+        print(f"redaction markers: {ids}")
+    if census.unkeyed:
+        print(f"redaction markers: {census.unkeyed} unkeyed (sha256 of the value: anyone "
+              "holding the store can test a guess, and small spaces such as card numbers fall "
+              "to brute force); new records are keyed (Redactor key, "
+              f"${REDACT_KEY_ENV}); see README 'Redaction markers' to re-key")
 
 
 def _repair(store: Store, checkup: Checkup) -> int:

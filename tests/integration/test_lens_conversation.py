@@ -100,7 +100,7 @@ def test_given_a_recorded_three_turn_conversation_when_the_last_turn_is_replayed
         events = store.events(ids[2])
         assert any(isinstance(e, TurnRouted) and e.decider and e.decider.picked == "billing"
                    for e in events)
-        assert all(e.result.startswith("[redacted sha256:")
+        assert all(e.result.startswith(f"[redacted hmac-sha256:{Redactor().key_id}:")
                    for e in events if isinstance(e, ToolEnd))
         # a prefix past the id's millisecond stamp: runs made in one millisecond share it
         result = replay_conversation(store, ids[2][:24], make_agent(decider=decider))
