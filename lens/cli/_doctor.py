@@ -71,8 +71,9 @@ def _redactions(store: Store) -> None:
     if census.unkeyed:
         print(f"redaction markers: {census.unkeyed} unkeyed (sha256 of the value: anyone "
               "holding the store can test a guess, and small spaces such as card numbers fall "
-              "to brute force); new records are keyed (Redactor key, "
-              f"${REDACT_KEY_ENV}); see README 'Redaction markers' to re-key")
+              "to brute force); new records get keyed markers (a Redactor key, "
+              f"${REDACT_KEY_ENV}); these stay as they are: re-keying a store is not "
+              "implemented (README, 'Redaction markers')")
 
 
 def _repair(store: Store, checkup: Checkup) -> int:
