@@ -21,6 +21,7 @@ default ``$XDG_CONFIG_HOME/footprint/redact.key``, i.e.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import hmac
 import os
@@ -184,16 +185,20 @@ def _resolve(key: bytes | str | None, key_file: str | os.PathLike[str] | None, *
 
 
 def _create(path: Path) -> None:
-    """A new key file, 0600, written whole or not at all (``O_EXCL``: a racing writer wins)."""
+    """A new key file, 0600, there whole or not at all: written aside, then linked in place
+    (``link`` fails when the name exists, so of two first uses one key wins, never half)."""
     path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    aside = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}")
+    fd = os.open(aside, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     try:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    except FileExistsError:
-        return
-    with os.fdopen(fd, "w", encoding="ascii") as file:
-        file.write(secrets.token_hex(32) + "\n")
-        file.flush()
-        os.fsync(file.fileno())
+        with os.fdopen(fd, "w", encoding="ascii") as file:
+            file.write(secrets.token_hex(32) + "\n")
+            file.flush()
+            os.fsync(file.fileno())
+        with contextlib.suppress(FileExistsError):
+            os.link(aside, path)
+    finally:
+        aside.unlink(missing_ok=True)
 
 
 def _read(path: Path) -> bytes:

@@ -8,6 +8,8 @@ import dataclasses
 import hashlib
 import itertools
 import stat
+import threading
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -119,6 +121,23 @@ def test_given_no_key_when_a_redactor_is_built_then_a_0600_key_file_is_made_and_
     monkeypatch.setenv(REDACT_KEY_ENV, KEY_B)  # the variable comes before the file
     assert Redactor().key_id == redaction_key(KEY_B).key_id != first.key_id
     assert Redactor(key=KEY_A).key_id == redaction_key(KEY_A).key_id  # the argument first
+
+
+def test_given_many_first_uses_at_once_when_keys_are_made_then_all_get_the_same_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delenv(REDACT_KEY_ENV, raising=False)
+    path = tmp_path / "keys" / "redact.key"
+    start = threading.Barrier(8)
+
+    def first_use() -> str:
+        start.wait()
+        return redaction_key(key_file=path).key_id
+
+    with ThreadPoolExecutor(8) as pool:
+        ids = list(pool.map(lambda _: first_use(), range(8)))
+    assert len(set(ids)) == 1
+    assert sorted(p.name for p in path.parent.iterdir()) == ["redact.key"]  # nothing left aside
 
 
 def test_given_a_bad_key_when_a_redactor_is_built_then_a_config_error_names_the_fix(
