@@ -1,4 +1,6 @@
-"""``footprint doctor``: list damaged store files and orphaned segments; quarantine them."""
+"""``footprint doctor``: list damaged store files and orphaned segments; quarantine them;
+count the store's redaction markers, keyed (by key id) or unkeyed (``recorder.store._redactions``).
+"""
 
 from __future__ import annotations
 
@@ -18,7 +20,8 @@ def add_parser(subparsers: Any) -> None:
     """Register ``doctor`` on the CLI's sub-parsers (imports nothing heavy)."""
     p = subparsers.add_parser(
         "doctor", help="read every store file once; list damaged files, wrong cached outlines "
-                       "and killed writers' segments (exit 1 when any); --quarantine moves "
+                       "and killed writers' segments (exit 1 when any), and count redaction "
+                       "markers by key id, naming unkeyed ones; --quarantine moves "
                        "damaged files aside, rebuilds the outlines and seals the segments")
     p.add_argument("--quarantine", action="store_true",
                    help="repair: move each damaged file to quarantine/ in the store (kept, not "
