@@ -148,6 +148,20 @@ def test_given_a_tool_not_declared_deterministic_when_replayed_then_refused_nami
     assert "tool(lookup, deterministic=True)" in message
 
 
+def test_given_another_redaction_key_when_replayed_then_refused_naming_the_markers_key(
+    recorded: tuple[Path, list[str]], monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A re-run tool's result is checked against its keyed marker: only with that key."""
+    store_path, ids = recorded
+    recorded_with = Redactor().key_id
+    monkeypatch.setenv("FOOTPRINT_REDACT_KEY", "another-redaction-key-0123456789")
+    with open_store(store_path) as store, pytest.raises(ConfigError) as raised:
+        replay_conversation(store, ids[0], make_agent())
+    assert str(raised.value).startswith(
+        f"the recorded result of tool 'lookup' is redacted under key id {recorded_with} and "
+        f"the key at hand is {Redactor().key_id}; set $FOOTPRINT_REDACT_KEY")
+
+
 def test_given_a_tool_whose_result_changed_when_replayed_then_its_hash_differs(
     recorded: tuple[Path, list[str]], monkeypatch: pytest.MonkeyPatch,
 ) -> None:
