@@ -17,6 +17,7 @@ from footprint._lazy import lazy_names
 
 if TYPE_CHECKING:
     from recorder._feedback import Score, StoredRun, evaluate, feedback, record_scores
+    from recorder.store._bounded import SqlTimeout
     from recorder.store._catalog import Store, open_store
     from recorder.store._discover import StoreWarning
     from recorder.store._query import EventQuery
@@ -55,6 +56,15 @@ if TYPE_CHECKING:
         marker,
     )
     from recorder.write._recorder import Recorder, RecorderStats
+    from recorder.write._redact_key import (
+        REDACT_KEY_ENV,
+        Marker,
+        RedactionKey,
+        known_redaction_key,
+        marker_matches,
+        parse_marker,
+        redaction_key,
+    )
     from recorder.write._rows import BLOB_SCHEMA, EVENT_SCHEMA, HOT_FIELDS
     from recorder.write._sink import DROP, Drop, EmitSink, ExportResult, Processor, Sink, StatsAware
 
@@ -82,6 +92,13 @@ _HOME = {
     "Redactor": "recorder.write._process",
     "capture": "recorder.write._process",
     "marker": "recorder.write._process",
+    "REDACT_KEY_ENV": "recorder.write._redact_key",
+    "Marker": "recorder.write._redact_key",
+    "RedactionKey": "recorder.write._redact_key",
+    "known_redaction_key": "recorder.write._redact_key",
+    "marker_matches": "recorder.write._redact_key",
+    "parse_marker": "recorder.write._redact_key",
+    "redaction_key": "recorder.write._redact_key",
     "EventQuery": "recorder.store._query",
     "DECODE_COLUMNS": "recorder.store._reader",
     "StoreReader": "recorder.store._reader",
@@ -97,6 +114,7 @@ _HOME = {
     "list_runs": "recorder.store._runlist",
     "run_costs": "recorder.store._runlist",
     "SqlRefused": "recorder.store._sandbox",
+    "SqlTimeout": "recorder.store._bounded",
     "DROP": "recorder.write._sink",
     "Drop": "recorder.write._sink",
     "EmitSink": "recorder.write._sink",
@@ -126,6 +144,7 @@ __all__ = [
     "DROP",
     "EVENT_SCHEMA",
     "HOT_FIELDS",
+    "REDACT_KEY_ENV",
     "RUN_COLUMNS",
     "STATUSES",
     "UPCASTERS",
@@ -136,16 +155,19 @@ __all__ = [
     "EventQuery",
     "ExportResult",
     "IterationSpan",
+    "Marker",
     "ParquetSink",
     "Processor",
     "Recorder",
     "RecorderStats",
+    "RedactionKey",
     "Redactor",
     "RunQuery",
     "RunSummary",
     "Score",
     "Sink",
     "SqlRefused",
+    "SqlTimeout",
     "StatsAware",
     "Store",
     "StoreReader",
@@ -162,11 +184,15 @@ __all__ = [
     "evaluate",
     "feedback",
     "frame",
+    "known_redaction_key",
     "list_runs",
     "marker",
+    "marker_matches",
     "open_store",
+    "parse_marker",
     "record_canonical",
     "record_scores",
+    "redaction_key",
     "row_check",
     "run_costs",
     "trends",

@@ -10,6 +10,10 @@ from hypothesis import HealthCheck, settings
 # accepts pytest_plugins only in this top-level conftest.
 pytest_plugins = ["pytester"]
 
+# Redaction markers are keyed (recorder.write._redact_key): the tests' Redactors, and the
+# subprocesses they start, share this key instead of making ~/.config/footprint/redact.key.
+os.environ.setdefault("FOOTPRINT_REDACT_KEY", "footprint-tests-redaction-key-000")
+
 settings.register_profile(
     "ci",
     max_examples=200,

@@ -12,7 +12,7 @@ if TYPE_CHECKING:
     from recorder import Store
 
 __all__ = ["MAX_COUNT", "chain_key_from", "clip", "count_arg", "key_file_option", "open_from",
-           "seconds_arg", "table", "terminal_safe"]
+           "seconds_arg", "table", "terminal_safe", "time_limit_arg"]
 
 MAX_COUNT = 1_000_000_000  # the largest count an option takes (a --limit, --seeds, …)
 
@@ -41,6 +41,18 @@ def seconds_arg(text: str) -> float:
         raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
     if not 0 < value <= 86_400:  # also refuses nan and inf
         raise argparse.ArgumentTypeError(f"{text[:24]!r} is out of range; use 0 < SECONDS <= 86400")
+    return value
+
+
+def time_limit_arg(text: str) -> float:
+    """An argparse ``type``: a time limit in seconds, ``0`` for none (at most a day)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if not 0 <= value <= 86_400:  # also refuses nan and inf
+        raise argparse.ArgumentTypeError(f"{text[:24]!r} is out of range; use 0 <= SECONDS "
+                                         "<= 86400 (0: no limit)")
     return value
 
 

@@ -1,4 +1,6 @@
-"""``footprint doctor``: list damaged store files and orphaned segments; quarantine them."""
+"""``footprint doctor``: list damaged store files and orphaned segments; quarantine them;
+count the store's redaction markers, keyed (by key id) or unkeyed (``recorder.store._redactions``).
+"""
 
 from __future__ import annotations
 
@@ -18,7 +20,8 @@ def add_parser(subparsers: Any) -> None:
     """Register ``doctor`` on the CLI's sub-parsers (imports nothing heavy)."""
     p = subparsers.add_parser(
         "doctor", help="read every store file once; list damaged files, wrong cached outlines "
-                       "and killed writers' segments (exit 1 when any); --quarantine moves "
+                       "and killed writers' segments (exit 1 when any), and count redaction "
+                       "markers by key id, naming unkeyed ones; --quarantine moves "
                        "damaged files aside, rebuilds the outlines and seals the segments")
     p.add_argument("--quarantine", action="store_true",
                    help="repair: move each damaged file to quarantine/ in the store (kept, not "
@@ -47,6 +50,7 @@ def run(args: argparse.Namespace) -> int:
     from lens.cli._doctor_compact import check_compaction
 
     compacted = check_compaction(store, repair=args.quarantine)
+    _redactions(store)
     if args.quarantine and not checkup.healthy:
         return max(_repair(store, checkup), 0 if compacted else 1)
     if checkup.healthy and compacted:
@@ -56,6 +60,27 @@ def run(args: argparse.Namespace) -> int:
         print("run `footprint doctor --quarantine` to move damaged files aside, rebuild cached "
               "outlines, seal killed writers' segments and finish interrupted compactions")
     return 1
+
+
+def _redactions(store: Store) -> None:
+    """One line on the store's redaction markers: keyed (by key id) or unkeyed (old)."""
+    from recorder.store._redactions import marker_census
+    from recorder.write._redact_key import REDACT_KEY_ENV, known_redaction_key
+
+    census = marker_census(store)
+    if not census.total:
+        return
+    mine = known_redaction_key()
+    ids = ", ".join(f"{n} under key id {k}" + (" (yours)" if mine and mine.key_id == k else "")
+                    for k, n in census.keyed.items())
+    if ids:
+        print(f"redaction markers: {ids}")
+    if census.unkeyed:
+        print(f"redaction markers: {census.unkeyed} unkeyed (sha256 of the value: anyone "
+              "holding the store can test a guess, and small spaces such as card numbers fall "
+              "to brute force); new records get keyed markers (a Redactor key, "
+              f"${REDACT_KEY_ENV}); these stay as they are: re-keying a store is not "
+              "implemented (README, 'Redaction markers')")
 
 
 def _repair(store: Store, checkup: Checkup) -> int:

@@ -73,7 +73,7 @@ def build_parser() -> argparse.ArgumentParser:
 def _add_store_commands(sub: Any) -> None:
     """``demo``, ``runs``, ``show``, ``sql`` and ``verify``: the commands whose options live
     here (every other command registers its own parser)."""
-    from lens.cli._common import MAX_COUNT, count_arg, key_file_option
+    from lens.cli._common import MAX_COUNT, count_arg, key_file_option, time_limit_arg
 
     demo = sub.add_parser(
         "demo", help="run the bundled support-desk agent offline into the store, then explain it"
@@ -103,6 +103,8 @@ def _add_store_commands(sub: Any) -> None:
     sql.add_argument("--limit", type=count_arg(0, MAX_COUNT), default=10_000, metavar="N",
                      help="print at most N rows (default 10,000; 0: every row); a note on "
                           "stderr says when rows were cut")
+    sql.add_argument("--timeout", type=time_limit_arg, default=60.0, metavar="SECONDS",
+                     help="stop the query after SECONDS (default 60; 0: no limit)")
     verify = sub.add_parser("verify", help="check a run's SHA-256 hash chain")
     verify.add_argument("run", metavar="RUN", help="a run id, a unique prefix, or 'last'")
     key_file_option(verify, "every head must then be its HMAC")

@@ -26,7 +26,6 @@ and :func:`effect` tells a changed value from a lost answer.
 from __future__ import annotations
 
 import difflib
-import hashlib
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -34,6 +33,7 @@ from typing import Literal
 
 from footprint._errors import ConfigError
 from lens.explain._facts import VALUE_KINDS, Fact, canonical, fact_key, facts
+from lens.playback._redacted import digest_like, parse_marker, require_key
 from lens.playback._stream import clip, label_of
 
 __all__ = [
@@ -61,7 +61,6 @@ _LOST = re.compile(r"\b(?:sorry|apolog\w*|cannot|can't|could not|couldn't|unable
                    re.IGNORECASE)
 _CALLS = re.compile(r"^\w+\(\{.*\}\)(?:; \w+\(\{.*\}\))*$", re.DOTALL)
 """A reply that is only tool calls, as ``_custody.said`` writes one: ``name({json})``."""
-_REDACTED = re.compile(r"^\[(?:redacted )?sha256:([0-9a-f]{64})\]$")
 
 
 def normalise(text: str) -> str:
@@ -70,13 +69,13 @@ def normalise(text: str) -> str:
 
 
 def is_redacted(text: str) -> str | None:
-    """The sha256 a redaction marker stands for, or ``None`` for plain text."""
-    m = _REDACTED.match(text.strip())
-    return m.group(1) if m else None
+    """The digest a redaction marker holds (keyed ``hmac-sha256`` or an older unkeyed
+    ``sha256``: ``lens.playback._redacted``), or ``None`` for plain text."""
+    m = parse_marker(text)
+    return m.digest if m else None
 
 
-def _sha(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+_ANSWER = "the recorded answer"
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,14 +94,19 @@ class Comparator:
         return self._key(text)
 
     def recorded_key(self, text: str) -> str:
-        """The key of the recorded answer; a redacted one is compared by its hash."""
-        digest = is_redacted(text)
-        return f"sha256:{digest}" if digest is not None else self._key(text)
+        """The key of the recorded answer; a redacted one is compared by its hash (a keyed
+        one only with its key at hand, else a :class:`ConfigError` naming the fix)."""
+        m = parse_marker(text)
+        if m is None:
+            return self._key(text)
+        require_key(m, _ANSWER)
+        return f"{m.scheme}:{m.digest}"
 
     def rerun_key(self, recorded: str, got: str) -> str:
-        """The key of a re-run's answer, hashed when the recorded answer was redacted."""
-        if is_redacted(recorded) is not None:
-            return f"sha256:{_sha(got)}"
+        """The key of a re-run's answer, hashed like the recorded answer when it was redacted."""
+        m = parse_marker(recorded)
+        if m is not None:
+            return f"{m.scheme}:{digest_like(m, got, what=_ANSWER)}"
         return self._key(got) if self._like is None else self._like(got, recorded)
 
 
@@ -201,9 +205,10 @@ def changes(recorded: str, got: str | Sequence[str]) -> tuple[str, ...]:
     if recorded in _NO_ANSWER:
         return tuple(dict.fromkeys(f"{_NO_ANSWER[recorded]} → {clip(a, 40)!r}"
                                    for a in answers if a != recorded))
-    if is_redacted(recorded) is not None:
-        digest = is_redacted(recorded)
-        return () if all(_sha(a) == digest for a in answers) else ("answer hash changed",)
+    m = parse_marker(recorded)
+    if m is not None:
+        kept = all(digest_like(m, a, what=_ANSWER) == m.digest for a in answers)
+        return () if kept else ("answer hash changed",)
     old = list(facts(recorded))
     seen: dict[tuple[tuple[str, ...], tuple[str, ...]], str] = {}
     for answer in answers:

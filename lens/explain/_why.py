@@ -112,7 +112,7 @@ def _flags(past: Past, cands: Sequence[Candidate], events: Sequence[Event]) -> l
                      f"({', '.join(hidden[:3])}); they are not scored and are compared by hash")
     if is_redacted(past.answer) is not None:
         flags.append("redacted-answer: the recorded answer is a hash; re-runs are compared by "
-                     "the sha256 of their answer")
+                     "the hash of their answer, made as the marker was (keyed: with its key)")
     return flags + _dropped_prompt(past, events)
 
 

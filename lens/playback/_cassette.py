@@ -14,7 +14,6 @@ which names what differs (or, given a ``fallback`` provider, goes live).
 from __future__ import annotations
 
 import json
-import re
 from collections import defaultdict, deque
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
@@ -38,6 +37,7 @@ from footprint.events import (
 )
 from footprint.graph import DeciderQuery
 from footprint.providers import LLMRequest, LLMResponse, Provider, ToolCall, Usage
+from lens.playback._redacted import parse_marker
 from lens.playback._stream import canonical, clip
 
 __all__ = [
@@ -244,13 +244,11 @@ def _effect(e: ToolEffect) -> dict[str, Any]:
     return {k: v for k, v in raw.items() if v is not None}
 
 
-_MARKER = re.compile(r"\[(?:redacted )?sha256:([0-9a-f]{64})\]")
-
-
 def redacted_digest(value: object) -> str | None:
-    """The sha256 a redaction marker (``[redacted sha256:…]``, ``[sha256:…]``) stands for."""
-    hit = _MARKER.fullmatch(value) if isinstance(value, str) else None
-    return hit.group(1) if hit else None
+    """The digest a redaction marker (``[redacted hmac-sha256:…]``, and the older unkeyed
+    ``[redacted sha256:…]``, ``[sha256:…]``) holds; ``None`` for any other value."""
+    found = parse_marker(value) if isinstance(value, str) and value == value.strip() else None
+    return found.digest if found is not None else None
 
 
 class ReplayTools:

@@ -16,7 +16,6 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from footprint._errors import ConfigError, RunError
-from footprint.agent._compose import content_hash
 from footprint.events import EventBase, ListSink, LLMEnd, RunFailed, RunStart, ToolEnd
 from lens.playback._cassette import (
     PartDiff,
@@ -25,6 +24,7 @@ from lens.playback._cassette import (
     ReplayTools,
     redacted_digest,
 )
+from lens.playback._redacted import matches, parse_marker, require_key
 from lens.playback._stream import (
     DECLARATION_TYPES,
     Decision,
@@ -73,9 +73,8 @@ def _unredacted(got: Decision, expected: Decision) -> Decision:
     fields = dict(got.fields)
     changed = False
     for name, value in expected.fields.items():
-        digest = redacted_digest(value)
         mine = fields.get(name)
-        if digest is not None and isinstance(mine, str) and content_hash(mine) == digest:
+        if isinstance(mine, str) and matches(value, mine):
             fields[name] = value
             changed = True
     return replace(got, fields=fields) if changed else got
@@ -136,6 +135,10 @@ def check_recording(events: Sequence[EventBase], deterministic: Collection[str])
                               "record model output with capture level 'full'")
     hidden = sorted({e.tool_name for e in events
                      if isinstance(e, ToolEnd) and _redacted(e.result)} - set(deterministic))
+    for e in events:  # a redacted result re-run is checked against its marker: by its key
+        marker = parse_marker(e.result) if isinstance(e, ToolEnd) else None
+        if marker is not None and isinstance(e, ToolEnd) and e.tool_name in deterministic:
+            require_key(marker, f"the recorded result of tool {e.tool_name!r}")
     if hidden:
         names = ", ".join(repr(n) for n in hidden)
         raise ConfigError(

@@ -19,12 +19,14 @@ from lens.tui._base import LensFooter, LensHeader, Loader
 from lens.tui._lines import VirtualList
 from lens.tui._state import LensState
 from lens.tui._summary import clip
-from recorder import SqlRefused
+from recorder import SqlRefused, SqlTimeout
 from recorder.store._sandbox import VIEW_NAMES
 
-__all__ = ["MAX_ROWS", "SqlLines", "SqlResult", "SqlScreen", "run_query"]
+__all__ = ["MAX_ROWS", "TIME_LIMIT_S", "SqlLines", "SqlResult", "SqlScreen", "run_query"]
 
 MAX_ROWS = 20_000
+TIME_LIMIT_S = 60.0
+"""A console query still running after this many seconds is stopped (as ``footprint sql``)."""
 _SAMPLE = 200
 _CELL = 60
 
@@ -37,16 +39,21 @@ class SqlResult:
         self.columns, self.rows, self.error, self.more = columns, rows, error, more
 
 
-def run_query(state: LensState, query: str) -> SqlResult:
-    """Run ``query`` through ``store.sql``; any failure becomes ``SqlResult.error``."""
+def run_query(state: LensState, query: str, *, timeout: float = TIME_LIMIT_S) -> SqlResult:
+    """Run ``query`` through ``store.sql``, stopped after ``timeout`` seconds; any failure
+    becomes ``SqlResult.error``."""
     if not query.strip():
         return SqlResult([], [], "type a query, e.g. SELECT type, count(*) FROM events GROUP BY 1")
     try:
-        relation = state.store.sql(query, limit=MAX_ROWS + 1)
+        relation = state.store.sql(query, limit=MAX_ROWS + 1, timeout=timeout)
         columns = list(relation.columns)
         rows = relation.fetchall()
     except SqlRefused as exc:  # the sandbox's one-line refusal already names the views
         return SqlResult([], [], str(exc))
+    except SqlTimeout as exc:
+        return SqlResult([], [], str(SqlTimeout(exc.limit, "narrow the "
+                                                          "query, or run it with `footprint sql "
+                                                          "--timeout SECONDS`")))
     except Exception as exc:  # a UI boundary: every failure is shown, none escapes
         lines = str(exc).strip().splitlines()
         first = lines[0] if lines else type(exc).__name__

@@ -12,6 +12,7 @@ import duckdb
 import pyarrow as pa
 
 from footprint._errors import ConfigError
+from recorder.store._bounded import bounded, check_timeout
 from recorder.store._damage import guarded
 from recorder.store._discover import StoreFiles, discover
 from recorder.store._livespill import LiveSpill
@@ -199,21 +200,30 @@ class Store:
         return name
 
     # -- querying -------------------------------------------------------------------
-    def sql(self, query: str, *, limit: int | None = None) -> duckdb.DuckDBPyRelation:
+    def sql(self, query: str, *, limit: int | None = None,
+            timeout: float | None = None) -> duckdb.DuckDBPyRelation:
         """One read-only query over the views, run now, its result as a DuckDB relation
         (``.df()``, ``.pl()``, ``.arrow()``, ``.fetchall()``); at most ``limit`` rows when
         given. It runs in the SQL sandbox (``recorder.store._sandbox``): anything else is
         refused with a one-line :class:`SqlRefused`. A damaged file met on the way is named
-        once and left out, as on every read path; :meth:`interrupt` stops a long query."""
+        once and left out, as on every read path. ``timeout`` (seconds; default none)
+        stops the query at that limit with :class:`SqlTimeout`; Ctrl-C stops it too and
+        raises ``KeyboardInterrupt`` (``recorder.store._bounded``); :meth:`interrupt`
+        stops it from another thread."""
         if limit is not None and (type(limit) is not int or limit < 0):
             raise ConfigError(f"Store.sql(limit={limit!r}): pass a row count >= 0, or None")
+        seconds = check_timeout(timeout, "Store.sql")
 
         def run() -> duckdb.DuckDBPyRelation:
             sandbox = self._sandboxed()
-            relation = sandbox.sql(query)
-            if limit is not None:
-                relation = relation.limit(limit)
-            return sandbox.result(relation.to_arrow_table())
+
+            def fetch() -> pa.Table:
+                relation = sandbox.sql(query)
+                return (relation if limit is None else relation.limit(limit)).to_arrow_table()
+
+            table = bounded(fetch, sandbox.interrupt, seconds,
+                            fix="pass a larger Store.sql(timeout=…), or None for no limit")
+            return sandbox.result(table)
 
         return guarded(self, run)
 

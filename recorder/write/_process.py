@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import copy
 import dataclasses
-import hashlib
 import json
+import os
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Literal, TypeAlias
 
 import regex
@@ -22,6 +22,7 @@ from footprint.events import (
     to_record,
 )
 from recorder.write._chain import canonical_json
+from recorder.write._redact_key import KEYED_SCHEME, RedactionKey, parse_marker, redaction_key
 from recorder.write._safe import safe_value
 from recorder.write._sink import Drop, Processor
 
@@ -49,9 +50,10 @@ _SCRUBBED_IDS = frozenset({"step_id", "parent_step"})
 """Envelope ids the engine builds from payload text (a tool-call id): patterns apply."""
 
 
-def marker(text: str) -> str:
-    """What a redacted value becomes: its sha256 survives, so joins on it still work."""
-    return f"[redacted sha256:{hashlib.sha256(text.encode('utf-8')).hexdigest()}]"
+def marker(text: str, key: RedactionKey) -> str:
+    """What a redacted value becomes under ``key``: ``[redacted hmac-sha256:<key id>:<hex>]``
+    (``recorder.write._redact_key``); equal values under one key match, so joins still work."""
+    return key.marker(text)
 
 
 def _as_text(value: object) -> str:
@@ -73,20 +75,39 @@ class Redactor:
     field no event has) is refused when the Redactor is built. ``patterns`` are
     regexes searched in every payload string; each match is replaced by the
     marker of the match.
+
+    A marker is keyed (HMAC-SHA256, ``recorder.write._redact_key``): ``key``
+    (16 bytes or more), else ``$FOOTPRINT_REDACT_KEY``, else the key file
+    ``key_file`` (default ``~/.config/footprint/redact.key``), made with a
+    random key and mode 0600 on first use. Keep the key outside the store:
+    with it, a small space of values (a card number) can be tried again.
     """
 
-    __slots__ = ("_partials", "_paths", "_patterns", "_results")
+    __slots__ = ("_key", "_partials", "_paths", "_patterns", "_results")
 
     def __init__(
         self,
         paths: Iterable[str] = (),
         patterns: Iterable[str | re.Pattern[str]] = API_KEY_PATTERNS,
+        *,
+        key: bytes | str | None = None,
+        key_file: str | os.PathLike[str] | None = None,
     ) -> None:
         self._paths = tuple(_parse_path(p) for p in paths)
+        self._key = redaction_key(key, key_file=key_file, origin="Redactor")
         self._patterns = tuple(re.compile(p) if isinstance(p, str) else p for p in patterns)
         self._results: dict[str, dict[str, tuple[str, str]]] = {}
         """Per run in flight: tool call id -> (result as recorded, as redacted)."""
         self._partials = tuple(_partial(p) for p in self._patterns)
+
+    @property
+    def key_id(self) -> str:
+        """The id of the key this Redactor's markers are made with (it says nothing of it)."""
+        return self._key.key_id
+
+    def marker(self, text: str) -> str:
+        """What ``text`` becomes when this Redactor redacts it."""
+        return self._key.marker(text)
 
     def __call__(self, event: EventBase) -> EventBase | Drop:
         try:
@@ -97,7 +118,7 @@ class Redactor:
         changed = False
         for only, keys in self._paths:
             if only is None or only == tag:
-                changed |= _redact_path(record, keys, top=True)
+                changed |= _redact_path(record, keys, self.marker, top=True)
         changed |= self._follow_results(event, record)
         if self._patterns:
             before = dict(record)
@@ -145,7 +166,7 @@ class Redactor:
                 for only, keys in self._paths:
                     if only is None or only == getattr(event, "type", None):
                         holder = {f.name: value}
-                        _redact_path(holder, keys, top=True)
+                        _redact_path(holder, keys, self.marker, top=True)
                         value = holder[f.name]
                 object.__setattr__(clean, f.name, self._scrub(value))
         return clean
@@ -156,7 +177,7 @@ class Redactor:
         if isinstance(value, str):
             out = value
             for pattern in self._patterns:
-                out = pattern.sub(lambda m: marker(m.group(0)), out)
+                out = pattern.sub(lambda m: self.marker(m.group(0)), out)
             if out.endswith(CUT):
                 out = self._scrub_cut(out)
             return value if out == value else out
@@ -183,7 +204,7 @@ class Redactor:
         if not starts:
             return text
         start = offset + min(starts)
-        return body[:start] + marker(body[start:]) + CUT
+        return body[:start] + self.marker(body[start:]) + CUT
 
 
 def _partial(pattern: re.Pattern[str]) -> regex.Pattern[str]:
@@ -260,7 +281,8 @@ def _parse_path(path: str) -> tuple[str | None, tuple[str, ...]]:
     return (only or None), keys
 
 
-def _redact_path(node: Any, keys: tuple[str, ...], *, top: bool = False) -> bool:
+def _redact_path(node: Any, keys: tuple[str, ...], mark: Callable[[str], str], *,
+                 top: bool = False) -> bool:
     head, rest = keys[0], keys[1:]
     if isinstance(node, dict):
         names = [k for k in node if k not in _ENVELOPE or not top] if head == "*" else [head]
@@ -273,16 +295,17 @@ def _redact_path(node: Any, keys: tuple[str, ...], *, top: bool = False) -> bool
     changed = False
     for slot in slots:
         if rest and isinstance(node[slot], str):
-            changed |= _redact_in_text(node, slot, rest)
+            changed |= _redact_in_text(node, slot, rest, mark)
         elif rest:
-            changed |= _redact_path(node[slot], rest)
+            changed |= _redact_path(node[slot], rest, mark)
         elif node[slot] is not None:
-            node[slot] = marker(_as_text(node[slot]))
+            node[slot] = mark(_as_text(node[slot]))
             changed = True
     return changed
 
 
-def _redact_in_text(holder: Any, slot: Any, keys: tuple[str, ...]) -> bool:
+def _redact_in_text(holder: Any, slot: Any, keys: tuple[str, ...],
+                    mark: Callable[[str], str]) -> bool:
     """Go on into ``holder[slot]`` when it is a JSON text (a tool result the model read);
     write the text back, redacted, when a key inside it matched."""
     text: str = holder[slot]
@@ -292,21 +315,25 @@ def _redact_in_text(holder: Any, slot: Any, keys: tuple[str, ...]) -> bool:
         inner = json.loads(text)
     except ValueError:
         return False
-    if not _redact_path(inner, keys):
+    if not _redact_path(inner, keys, mark):
         return False
     holder[slot] = json.dumps(inner, ensure_ascii=False)
     return True
 
 
-def capture(level: CaptureLevel) -> Processor:
+def capture(level: CaptureLevel, *, key: bytes | str | None = None,
+            key_file: str | os.PathLike[str] | None = None) -> Processor:
     """A processor keeping ``full`` text, only ``hashes`` of it, or ``none`` of it.
 
-    Acts on :data:`CONTENT_FIELDS`. ``hashes`` turns a text into
-    ``[sha256:<hex>]`` (a mapping into ``{"sha256": hex}``); ``none``
-    empties it. ``full`` is the local store's default and changes nothing.
+    Acts on :data:`CONTENT_FIELDS`. ``hashes`` turns a text into its keyed
+    marker ``[redacted hmac-sha256:<key id>:<hex>]`` (a mapping into
+    ``{"hmac-sha256": hex, "key_id": id}``), the key taken as
+    :class:`Redactor` takes it (``key``, ``key_file``); ``none`` empties it.
+    ``full`` is the local store's default and changes nothing.
     """
     if level not in ("full", "hashes", "none"):
         raise ConfigError(f"capture level {level!r} is unknown; use 'full', 'hashes' or 'none'")
+    secret = redaction_key(key, key_file=key_file, origin="capture") if level == "hashes" else None
 
     def process(event: EventBase) -> EventBase | Drop:
         if level == "full":
@@ -316,15 +343,18 @@ def capture(level: CaptureLevel) -> Processor:
             value = getattr(event, name, None)
             if value is None or not hasattr(type(event), name):
                 continue
-            changes[name] = _captured(value, level)
+            changes[name] = _captured(value, secret)
         return dataclasses.replace(event, **changes) if changes else event
 
     return process
 
 
-def _captured(value: object, level: CaptureLevel) -> object:
-    digest = hashlib.sha256(_as_text(value if not isinstance(value, Mapping)
-                                     else dict(value)).encode("utf-8")).hexdigest()
-    if isinstance(value, Mapping):
-        return {"sha256": digest} if level == "hashes" else {}
-    return f"[sha256:{digest}]" if level == "hashes" else ""
+def _captured(value: object, key: RedactionKey | None) -> object:
+    """``value`` as its keyed marker (``key`` given: level ``hashes``), else emptied."""
+    if key is None:
+        return {} if isinstance(value, Mapping) else ""
+    made = key.marker(_as_text(value if not isinstance(value, Mapping) else dict(value)))
+    if not isinstance(value, Mapping):
+        return made
+    found = parse_marker(made)
+    return {KEYED_SCHEME: found.digest if found else "", "key_id": key.key_id}

@@ -15,7 +15,7 @@ from footprint.agent import Agent, StepClock, tool
 from footprint.events import SUMMARY_LIMIT, ToolStart, summarize_content
 from footprint.injection import define_fact
 from footprint.providers import ScriptedModel, call
-from recorder import ParquetSink, Recorder, Redactor, marker, open_store
+from recorder import ParquetSink, Recorder, Redactor, open_store
 from recorder.otel import OTelSink, otlp_exporter
 
 AWS = "AKIAIOSFODNN7EXAMPLE"  # 20 characters
@@ -72,7 +72,7 @@ def test_given_secrets_as_keys_and_across_the_summary_cut_when_recorded_then_non
             assert piece not in store, (secret, piece)
             assert piece not in wire, (secret, piece)
     assert [s for s in summaries if s.startswith("Ledger")] == [  # summarised redacted
-        summarize_content(FACT.replace(AWS, marker(AWS)))] * 2
+        summarize_content(FACT.replace(AWS, Redactor().marker(AWS)))] * 2
 
 
 SSN = "078-05-1120"
@@ -102,7 +102,8 @@ def test_given_a_path_into_a_tool_result_when_recorded_then_the_secret_is_in_no_
     assert SSN.encode() not in b"".join(receiver.payloads)
     (result,) = [r for (r,) in open_store(root).rows(
         "SELECT result FROM tool_calls WHERE tool_name = 'customer'")]
-    assert marker(SSN) in result or result == marker('{"name": "Ann", "ssn": "' + SSN + '"}')
+    mark = Redactor().marker  # the same key ($FOOTPRINT_REDACT_KEY): the same markers
+    assert mark(SSN) in result or result == mark('{"name": "Ann", "ssn": "' + SSN + '"}')
     if path != "tool.end:result":
         assert '"name": "Ann"' in result  # only the key at the path is replaced
 

@@ -53,7 +53,8 @@ def test_given_a_redacted_store_when_snapshot_then_the_export_keeps_the_markers(
     starts = [e for rid in recording.run_ids() for e in recording.events(rid)
               if isinstance(e, RunStart)]
     assert len(starts) == 2
-    assert all(s.user_message.startswith("[redacted sha256:") for s in starts)
+    assert all(s.user_message.startswith(f"[redacted hmac-sha256:{Redactor().key_id}:")
+               for s in starts)
     code = footprint(["replay", "last", "--agent", DESK, "--store", str(tmp_path / "out/desk")])
     err = capsys.readouterr().err
     assert code == 2 and "the person's message of run" in err and "was redacted" in err

@@ -100,7 +100,7 @@ def test_given_a_recorded_three_turn_conversation_when_the_last_turn_is_replayed
         events = store.events(ids[2])
         assert any(isinstance(e, TurnRouted) and e.decider and e.decider.picked == "billing"
                    for e in events)
-        assert all(e.result.startswith("[redacted sha256:")
+        assert all(e.result.startswith(f"[redacted hmac-sha256:{Redactor().key_id}:")
                    for e in events if isinstance(e, ToolEnd))
         # a prefix past the id's millisecond stamp: runs made in one millisecond share it
         result = replay_conversation(store, ids[2][:24], make_agent(decider=decider))
@@ -146,6 +146,20 @@ def test_given_a_tool_not_declared_deterministic_when_replayed_then_refused_nami
     message = str(raised.value)
     assert "tool(s) 'lookup' were redacted" in message
     assert "tool(lookup, deterministic=True)" in message
+
+
+def test_given_another_redaction_key_when_replayed_then_refused_naming_the_markers_key(
+    recorded: tuple[Path, list[str]], monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A re-run tool's result is checked against its keyed marker: only with that key."""
+    store_path, ids = recorded
+    recorded_with = Redactor().key_id
+    monkeypatch.setenv("FOOTPRINT_REDACT_KEY", "another-redaction-key-0123456789")
+    with open_store(store_path) as store, pytest.raises(ConfigError) as raised:
+        replay_conversation(store, ids[0], make_agent())
+    assert str(raised.value).startswith(
+        f"the recorded result of tool 'lookup' is redacted under key id {recorded_with} and "
+        f"the key at hand is {Redactor().key_id}; set $FOOTPRINT_REDACT_KEY")
 
 
 def test_given_a_tool_whose_result_changed_when_replayed_then_its_hash_differs(

@@ -79,7 +79,7 @@ def test_given_redaction_when_content_is_captured_then_no_secret_reaches_the_tra
     assert "hunter7" not in everything  # redacted by path on tool.end, also inside the prompt
     second = _chats(spans)[1]
     tool_part = json.loads(second.attributes["gen_ai.input.messages"])[2]["parts"][0]
-    assert tool_part["response"].startswith("[redacted sha256:")
+    assert tool_part["response"].startswith(f"[redacted hmac-sha256:{Redactor().key_id}:")
 
 
 def test_given_a_small_content_limit_when_captured_then_texts_are_cut_and_marked(

@@ -68,7 +68,8 @@ def test_given_planted_secrets_when_redacted_then_no_store_file_holds_them(
     blob = every_byte(root)
     for secret in (API_KEY, PASSWORD, AWS):
         assert secret.encode() not in blob
-        assert hashlib.sha256(secret.encode()).hexdigest().encode() in blob
+        assert hashlib.sha256(secret.encode()).hexdigest().encode() not in blob  # keyed
+        assert Redactor().marker(secret).encode() in blob
 
 
 def test_given_no_redactor_when_recorded_then_the_same_search_finds_the_secrets(
@@ -89,7 +90,7 @@ def test_given_redacted_text_when_queried_then_hashes_still_join(tmp_path: Path)
         "ON d.type = 'injection.declared' AND d.content_hash = i.content_hash"
     )
     assert joined == [("fact-1", 1)]
-    key_hash = hashlib.sha256(API_KEY.encode()).hexdigest()
+    key_hash = Redactor().marker(API_KEY)
     hits = store.rows(
         "SELECT seq FROM events WHERE payload LIKE ? UNION "
         "SELECT e.seq FROM events e JOIN blobs b ON e.payload LIKE '%' || b.hash || '%' "
@@ -98,4 +99,4 @@ def test_given_redacted_text_when_queried_then_hashes_still_join(tmp_path: Path)
     )
     assert [s for (s,) in hits] == [0, 2, 3, 4]
     args = store.rows("SELECT args FROM tool_calls")[0][0]
-    assert f"sha256:{hashlib.sha256(PASSWORD.encode()).hexdigest()}" in args
+    assert Redactor().marker(PASSWORD) in args

@@ -12,7 +12,7 @@ from strategies import events
 
 from footprint._errors import ConfigError
 from footprint.events import ListSink, LLMEnd, RunStart, ToolEnd, ToolStart, to_record
-from recorder import DROP, Recorder, Redactor, capture, marker
+from recorder import DROP, Recorder, Redactor, capture, marker, parse_marker, redaction_key
 
 _KEY = st.from_regex(r"sk-[A-Za-z0-9]{20,30}", fullmatch=True)
 _TEXT = st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=40)
@@ -24,12 +24,14 @@ def test_given_an_api_key_in_any_text_when_redacted_then_only_its_hash_remains(
 ) -> None:
     event = ToolEnd(run_id="r", seq=1, ts=1, tool_call_id="c", tool_name="t",
                     result=f"{before} {key} {after}")
-    out = Redactor()(event)
+    redactor = Redactor()
+    out = redactor(event)
     assert isinstance(out, ToolEnd)
     assert key not in out.result
-    assert re.search(r"\[redacted sha256:[0-9a-f]{64}\]", out.result)
+    assert re.search(r"\[redacted hmac-sha256:[0-9a-f]{8}:[0-9a-f]{64}\]", out.result)
     matched = re.findall(r"sk-[A-Za-z0-9_\-]{16,}", f" {key} ")[0]
-    assert hashlib.sha256(matched.encode()).hexdigest() in out.result
+    assert redactor.marker(matched) in out.result
+    assert hashlib.sha256(matched.encode()).hexdigest() not in out.result  # keyed, not bare
 
 
 @given(event=events())
@@ -41,10 +43,11 @@ def test_given_any_event_without_secrets_when_redacted_then_unchanged(event: obj
 def test_given_a_key_path_when_redacted_then_the_whole_value_becomes_its_marker() -> None:
     event = ToolStart(run_id="r", seq=0, ts=1, tool_name="login", tool_call_id="c",
                       args={"user": "ann", "auth": {"password": "pw1", "otp": 123456}})
-    out = Redactor(paths=["tool.start:args.auth.*"], patterns=[])(event)
+    redactor = Redactor(paths=["tool.start:args.auth.*"], patterns=[])
+    out = redactor(event)
     assert isinstance(out, ToolStart)
-    assert out.args == {"user": "ann", "auth": {"password": marker("pw1"),
-                                                 "otp": marker("123456")}}
+    assert out.args == {"user": "ann", "auth": {"password": redactor.marker("pw1"),
+                                                 "otp": marker("123456", redaction_key())}}
     other = Redactor(paths=["tool.end:result"], patterns=[])(event)  # another type's path
     assert other is event
 
@@ -58,7 +61,7 @@ def test_given_a_malformed_path_when_building_then_config_error_names_it(bad: st
 @pytest.mark.parametrize(
     ("level", "expect"),
     [("full", "the secret plan"),
-     ("hashes", f"[sha256:{hashlib.sha256(b'the secret plan').hexdigest()}]"),
+     ("hashes", redaction_key().marker("the secret plan")),
      ("none", "")],
 )
 def test_given_a_capture_level_when_processing_then_content_is_kept_hashed_or_dropped(
@@ -71,8 +74,11 @@ def test_given_a_capture_level_when_processing_then_content_is_kept_hashed_or_dr
     start = capture(level)(ToolStart(run_id="r", seq=0, ts=1, tool_name="t", tool_call_id="c",  # type: ignore[arg-type]
                                      args={"q": 1}))
     assert isinstance(start, ToolStart)
+    keyed = parse_marker(redaction_key().marker('{"q":1}'))
+    assert keyed is not None and keyed.key_id == redaction_key().key_id
     assert dict(start.args) == {"full": {"q": 1}, "hashes": {
-        "sha256": hashlib.sha256(b'{"q":1}').hexdigest()}, "none": {}}[level]
+        "hmac-sha256": keyed.digest, "key_id": keyed.key_id}, "none": {}}[level]
+    assert hashlib.sha256(b"the secret plan").hexdigest() not in repr(out)  # keyed, not bare
 
 
 def test_given_an_unknown_capture_level_when_built_then_config_error() -> None:
