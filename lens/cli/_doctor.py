@@ -41,6 +41,8 @@ def run(args: argparse.Namespace) -> int:
         print(f"damaged  {item.path}: {item.reason}")
     for item in checkup.outlines:
         print(f"damaged  {item.path}: cached outline {item.reason}")
+    for item in checkup.edited_blobs:
+        print(f"edited   {item.path}: {item.reason}")
     for orphan in checkup.orphans:
         print(f"orphaned segment {orphan.segment} (its writer, pid {orphan.pid} by its name, "
               f"holds no lock: gone; {len(orphan.files)} live files)")
@@ -49,9 +51,19 @@ def run(args: argparse.Namespace) -> int:
     if checkup.healthy:
         print("healthy: every file reads back whole")
         return 0
-    print("run `footprint doctor --quarantine` to move damaged files aside, rebuild cached "
-          "outlines and seal killed writers' segments")
+    if checkup.damaged or checkup.outlines or checkup.orphans:
+        print("run `footprint doctor --quarantine` to move damaged files aside, rebuild cached "
+              "outlines and seal killed writers' segments")
+    _edited_hint(checkup)
     return 1
+
+
+def _edited_hint(checkup: Checkup) -> None:
+    """What to do about edited blob copies: kept where they are (the same file holds good
+    blobs), never read."""
+    if checkup.edited_blobs:
+        print("edited blob copies stay in place and are never read (their files hold other "
+              "blobs too); `footprint verify RUN` tells whether a run reads one")
 
 
 def _repair(store: Store, checkup: Checkup) -> int:
@@ -73,4 +85,5 @@ def _repair(store: Store, checkup: Checkup) -> int:
     for orphan in left:
         print(f"left     segment {orphan.segment}: no lock file, and pid {orphan.pid} runs "
               "(an older writer still running, or a segment no writer made); not sealed")
-    return 1 if left else 0
+    _edited_hint(checkup)
+    return 1 if left or checkup.edited_blobs else 0

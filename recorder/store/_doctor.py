@@ -31,8 +31,8 @@ from recorder.write._layout import LIVE, QUARANTINE, SUMMARIES, segment_of
 if TYPE_CHECKING:
     from recorder.store._base import StoreView
 
-__all__ = ["Checkup", "DamagedFile", "Orphan", "bad_outlines", "examine", "orphans",
-           "quarantine"]
+__all__ = ["Checkup", "DamagedFile", "Orphan", "bad_outlines", "edited_blobs", "examine",
+           "orphans", "quarantine"]
 
 Progress = Callable[[int, int], None]
 
@@ -63,10 +63,12 @@ class Checkup:
     orphans: tuple[Orphan, ...]
     outlines: tuple[DamagedFile, ...] = ()
     """Cached outlines (derived data) that do not read or disagree with their events file."""
+    edited_blobs: tuple[DamagedFile, ...] = ()
+    """Blob files holding a copy whose text does not hash to its key (readers skip it)."""
 
     @property
     def healthy(self) -> bool:
-        return not self.damaged and not self.orphans and not self.outlines
+        return not (self.damaged or self.orphans or self.outlines or self.edited_blobs)
 
 
 def _pid_of(segment: str) -> int | None:
@@ -105,7 +107,28 @@ def examine(store: StoreView, progress: Progress | None = None) -> Checkup:
         checked=len(files) + len(f.skipped),
         damaged=tuple(DamagedFile(path=p, reason=r) for p, r in sorted(damaged.items())),
         orphans=tuple(o for o in orphans(store.root) if not damaged.keys() & set(o.files)),
-        outlines=tuple(bad_outlines(store, [p for p in f.events if p not in damaged])))
+        outlines=tuple(bad_outlines(store, [p for p in f.events if p not in damaged])),
+        edited_blobs=tuple(edited_blobs(store, [p for p in f.blobs if p not in damaged])))
+
+
+def edited_blobs(store: StoreView, blobs: Iterable[Path]) -> list[DamagedFile]:
+    """The sealed blob files holding a copy whose text does not hash to its key (an
+    edited text): every reader skips such a copy (``recorder.store._views.BLOB_MATCHES``)."""
+    found = []
+    for path in blobs:
+        try:
+            rows = store.con.execute(
+                "SELECT hash FROM read_parquet(?) WHERE NOT coalesce(sha256(text) = hash, "
+                "false) ORDER BY hash", [str(path)]).fetchall()
+        except duckdb.Error:
+            continue  # a file that does not read is named damaged by file_problem
+        if rows:
+            named = ", ".join(str(h)[:16] for (h,) in rows[:3])
+            more = f" and {len(rows) - 3} more" if len(rows) > 3 else ""
+            found.append(DamagedFile(path=path, reason=(
+                f"{len(rows)} blob text(s) do not match their hash (edited: {named}{more}); "
+                "readers skip those copies")))
+    return found
 
 
 def _ordered(table: pa.Table) -> pa.Table:
