@@ -15,6 +15,7 @@ earlier in the run, which another piece would not have.
 
 from __future__ import annotations
 
+import logging
 import multiprocessing
 import os
 import signal
@@ -158,6 +159,9 @@ def _start(counters: Any) -> None:
     from recorder.store._owned import tune_collector
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to act on
+    quiet = logging.getLogger("opentelemetry.exporter")  # a refusal is counted, not logged
+    quiet.addHandler(logging.NullHandler())
+    quiet.propagate = False
     global _done
     _done = counters
     tune_collector()
