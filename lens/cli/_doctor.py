@@ -19,7 +19,8 @@ def add_parser(subparsers: Any) -> None:
     p = subparsers.add_parser(
         "doctor", help="read every store file once; list damaged files, wrong cached outlines "
                        "and killed writers' segments (exit 1 when any); --quarantine moves "
-                       "damaged files aside, rebuilds the outlines and seals the segments")
+                       "damaged files aside, rebuilds the outlines, seals the segments and removes "
+                       "killed writers' lock files")
     p.add_argument("--quarantine", action="store_true",
                    help="repair: move each damaged file to quarantine/ in the store (kept, not "
                         "read), rebuild wrong cached outlines, seal killed writers' segments")
@@ -43,6 +44,8 @@ def run(args: argparse.Namespace) -> int:
         print(f"damaged  {item.path}: cached outline {item.reason}")
     for item in checkup.edited_blobs:
         print(f"edited   {item.path}: {item.reason}")
+    for lock in checkup.stale_locks:
+        print(f"stale    {lock}: a killed writer's lock file (no process holds it)")
     for orphan in checkup.orphans:
         print(f"orphaned segment {orphan.segment} (its writer, pid {orphan.pid} by its name, "
               f"holds no lock: gone; {len(orphan.files)} live files)")
@@ -51,11 +54,19 @@ def run(args: argparse.Namespace) -> int:
     if checkup.healthy:
         print("healthy: every file reads back whole")
         return 0
-    if checkup.damaged or checkup.outlines or checkup.orphans:
+    if checkup.damaged or checkup.outlines or checkup.orphans or checkup.stale_locks:
         print("run `footprint doctor --quarantine` to move damaged files aside, rebuild cached "
-              "outlines and seal killed writers' segments")
+              "outlines, seal killed writers' segments and remove their lock files")
     _edited_hint(checkup)
     return 1
+
+
+def _remove_locks(store: Store) -> None:
+    """Remove the lock files no process holds (each taken first: a live writer's never)."""
+    from recorder.write._adopt import remove_stale_locks
+
+    for lock in remove_stale_locks(store.root):
+        print(f"removed  {lock}")
 
 
 def _edited_hint(checkup: Checkup) -> None:
@@ -74,6 +85,7 @@ def _repair(store: Store, checkup: Checkup) -> int:
 
     for source, target in quarantine(store, (*checkup.damaged, *checkup.outlines)):
         print(f"moved    {source} -> {target}")
+    _remove_locks(store)
     if checkup.orphans:
         for segment in adopt_orphans(store.root):
             print(f"sealed   segment {segment}")
