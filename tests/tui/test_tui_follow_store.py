@@ -1,5 +1,6 @@
-"""``--follow`` against the store's faults: a file found damaged on a refresh is named in a
-notice (once), and a refresh while the SQL console's query runs leaves that query whole."""
+"""The lens against the store's faults: a file found damaged by a read or a ``--follow``
+refresh is named in a notice (once), and a refresh while the SQL console's query runs
+leaves that query whole."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+import pyarrow.parquet as pq
 from textual.pilot import Pilot
 from textual.widgets import Input, Static
 from tui_support import settle, write_big_run
@@ -55,6 +57,24 @@ async def test_given_a_following_lens_when_a_new_file_is_damaged_then_a_notice_n
         await pilot.pause(2.5)  # more refreshes: named once
         named = [n for n in _notices(app) if str(damaged) in n]
         assert len(named) == 1 and "doctor --quarantine" in named[0]
+
+
+async def test_given_a_file_damaged_inside_when_the_lens_reads_it_then_a_notice_names_it(
+    tmp_path: Path,
+) -> None:
+    _record(tmp_path, "run-a")
+    _record(tmp_path, "run-b")
+    path = sorted(tmp_path.glob("events/*/*.parquet"))[0]
+    meta = pq.read_metadata(path)  # garbage over the payloads' first page; the footer intact
+    column = meta.row_group(0).column(meta.schema.to_arrow_schema().names.index("payload"))
+    data = bytearray(path.read_bytes())
+    data[column.data_page_offset:column.data_page_offset + 24] = b"\xa5" * 24
+    path.write_bytes(bytes(data))
+    app = LensApp(tmp_path)  # not following: the runs list's first read meets it
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        assert await _until(pilot, lambda: any(str(path) in n for n in _notices(app)), 10)
+        assert len([n for n in _notices(app) if str(path) in n]) == 1
 
 
 async def test_given_a_following_lens_when_a_refresh_comes_during_a_console_query_then_it_completes(
