@@ -1,7 +1,8 @@
 """A real OTLP trace receiver for tests: HTTP (protobuf, optional gzip) and gRPC, on 127.0.0.1.
 
 ``HttpReceiver`` answers like a collector (or, by ``mode``, like a broken
-one: ``error`` answers 503, ``slow`` waits ``delay_s`` first); ``GrpcReceiver``
+one: ``error`` answers 503, ``slow`` waits ``delay_s`` first; ``refuse_every=k``
+answers 400, which is not retried, to every k-th request); ``GrpcReceiver``
 serves the gRPC TraceService. Both decode every span into a plain
 :class:`ReceivedSpan`. ``down_endpoint()`` is a URL nobody listens on.
 """
@@ -102,16 +103,23 @@ class _Collected:
 class HttpReceiver(_Collected):
     """OTLP/HTTP on ``endpoint`` (``http://127.0.0.1:<port>``); POST ``/v1/traces``."""
 
-    def __init__(self, mode: str = "ok", *, delay_s: float = 2.0, status: int = 503) -> None:
+    def __init__(self, mode: str = "ok", *, delay_s: float = 2.0, status: int = 503,
+                 refuse_every: int = 0) -> None:
         super().__init__()
         self.mode, self.delay_s, self.status = mode, delay_s, status
+        self.refuse_every = refuse_every
         self.attempts = 0
+        self.refused = 0
+        """Spans in the requests refused by ``refuse_every``."""
         receiver = self
 
         class Handler(BaseHTTPRequestHandler):
             def do_POST(self) -> None:
                 body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
-                receiver.attempts += 1
+                with receiver._lock:
+                    receiver.attempts += 1
+                    every = receiver.refuse_every
+                    refuse = every > 0 and receiver.attempts % every == 0
                 if receiver.mode == "slow":
                     time.sleep(receiver.delay_s)
                 if receiver.mode == "error":
@@ -122,6 +130,13 @@ class HttpReceiver(_Collected):
                 request = trace_service_pb2.ExportTraceServiceRequest()
                 raw = gzip.decompress(body) if zipped else body
                 request.ParseFromString(raw)
+                if refuse:
+                    with receiver._lock:
+                        receiver.refused += len(_decode(request))
+                    self.send_response(400)
+                    self.send_header("Content-Length", "0")
+                    self.end_headers()
+                    return
                 receiver.payloads.append(raw)
                 receiver.add(_decode(request), zipped)
                 reply = trace_service_pb2.ExportTraceServiceResponse().SerializeToString()

@@ -21,8 +21,9 @@ def add_parser(subparsers: Any) -> None:
     p = subparsers.add_parser(
         "doctor", help="read every store file once; list damaged files, wrong cached outlines "
                        "and killed writers' segments (exit 1 when any), and count redaction "
-                       "markers by key id, naming unkeyed ones; --quarantine moves "
-                       "damaged files aside, rebuilds the outlines and seals the segments")
+                       "markers by key id, naming unkeyed ones; --quarantine moves damaged "
+                       "files aside, rebuilds the outlines, seals the segments and removes "
+                       "killed writers' lock files")
     p.add_argument("--quarantine", action="store_true",
                    help="repair: move each damaged file to quarantine/ in the store (kept, not "
                         "read), rebuild wrong cached outlines, seal killed writers' segments")
@@ -44,6 +45,10 @@ def run(args: argparse.Namespace) -> int:
         print(f"damaged  {item.path}: {item.reason}")
     for item in checkup.outlines:
         print(f"damaged  {item.path}: cached outline {item.reason}")
+    for item in checkup.edited_blobs:
+        print(f"edited   {item.path}: {item.reason}")
+    for lock in checkup.stale_locks:
+        print(f"stale    {lock}: a killed writer's lock file (no process holds it)")
     for orphan in checkup.orphans:
         print(f"orphaned segment {orphan.segment} (its writer, pid {orphan.pid} by its name, "
               f"holds no lock: gone; {len(orphan.files)} live files)")
@@ -56,9 +61,12 @@ def run(args: argparse.Namespace) -> int:
     if checkup.healthy and compacted:
         print("healthy: every file reads back whole")
         return 0
-    if not args.quarantine:
+    if not args.quarantine and (checkup.damaged or checkup.outlines or checkup.orphans
+                                or checkup.stale_locks or not compacted):
         print("run `footprint doctor --quarantine` to move damaged files aside, rebuild cached "
-              "outlines, seal killed writers' segments and finish interrupted compactions")
+              "outlines, seal killed writers' segments, remove their lock files and finish "
+              "interrupted compactions")
+    _edited_hint(checkup)
     return 1
 
 
@@ -83,6 +91,22 @@ def _redactions(store: Store) -> None:
               "implemented (README, 'Redaction markers')")
 
 
+def _remove_locks(store: Store) -> None:
+    """Remove the lock files no process holds (each taken first: a live writer's never)."""
+    from recorder.write._adopt import remove_stale_locks
+
+    for lock in remove_stale_locks(store.root):
+        print(f"removed  {lock}")
+
+
+def _edited_hint(checkup: Checkup) -> None:
+    """What to do about edited blob copies: kept where they are (the same file holds good
+    blobs), never read."""
+    if checkup.edited_blobs:
+        print("edited blob copies stay in place and are never read (their files hold other "
+              "blobs too); `footprint verify RUN` tells whether a run reads one")
+
+
 def _repair(store: Store, checkup: Checkup) -> int:
     """Move damaged files aside, rebuild outlines, seal orphans; 1 if any is left."""
     from recorder.store._doctor import orphans, quarantine
@@ -91,6 +115,7 @@ def _repair(store: Store, checkup: Checkup) -> int:
 
     for source, target in quarantine(store, (*checkup.damaged, *checkup.outlines)):
         print(f"moved    {source} -> {target}")
+    _remove_locks(store)
     if checkup.orphans:
         for segment in adopt_orphans(store.root):
             print(f"sealed   segment {segment}")
@@ -102,4 +127,5 @@ def _repair(store: Store, checkup: Checkup) -> int:
     for orphan in left:
         print(f"left     segment {orphan.segment}: no lock file, and pid {orphan.pid} runs "
               "(an older writer still running, or a segment no writer made); not sealed")
-    return 1 if left else 0
+    _edited_hint(checkup)
+    return 1 if left or checkup.edited_blobs else 0

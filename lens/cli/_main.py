@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import os
 import sys
@@ -138,12 +139,24 @@ def _tune_process() -> None:
     jemalloc pool (where the wheel has it: Linux) hands freed memory back to the
     system sooner than the default pool: reading a killed writer's 600k-event
     segment peaked ~80 MB lower. ``ARROW_DEFAULT_MEMORY_POOL`` still wins when set.
+    Unencodable output is escaped (:func:`_escape_unencodable`).
     """
     from recorder.store._owned import tune_collector
 
+    _escape_unencodable()
     tune_collector()
     if sys.platform == "linux" and "ARROW_DEFAULT_MEMORY_POOL" not in os.environ:
         os.environ["ARROW_DEFAULT_MEMORY_POOL"] = "jemalloc"  # in every Linux wheel
+
+
+def _escape_unencodable() -> None:
+    """A character the output's encoding lacks (``PYTHONIOENCODING=ascii``, a C locale) is
+    printed as its escape (``\\u2026``), never a crash: the one place that says so."""
+    for stream in (sys.stdout, sys.stderr):
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None:
+            with contextlib.suppress(ValueError, OSError):  # a closed or detached stream
+                reconfigure(errors="backslashreplace")
 
 
 def _run(argv: Sequence[str]) -> int:

@@ -25,7 +25,7 @@ from footprint._errors import ConfigError, did_you_mean
 from footprint.events import ContextInjected, Event, from_record
 from lens.explain._past import Landing, call_of
 from recorder.store._catalog import Store
-from recorder.store._reader import BLOB_TEXTS, _is_ref, _unblob
+from recorder.store._reader import BLOB_TEXTS, _is_ref, _unblob, matching_texts
 from recorder.store._upcast import upcast
 from recorder.write._rows import BLOB_KEY, ENVELOPE_NAMES
 
@@ -63,7 +63,7 @@ def _decode(store: Store, where: str, params: Sequence[object], keep: Keep = _al
         for key in [k for k, v in p.items() if _is_ref(v) and not keep(int(row[_SEQ]), k)]:
             p[key] = None
     wanted = sorted({v[BLOB_KEY] for p in payloads for v in p.values() if _is_ref(v)})
-    texts = {str(h): str(t) for h, t in store.rows(BLOB_TEXTS, [wanted])} if wanted else {}
+    texts = matching_texts(store.rows(BLOB_TEXTS, [wanted])) if wanted else {}
     out: list[Event] = []
     for row, payload in zip(rows, payloads, strict=True):
         record: dict[str, Any] = dict(zip(ENVELOPE_NAMES, row[:-1], strict=True))

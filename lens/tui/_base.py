@@ -77,10 +77,26 @@ class Loader(Screen[None]):
     def load(self, group: str, work: Callable[[], T], done: Callable[[T], None]) -> Worker[T]:
         """Run ``work`` on a thread; ``done(result)`` on the UI thread (a newer load of the same
         ``group`` makes an older one's result go unused)."""
-        worker: Worker[T] = self.run_worker(work, name=group, group=group, thread=True,
-                                            exclusive=True, exit_on_error=False)
+        worker: Worker[T] = self.run_worker(self._noticing(work), name=group, group=group,
+                                            thread=True, exclusive=True, exit_on_error=False)
         self._done[worker] = done
         return worker
+
+    def _noticing(self, work: Callable[[], T]) -> Callable[[], T]:
+        """``work``, then a notice naming each file it found damaged (the reader left it out:
+        its warning alone would never reach the screen)."""
+        state = getattr(self, "state", None)
+        if not isinstance(state, LensState):
+            return work
+
+        def run() -> T:
+            result = work()
+            for notice in state.damage_notices():
+                self.app.call_from_thread(self.app.notify, notice, title="store warning",
+                                          severity="warning")
+            return result
+
+        return run
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         worker = event.worker

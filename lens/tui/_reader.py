@@ -24,6 +24,7 @@ from footprint.events import ContextInjected, Event, LLMEnd, LLMStart, RunFailed
 from lens.tui._model import Iteration, build_iteration, request_messages
 from recorder import upcast
 from recorder.store._prices import Prices, load_prices
+from recorder.store._reader import matching_texts
 from recorder.store._views import STEP_TYPES
 from recorder.write._rows import BLOB_KEY, ENVELOPE_NAMES
 
@@ -181,9 +182,9 @@ class RunReader:
         texts = {h: cache[h] for h in wanted if h in cache}
         missing = sorted(wanted - texts.keys())
         if missing:
-            found = self.gate.rows("SELECT hash, any_value(text) FROM _blobs_all "
-                                   "WHERE hash IN ? GROUP BY hash", [missing])
-            texts.update((str(h), str(t)) for h, t in found)
+            found = self.gate.rows("SELECT hash, text FROM _blobs_all WHERE hash IN ?",
+                                   [missing])
+            texts.update(matching_texts(found))  # an edited copy: never shown
         for h, t in texts.items():
             cache[h] = t
             cache.move_to_end(h)

@@ -41,13 +41,19 @@ class SqlResult:
 
 def run_query(state: LensState, query: str, *, timeout: float = TIME_LIMIT_S) -> SqlResult:
     """Run ``query`` through ``store.sql``, stopped after ``timeout`` seconds; any failure
-    becomes ``SqlResult.error``."""
+    becomes ``SqlResult.error``.
+
+    It holds the store's gate while it runs, as every read of the lens does: a ``--follow``
+    refresh rebuilt the catalog under it (the console's connection closed mid-query, and
+    the damage probe that followed ran on the busy connection, naming a whole file damaged).
+    ``escape`` and quitting still stop it at once (``store.interrupt``)."""
     if not query.strip():
         return SqlResult([], [], "type a query, e.g. SELECT type, count(*) FROM events GROUP BY 1")
     try:
-        relation = state.store.sql(query, limit=MAX_ROWS + 1, timeout=timeout)
-        columns = list(relation.columns)
-        rows = relation.fetchall()
+        with state.gate.held() as store:
+            relation = store.sql(query, limit=MAX_ROWS + 1, timeout=timeout)
+            columns = list(relation.columns)
+            rows = relation.fetchall()
     except SqlRefused as exc:  # the sandbox's one-line refusal already names the views
         return SqlResult([], [], str(exc))
     except SqlTimeout as exc:

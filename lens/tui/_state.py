@@ -18,6 +18,7 @@ from footprint.events import LLMEnd, RunSource
 from lens.playback._answer import answer_flags
 from lens.playback._foreign import source_note
 from lens.tui._reader import RunReader, StoreGate
+from recorder.store._damage import StoreWarning
 
 __all__ = ["RUN_FIELDS", "LensState", "RunHead"]
 
@@ -75,7 +76,7 @@ class LensState:
 
     def __init__(self, store_path: str | os.PathLike[str] | None, run: str | None = None, *,
                  agent: str | None = None) -> None:
-        from recorder import StoreWarning, open_store
+        from recorder import open_store
 
         self.agent = _checked_agent(agent)
         """The ``MODULE:ATTR`` of the agent the why screen re-runs (``--agent``), if given."""
@@ -84,6 +85,8 @@ class LensState:
             warnings.simplefilter("always", StoreWarning)
             self.store = open_store(store_path)
         self.warnings = [str(w.message) for w in caught]
+        self.announced: set[Path] = set(self._damaged())
+        """The damaged files named already (the open's warnings name the first ones)."""
         self.gate = StoreGate(self.store)
         self.run_id: str | None = None
         self.head: RunHead | None = None
@@ -179,9 +182,28 @@ class LensState:
         found = RunReader(self.gate, run_id).events_at([seq])
         return source_note(found[0]) if found and isinstance(found[0], RunSource) else None
 
+    def _damaged(self) -> dict[Path, str]:
+        """Every file the store reader skipped or found damaged inside, and why."""
+        files = self.store.files
+        found = {p: files.reasons.get(p, "unreadable") for p in files.skipped}
+        found.update(self.store.damaged)
+        return found
+
+    def damage_notices(self) -> list[str]:
+        """One line per damaged file the reader left out since the last call (each named
+        once); read under the gate (a refresh replaces the lists)."""
+        with self.gate.held():
+            fresh = {p: why for p, why in self._damaged().items() if p not in self.announced}
+        self.announced.update(fresh)
+        return [f"skipped damaged file {str(p)!r} ({' '.join(why.split())[:160]}); every "
+                "other file stays readable — `footprint doctor --quarantine` moves it aside"
+                for p, why in sorted(fresh.items())]
+
     def poll(self) -> bool:
-        """Re-read the store; ``True`` when the selected run gained events or changed status."""
-        with self.gate.held() as store:
+        """Re-read the store; ``True`` when the selected run gained events or changed status.
+        Its warnings are not printed (the terminal is the lens's): :meth:`damage_notices`."""
+        with self.gate.held() as store, warnings.catch_warnings():
+            warnings.simplefilter("ignore", StoreWarning)
             store.refresh()
         self.run_count = self._run_count()
         if self.run_id is None or self.head is None:

@@ -164,6 +164,9 @@ class LensApp(App[int]):
     def _poll(self) -> None:
         try:
             changed = self.state.poll()
+            for notice in self.state.damage_notices():  # a file damaged since the last look
+                self.call_from_thread(self.notify, notice, title="store warning",
+                                      severity="warning")
         except ReaderClosed:
             return
         except Exception as exc:  # a half-written file must not take the lens down

@@ -65,10 +65,12 @@ def _stream(events: Iterable[EventBase], exporter: SpanExporter, options: Option
     factory = SpanFactory(options.resource or Resource.create())
     fed = _records(events, options.content, options.limit, options.openinference,
                    options.prices)
-    run_id, sent = pump(fed, factory, exporter, progress)
+    run_id, delivery = pump(fed, factory, exporter, progress)
     if run_id is None:
         raise RunError("export_events got no events; pass the events of one recorded run")
-    return BackfillResult(run_id=run_id, trace_id=f"{trace_id_of(run_id):032x}", spans=sent)
+    delivery.check(run_id)
+    return BackfillResult(run_id=run_id, trace_id=f"{trace_id_of(run_id):032x}",
+                          spans=delivery.sent)
 
 
 def _split(store: StoreT, run_id: str, options: Options,
@@ -154,9 +156,10 @@ def _export_from(store: StoreT, run_id: str, options: Options, target: Target,
 
     split = _split(store, run_id, options, processes if exporter is None else 1)
     if split:
-        sent = export_split(store, run_id, split, options, target, progress)
+        delivery = export_split(store, run_id, split, options, target, progress)
+        delivery.check(run_id)  # every lost span, of every process
         return BackfillResult(run_id=run_id, trace_id=f"{trace_id_of(run_id):032x}",
-                              spans=sent)
+                              spans=delivery.sent)
     events = StoreReader(store).events(EventQuery(run_id=run_id))
     out = exporter or target.exporter()
     try:

@@ -15,6 +15,7 @@ earlier in the run, which another piece would not have.
 
 from __future__ import annotations
 
+import logging
 import multiprocessing
 import os
 import signal
@@ -29,7 +30,7 @@ from opentelemetry.sdk.trace.export import SpanExporter
 from footprint._errors import ConfigError
 from recorder.otel._ids import _KIND, _ROOT
 from recorder.otel._mapping import RunTrace, SpanRecord, TracePart
-from recorder.otel._pump import Options, Progress, pump
+from recorder.otel._pump import Delivery, Options, Progress, pump
 from recorder.otel._setup import otlp_exporter
 from recorder.otel._spans import SpanFactory
 
@@ -127,7 +128,8 @@ def plan(store: Store, run_id: str, parts: int) -> list[Piece]:
 
 
 def _send_piece(store: Store, run_id: str, piece: Piece, options: Options,
-                exporter: SpanExporter, progress: Progress | None) -> tuple[int, RunTrace]:
+                exporter: SpanExporter, progress: Progress | None
+                ) -> tuple[Delivery, RunTrace]:
     from recorder.store._query import EventQuery
     from recorder.store._reader import StoreReader
     trace = RunTrace(run_id, content=options.content, content_limit=options.limit,
@@ -144,10 +146,10 @@ def _send_piece(store: Store, run_id: str, piece: Piece, options: Options,
             fed += 1
             yield run_id, trace.feed(event)
 
-    _, sent = pump(ended(), factory, exporter, progress)
+    _, delivery = pump(ended(), factory, exporter, progress)
     if progress is not None:
         progress(fed)  # the whole piece, not only its last full batch
-    return sent, trace
+    return delivery, trace
 
 
 _done: Any = None  # a worker's shared counters (one per piece), set by _start
@@ -157,13 +159,16 @@ def _start(counters: Any) -> None:
     from recorder.store._owned import tune_collector
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to act on
+    quiet = logging.getLogger("opentelemetry.exporter")  # a refusal is counted, not logged
+    quiet.addHandler(logging.NullHandler())
+    quiet.propagate = False
     global _done
     _done = counters
     tune_collector()
 
 
 def _work(root: str, run_id: str, piece: Piece, options: Options, target: Target,
-          slot: int) -> tuple[int, TracePart]:
+          slot: int) -> tuple[Delivery, TracePart]:
     """A worker: read, map and send one piece; hand back what it left open."""
     from recorder.store._catalog import open_store
 
@@ -175,16 +180,17 @@ def _work(root: str, run_id: str, piece: Piece, options: Options, target: Target
     store = open_store(root)
     exporter = target.exporter()
     try:
-        sent, trace = _send_piece(store, run_id, piece, options, exporter, tick)
-        return sent, trace.part()
+        delivery, trace = _send_piece(store, run_id, piece, options, exporter, tick)
+        return delivery, trace.part()
     finally:
         exporter.shutdown()
         store.close()
 
 
 def export_split(store: Store, run_id: str, pieces: Sequence[Piece], options: Options,
-                 target: Target, progress: Progress | None = None) -> int:
-    """Export the run in ``pieces`` (from :func:`plan`), one process each; the spans sent."""
+                 target: Target, progress: Progress | None = None) -> Delivery:
+    """Export the run in ``pieces`` (from :func:`plan`), one process each; the spans sent
+    and lost, summed over every process."""
     resource = options.resource or Resource.create()
     options = replace(options, resource=resource)
     target = replace(target, resource=(tuple(resource.attributes.items()), resource.schema_url))
@@ -204,10 +210,13 @@ def export_split(store: Store, run_id: str, pieces: Sequence[Piece], options: Op
         try:
             exporter = target.exporter()
             try:
-                sent, trace = _send_piece(store, run_id, pieces[0], options, exporter, tick)
+                delivery, trace = _send_piece(store, run_id, pieces[0], options, exporter,
+                                              tick)
                 parts = _results(futures, tell)
-                return sent + sum(n for n, _ in parts) + _finish(
-                    trace, [p for _, p in parts], options, exporter)
+                for done, _ in parts:
+                    delivery.add(done)
+                delivery.add(_finish(trace, [p for _, p in parts], options, exporter))
+                return delivery
             finally:
                 exporter.shutdown()
         except BaseException:  # a failure, or Ctrl-C: the other pieces are moot
@@ -223,8 +232,8 @@ def _stop(pool: ProcessPoolExecutor) -> None:
     pool.shutdown(wait=True, cancel_futures=True)
 
 
-def _results(futures: list[Future[tuple[int, TracePart]]],
-             tell: Callable[[], None]) -> list[tuple[int, TracePart]]:
+def _results(futures: list[Future[tuple[Delivery, TracePart]]],
+             tell: Callable[[], None]) -> list[tuple[Delivery, TracePart]]:
     """Each worker's outcome in piece order, the first failure raised as it was."""
     pending = set(futures)
     while pending:
@@ -236,10 +245,10 @@ def _results(futures: list[Future[tuple[int, TracePart]]],
 
 
 def _finish(trace: RunTrace, parts: list[TracePart], options: Options,
-            exporter: SpanExporter) -> int:
+            exporter: SpanExporter) -> Delivery:
     """Merge the later pieces' parts in order; close and send the root and what is open."""
     for part in parts:
         trace.merge(part)
     factory = SpanFactory(options.resource or Resource.create())  # set by export_split
-    _, sent = pump([(trace.run_id, trace.finish())], factory, exporter)
-    return sent
+    _, delivery = pump([(trace.run_id, trace.finish())], factory, exporter)
+    return delivery

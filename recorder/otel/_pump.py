@@ -19,7 +19,7 @@ from recorder.otel._mapping import SpanRecord
 from recorder.otel._spans import SpanFactory
 from recorder.store._prices import Prices
 
-__all__ = ["Options", "Progress", "pump"]
+__all__ = ["GIVE_UP", "Delivery", "Options", "Progress", "pump"]
 
 _BATCH = 512
 Progress = Callable[[int], None]
@@ -38,29 +38,61 @@ class Options:
     """The store's prices (its ``prices.json`` over ``genai-prices``); ``None``: the latter."""
 
 
+GIVE_UP = 3
+"""Refused batches in a row after which a process stops sending: the rest are still mapped,
+and counted lost, so the count is every span not delivered."""
+
+
+@dataclass(slots=True)
+class Delivery:
+    """What one process sent and lost (refused, not taken, or never tried after
+    :data:`GIVE_UP` refusals in a row); summed across the processes of a split export."""
+
+    sent: int = 0
+    lost: int = 0
+    refused_in_a_row: int = 0
+
+    def send(self, exporter: SpanExporter, spans: list[ReadableSpan]) -> None:
+        if not spans:
+            return
+        if self.refused_in_a_row >= GIVE_UP:
+            self.lost += len(spans)
+        elif exporter.export(spans) is SpanExportResult.SUCCESS:
+            self.sent += len(spans)
+            self.refused_in_a_row = 0
+        else:
+            self.lost += len(spans)
+            self.refused_in_a_row += 1
+
+    def add(self, other: Delivery) -> None:
+        self.sent += other.sent
+        self.lost += other.lost
+
+    def check(self, run_id: str) -> None:
+        """Raise when any span was lost, with the count across every process."""
+        if self.lost:
+            raise RunError(
+                f"the OTLP endpoint refused or did not take {self.lost} of "
+                f"{self.sent + self.lost} spans of run {run_id!r} ({self.sent} sent); check "
+                "--endpoint and that a collector listens there, then retry")
+
+
 def pump(ended: Iterable[tuple[str, list[SpanRecord]]], factory: SpanFactory,
-         exporter: SpanExporter, progress: Progress | None = None) -> tuple[str | None, int]:
+         exporter: SpanExporter, progress: Progress | None = None
+         ) -> tuple[str | None, Delivery]:
     """Build and send the spans ``(run id, spans ended)`` hand over, ``_BATCH`` at a time;
-    ``progress(n)`` after each batch, ``n`` the pairs taken so far (one per event)."""
+    ``progress(n)`` after each batch, ``n`` the pairs taken so far (one per event). A
+    refused batch is counted lost and the next one sent (:class:`Delivery`)."""
     pending: list[ReadableSpan] = []
-    sent = 0
+    delivery = Delivery()
     run_id: str | None = None
     for done, (run_id, spans) in enumerate(ended, 1):
         pending.extend(factory.build(run_id, spans))
         if len(pending) >= _BATCH:
-            sent += _send(exporter, pending, run_id)
+            delivery.send(exporter, pending)
             pending = []
             if progress is not None:
                 progress(done)
     if run_id is not None:
-        sent += _send(exporter, pending, run_id)
-    return run_id, sent
-
-
-def _send(exporter: SpanExporter, spans: list[ReadableSpan], run_id: str) -> int:
-    if spans and exporter.export(spans) is not SpanExportResult.SUCCESS:
-        raise RunError(
-            f"the OTLP endpoint refused or did not take {len(spans)} spans of run "
-            f"{run_id!r}; check --endpoint and that a collector listens there, then retry"
-        )
-    return len(spans)
+        delivery.send(exporter, pending)
+    return run_id, delivery

@@ -25,14 +25,14 @@ import pyarrow.parquet as pq
 from recorder.store._costs import call_facts
 from recorder.store._damage import file_problem
 from recorder.store._outline import Outlines, outline_name, outline_problem
-from recorder.write._adopt import writer_alive, writer_of
-from recorder.write._layout import LIVE, QUARANTINE, SUMMARIES, segment_of
+from recorder.write._adopt import stale_locks, writer_alive, writer_of
+from recorder.write._layout import LIVE, QUARANTINE, SUMMARIES, is_live_stream, segment_of
 
 if TYPE_CHECKING:
     from recorder.store._base import StoreView
 
-__all__ = ["Checkup", "DamagedFile", "Orphan", "bad_outlines", "examine", "orphans",
-           "quarantine"]
+__all__ = ["Checkup", "DamagedFile", "Orphan", "bad_outlines", "edited_blobs", "examine",
+           "junk_live", "orphans", "quarantine"]
 
 Progress = Callable[[int, int], None]
 
@@ -63,10 +63,15 @@ class Checkup:
     orphans: tuple[Orphan, ...]
     outlines: tuple[DamagedFile, ...] = ()
     """Cached outlines (derived data) that do not read or disagree with their events file."""
+    stale_locks: tuple[Path, ...] = ()
+    """Lock files of writers killed with nothing unsealed (``recorder.write._adopt``)."""
+    edited_blobs: tuple[DamagedFile, ...] = ()
+    """Blob files holding a copy whose text does not hash to its key (readers skip it)."""
 
     @property
     def healthy(self) -> bool:
-        return not self.damaged and not self.orphans and not self.outlines
+        return not (self.damaged or self.orphans or self.outlines or self.edited_blobs
+                    or self.stale_locks)
 
 
 def _pid_of(segment: str) -> int | None:
@@ -95,6 +100,7 @@ def examine(store: StoreView, progress: Progress | None = None) -> Checkup:
     files = [*f.events, *f.blobs, *f.chain, *f.stats]
     damaged = {p: why for p, why in store.damaged.items()}
     damaged.update({p: f.reasons.get(p, "unreadable") for p in f.skipped if p not in damaged})
+    damaged.update({j.path: j.reason for j in junk_live(store.root)})
     for done, path in enumerate(files, 1):
         why = file_problem(store.con, path)
         if why is not None:
@@ -105,7 +111,38 @@ def examine(store: StoreView, progress: Progress | None = None) -> Checkup:
         checked=len(files) + len(f.skipped),
         damaged=tuple(DamagedFile(path=p, reason=r) for p, r in sorted(damaged.items())),
         orphans=tuple(o for o in orphans(store.root) if not damaged.keys() & set(o.files)),
-        outlines=tuple(bad_outlines(store, [p for p in f.events if p not in damaged])))
+        outlines=tuple(bad_outlines(store, [p for p in f.events if p not in damaged])),
+        edited_blobs=tuple(edited_blobs(store, [p for p in f.blobs if p not in damaged])),
+        stale_locks=tuple(stale_locks(store.root)))
+
+
+def junk_live(root: Path) -> list[DamagedFile]:
+    """Streams in ``live/`` named like none a writer makes: no writer holds a lock for them,
+    so none seals them, and no adopter may (their writer cannot be told gone)."""
+    return [DamagedFile(path=path, reason="not a writer's live stream (its name is none a "
+                                          "writer gives); no writer will seal it")
+            for path in sorted((root / LIVE).glob("*.arrows"))
+            if not path.name.startswith((".", "_")) and not is_live_stream(path.name)]
+
+
+def edited_blobs(store: StoreView, blobs: Iterable[Path]) -> list[DamagedFile]:
+    """The sealed blob files holding a copy whose text does not hash to its key (an
+    edited text): every reader skips such a copy (``recorder.store._views.BLOB_MATCHES``)."""
+    found = []
+    for path in blobs:
+        try:
+            rows = store.con.execute(
+                "SELECT hash FROM read_parquet(?) WHERE NOT coalesce(sha256(text) = hash, "
+                "false) ORDER BY hash", [str(path)]).fetchall()
+        except duckdb.Error:
+            continue  # a file that does not read is named damaged by file_problem
+        if rows:
+            named = ", ".join(str(h)[:16] for (h,) in rows[:3])
+            more = f" and {len(rows) - 3} more" if len(rows) > 3 else ""
+            found.append(DamagedFile(path=path, reason=(
+                f"{len(rows)} blob text(s) do not match their hash (edited: {named}{more}); "
+                "readers skip those copies")))
+    return found
 
 
 def _ordered(table: pa.Table) -> pa.Table:

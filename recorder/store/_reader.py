@@ -21,7 +21,7 @@ that query at once).
 from __future__ import annotations
 
 import warnings
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import replace
 from typing import Any
 
@@ -35,9 +35,10 @@ from recorder.store._damage import StoreWarning
 from recorder.store._query import EventQuery, columns_sql
 from recorder.store._summary import RunSummary, run_bounds, run_summary
 from recorder.store._upcast import upcast
+from recorder.write._extract import text_sha256
 from recorder.write._rows import BLOB_KEY, ENVELOPE_NAMES
 
-__all__ = ["DECODE_COLUMNS", "StoreReader", "decode_table"]
+__all__ = ["DECODE_COLUMNS", "StoreReader", "decode_table", "matching_texts"]
 
 DECODE_COLUMNS: tuple[str, ...] = (*ENVELOPE_NAMES, "payload")
 """The columns :meth:`StoreReader.decode` needs (``page``/``batches`` return them by default)."""
@@ -224,16 +225,29 @@ def _unreadable(envelope: tuple[Any, ...], why: str) -> None:
 
 
 BLOB_TEXTS = "SELECT hash, text FROM _blobs_all WHERE hash IN (SELECT unnest(?))"
-"""``hash, text`` of the blobs named by the one list parameter (a hash may repeat)."""
+"""``hash, text`` of every stored copy of the blobs named by the one list parameter."""
 
 
 def blob_texts(store: StoreView, payloads: list[dict[str, Any]]) -> dict[str, str]:
-    """``hash -> text`` of every blob the payloads reference."""
+    """``hash -> text`` of every blob the payloads reference (a copy that matches)."""
     wanted = sorted({v[BLOB_KEY] for p in payloads for v in p.values() if _is_ref(v)})
     if not wanted:
         return {}
-    found = store.rows(BLOB_TEXTS, [wanted])
-    return {str(h): str(t) for h, t in found}
+    return matching_texts(store.rows(BLOB_TEXTS, [wanted]))
+
+
+def matching_texts(copies: Iterable[tuple[Any, ...]]) -> dict[str, str]:
+    """``hash -> text`` from stored ``(hash, text)`` copies, each hash's first copy whose text
+    hashes to it: an edited copy is never read, whichever file the scan met first. Hashed
+    here, for the few blobs a read asks for: within the noise of the read
+    (tests/benchmarks/bench_blob_check.py); ``sha256`` in the SQL under an ``IN`` list
+    measured 44 -> 125 ms for 20 of 50,000 blobs."""
+    texts: dict[str, str] = {}
+    for digest, text in copies:
+        key = str(digest)
+        if key not in texts and text_sha256(str(text)) == key:
+            texts[key] = str(text)
+    return texts
 
 
 def _is_ref(value: object) -> bool:
@@ -245,8 +259,9 @@ def _unblob(value: object, texts: dict[str, str]) -> object:
         digest = value[BLOB_KEY]  # type: ignore[index]
         if digest not in texts:
             raise ConfigError(
-                f"blob {digest!r} is referenced but missing from the store; "
-                "restore the store's blobs/ directory"
+                f"blob {digest!r} is referenced but missing from the store, or every "
+                "stored copy of it was edited (`footprint doctor` names them); restore "
+                "the store's blobs/ directory"
             )
         return texts[digest]
     return value

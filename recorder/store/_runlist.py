@@ -299,8 +299,8 @@ def unknown_scores(store: StoreView, query: RunQuery) -> tuple[list[str], list[s
 def _base(store: StoreView, query: RunQuery) -> tuple[str, tuple[str, list[object]]]:
     """The runs CTEs (outline rows narrowed to the runs that may match) and the ``WHERE``
     that decides; the parameters of both, in the order they appear."""
-    text = ("coalesce((SELECT first(b.text) FROM _blobs_all b WHERE b.hash = r.answer_blob), "
-            "r.answer)"
+    text = ("coalesce((SELECT first(b.text) FROM _blobs_all b WHERE b.hash = r.answer_blob "
+            "AND sha256(b.text) = b.hash), r.answer)"  # an edited copy: never read
             if query.answer else "r.answer")
     view = outline_view(store)
     narrow, first = query.narrowing(view)
@@ -391,9 +391,9 @@ def _with_blobs(store: StoreView, table: pa.Table, column: str, blob: str) -> pa
     digests = [d for d in table.column(blob).to_pylist() if d]
     if not digests:
         return table
-    from recorder.store._reader import BLOB_TEXTS  # the event reader: only when needed
+    from recorder.store._reader import BLOB_TEXTS, matching_texts  # only when needed
 
-    texts = dict(store.rows(BLOB_TEXTS, [digests]))
+    texts = matching_texts(store.rows(BLOB_TEXTS, [digests]))
     held = pa.array([texts.get(d) if d else None
                      for d in table.column(blob).to_pylist()], pa.string())
     import pyarrow.compute as pc  # ~60 ms to import: only when needed

@@ -6,7 +6,8 @@ the process dies, however it dies. :func:`adopt_orphans` takes that lock for
 each writer whose live segments it finds: when it can, the writer is gone,
 and its segments are sealed into Parquet exactly as the writer would have
 (rows up to the last whole batch; heads only over rows that are there), then
-the live streams are removed. A writer from before the lock files existed is
+the live streams are removed; a lock file nobody holds, of a writer killed with
+nothing unsealed, is removed too. A writer from before the lock files existed is
 judged by its pid (on this host). A later writer runs this at start-up, on
 its file thread; ``footprint doctor`` can run it too. Adopting twice, or two
 adopters at once, is harmless: the lock serialises them and sealing rewrites
@@ -18,13 +19,14 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import IO
 
 import pyarrow as pa
 
-from recorder.write._layout import BLOBS, CHAIN, EVENTS, LIVE, segment_of
+from recorder.write._layout import BLOBS, CHAIN, EVENTS, LIVE, is_writer_lock, segment_of
 from recorder.write._live import heads_of_rows_read, read_live
 from recorder.write._rows import BLOB_SCHEMA, CHAIN_SCHEMA, EVENT_SCHEMA
 from recorder.write._segment import by_date, write_atomically
@@ -34,7 +36,8 @@ try:
 except ImportError:  # pragma: no cover - not POSIX: liveness by pid only
     fcntl = None  # type: ignore[assignment]
 
-__all__ = ["WriterLock", "adopt_orphans", "lock_path", "writer_alive", "writer_of"]
+__all__ = ["WriterLock", "adopt_orphans", "lock_path", "remove_stale_locks", "stale_locks",
+           "writer_alive", "writer_of"]
 
 _log = logging.getLogger("recorder")
 _STREAMS = ("events", "blobs", "chain")
@@ -55,9 +58,27 @@ class WriterLock:
     def __init__(self, root: Path, writer: str) -> None:
         self.path = lock_path(root, writer)
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._file: IO[bytes] | None = open(self.path, "ab")  # noqa: SIM115 - held for life
-        if fcntl is not None:
-            fcntl.flock(self._file.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        self._file: IO[bytes] | None = self._take()
+
+    def _take(self) -> IO[bytes]:
+        """Open and lock the file; again if a sweep of stale locks (:func:`remove_stale_locks`)
+        removed it between the two (it takes only a lock nobody holds)."""
+        for attempt in range(100):
+            file = open(self.path, "ab")  # noqa: SIM115 - held for life
+            if fcntl is None:
+                return file
+            try:
+                fcntl.flock(file.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:  # a sweep holds it for the instant it takes to remove it
+                file.close()
+                if attempt == 99:
+                    raise
+                time.sleep(0.01)
+                continue
+            if _same_file(file.fileno(), self.path):
+                return file
+            file.close()
+        raise OSError(f"could not take the writer lock {str(self.path)!r}")
 
     def forget(self) -> None:
         """Close this process's copy of the lock without letting go (a forked child: the
@@ -92,6 +113,50 @@ def _if_gone(root: Path, writer: str) -> Iterator[bool]:
             yield False
             return
         yield True
+
+
+def _same_file(fd: int, path: Path) -> bool:
+    """Whether ``path`` still names the file open as ``fd`` (not removed, not replaced)."""
+    try:
+        here, there = os.fstat(fd), os.stat(path)
+    except OSError:
+        return False
+    return (here.st_dev, here.st_ino) == (there.st_dev, there.st_ino)
+
+
+def stale_locks(root: Path) -> list[Path]:
+    """The lock files in ``live/`` that no process holds, of writers with no live segment
+    left (killed with nothing unsealed): nothing reads them, nothing removes them but
+    :func:`remove_stale_locks`. A held lock is a live writer's: never listed."""
+    live = root / LIVE
+    if fcntl is None:  # pragma: no cover - not POSIX: no lock to tell a live writer by
+        return []
+    owners = {writer_of(segment_of(p)) for p in live.glob("*.arrows")}
+    writers = [p.name[:-len(".lock")] for p in sorted(live.glob("*.lock"))
+               if is_writer_lock(p.name)]  # never the compactor's, or another tool's
+    return [lock_path(root, w) for w in writers
+            if w not in owners and not writer_alive(root, w)]
+
+
+def remove_stale_locks(root: str | os.PathLike[str]) -> list[Path]:
+    """Remove :func:`stale_locks`, each while holding its lock (so no writer can be taking
+    it meanwhile: a writer that opened it just before re-takes a new file); the removed."""
+    removed = []
+    for path in stale_locks(Path(root)):
+        try:
+            fd = os.open(path, os.O_RDONLY)
+        except OSError:
+            continue
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            if _same_file(fd, path):
+                path.unlink()
+                removed.append(path)
+        except OSError:
+            continue  # taken meanwhile: a writer lives
+        finally:
+            os.close(fd)
+    return removed
 
 
 def writer_alive(root: Path, writer: str) -> bool:
@@ -151,6 +216,7 @@ def adopt_orphans(root: str | os.PathLike[str], *, durable: bool = False) -> lis
     if adopted:
         _log.warning("recorder: sealed %d segment(s) of writers that were killed: %s",
                      len(adopted), ", ".join(adopted))
+    remove_stale_locks(base)
     return adopted
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import secrets
 import time
 from pathlib import Path
@@ -17,6 +18,8 @@ __all__ = [
     "STORE_DIRS",
     "SUMMARIES",
     "default_store_path",
+    "is_live_stream",
+    "is_writer_lock",
     "new_writer_id",
     "resolve_store",
     "segment_of",
@@ -65,3 +68,20 @@ def new_writer_id() -> str:
 def segment_of(path: Path) -> str:
     """The segment id a sealed or live file belongs to (its name up to the first dot)."""
     return path.name.split(".", 1)[0]
+
+
+_WRITER = r"\d{8}T\d{6}-\d+-[0-9a-f]{8}"
+"""A writer id (:func:`new_writer_id`)."""
+_LIVE_STREAM = re.compile(_WRITER + r"-\d+\.(?:events|blobs|chain)\.arrows")
+_WRITER_LOCK = re.compile(_WRITER + r"\.lock")
+
+
+def is_live_stream(name: str) -> bool:
+    """Whether ``name`` is one a writer gives a live stream (``<segment>.<kind>.arrows``,
+    the segment named by :func:`new_writer_id` and a count)."""
+    return _LIVE_STREAM.fullmatch(name) is not None
+
+
+def is_writer_lock(name: str) -> bool:
+    """Whether ``name`` is a writer's lock file (``<writer id>.lock``; not the compactor's)."""
+    return _WRITER_LOCK.fullmatch(name) is not None
