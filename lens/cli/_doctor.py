@@ -13,6 +13,9 @@ if TYPE_CHECKING:
 
 __all__ = ["add_parser", "run"]
 
+_ROWS_SHOWN = 20
+"""Damaged records listed one by one; the rest are counted."""
+
 
 def add_parser(subparsers: Any) -> None:
     """Register ``doctor`` on the CLI's sub-parsers (imports nothing heavy)."""
@@ -22,7 +25,9 @@ def add_parser(subparsers: Any) -> None:
                        "damaged files aside, rebuilds the outlines and seals the segments")
     p.add_argument("--quarantine", action="store_true",
                    help="repair: move each damaged file to quarantine/ in the store (kept, not "
-                        "read), rebuild wrong cached outlines, seal killed writers' segments")
+                        "read), set aside the runs of damaged records (their file is copied "
+                        "to quarantine/ and rewritten without them), rebuild wrong cached "
+                        "outlines, seal killed writers' segments")
     p.add_argument("--store", metavar="DIR", default=None,
                    help="the store directory (default: $FOOTPRINT_STORE or ./.footprint)")
 
@@ -41,6 +46,13 @@ def run(args: argparse.Namespace) -> int:
         print(f"damaged  {item.path}: {item.reason}")
     for item in checkup.outlines:
         print(f"damaged  {item.path}: cached outline {item.reason}")
+    for row in checkup.rows[:_ROWS_SHOWN]:
+        print(f"damaged  {row.path}, row {row.row}: {row.reason} (run {row.run_id}, seq "
+              f"{row.seq}; only that run is affected: `footprint verify {row.run_id}`)")
+    if len(checkup.rows) > _ROWS_SHOWN:
+        runs = len({row.run_id for row in checkup.rows})
+        print(f"damaged  {len(checkup.rows) - _ROWS_SHOWN} more records ({len(checkup.rows)} "
+              f"in all, of {runs} runs)")
     for orphan in checkup.orphans:
         print(f"orphaned segment {orphan.segment} (its writer, pid {orphan.pid} by its name, "
               f"holds no lock: gone; {len(orphan.files)} live files)")
@@ -56,12 +68,14 @@ def run(args: argparse.Namespace) -> int:
 
 def _repair(store: Store, checkup: Checkup) -> int:
     """Move damaged files aside, rebuild outlines, seal orphans; 1 if any is left."""
-    from recorder.store._doctor import orphans, quarantine
+    from recorder.store._doctor import orphans, quarantine, quarantine_rows
     from recorder.store._outline import outline_view
     from recorder.write._adopt import adopt_orphans
 
     for source, target in quarantine(store, (*checkup.damaged, *checkup.outlines)):
         print(f"moved    {source} -> {target}")
+    for path, run_id in quarantine_rows(store, checkup.rows):
+        print(f"set aside run {run_id} from {path} (the file as found is in quarantine/)")
     if checkup.orphans:
         for segment in adopt_orphans(store.root):
             print(f"sealed   segment {segment}")

@@ -15,6 +15,7 @@ from footprint.events import TERMINAL_TYPES
 from recorder.store._catalog import Store
 from recorder.store._damage import guarded
 from recorder.store._derived import DERIVED_COLUMNS, DerivedCheck
+from recorder.store._rows_check import where
 from recorder.write._adopt import writer_alive, writer_of
 from recorder.write._chain import (
     AFTER_END_TYPES,
@@ -158,10 +159,34 @@ def _verify(store: Store, run_id: str, progress: Progress | None, window: int | 
     for rows in _windows(store, run_id, lo, hi, window):
         broken = walk.feed(rows)
         if broken is not None:
-            return broken, None
+            return _located(store, broken), None
         if progress is not None:
             progress(walk.rows, total)
-    return _after_walk(store, walk), walk
+    return _located(store, _after_walk(store, walk)), walk
+
+
+def _located(store: Store, result: VerifyResult) -> VerifyResult:
+    """A broken verdict with where its record is stored (file and row), and the store's
+    damaged files named: a file left out may be where the run's missing records were."""
+    if result.valid or result.broken_seq is None:
+        return result
+    notes = []
+    if result.reason in ("hash mismatch", "chain broken", "duplicate record", "blob mismatch"):
+        notes.append(f"seq {result.broken_seq} is stored in "
+                     f"{where(store, result.run_id, result.broken_seq)}")
+    damaged = {**store.files.reasons, **store.damaged}
+    if damaged:
+        shown = "; ".join(f"{path} ({why})" for path, why in sorted(damaged.items())[:3])
+        more = f" and {len(damaged) - 3} more" if len(damaged) > 3 else ""
+        notes.append(f"damaged store files left out: {shown}{more} — `footprint doctor` "
+                     "lists them")
+    if not notes:
+        return result
+    detail = "; ".join([result.detail, *notes] if result.detail else notes)
+    return VerifyResult(run_id=result.run_id, valid=False, records=result.records,
+                        broken_seq=result.broken_seq, reason=result.reason, detail=detail,
+                        skipped=result.skipped, dropped=result.dropped,
+                        filtered=result.filtered)
 
 
 def _after_walk(store: Store, walk: _Walk) -> VerifyResult:
