@@ -16,6 +16,7 @@ from recorder.store._catalog import Store
 from recorder.store._damage import guarded
 from recorder.store._derived import DERIVED_COLUMNS, DerivedCheck
 from recorder.store._rows_check import where
+from recorder.store._stopped import stopped_writer
 from recorder.write._adopt import writer_alive, writer_of
 from recorder.write._chain import (
     AFTER_END_TYPES,
@@ -32,10 +33,16 @@ from recorder.write._chain import (
 )
 from recorder.write._rows import BLOB_KEY, ENVELOPE_NAMES
 
-__all__ = ["WINDOW", "ChainTail", "Progress", "VerifyResult", "chain_tail", "verify_run"]
+__all__ = ["INCOMPLETE", "WINDOW", "ChainTail", "Progress", "VerifyResult", "chain_tail",
+           "verify_run"]
 
 _TYPE, _SEQ = ENVELOPE_NAMES.index("type"), ENVELOPE_NAMES.index("seq")
 assert ENVELOPE_NAMES == ENVELOPE_ORDER, "the store's envelope columns are in canonical order"
+
+
+INCOMPLETE = "incomplete"
+"""The reason of a run whose last batch its writer stored but died before heading: a crash,
+not a tamper (``recorder.store._stopped``)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -46,7 +53,9 @@ class VerifyResult:
     check, or the head over it), ``chain broken`` (its ``prev_check`` is not
     the previous record's row check), ``missing record`` (a seq is absent and
     the chain does not bridge it), ``duplicate record``, ``blob mismatch`` or
-    ``unknown chain format`` (written by another version). ``skipped`` counts seqs the
+    ``unknown chain format`` (written by another version), or :data:`INCOMPLETE`: the
+    writer was killed between storing its last batch and its head (:attr:`interrupted`;
+    the run is not proven past the last head, and nothing was tampered). ``skipped`` counts seqs the
     writer itself never received (overflow or a processor's DROP): the chain
     bridges those, so they are reported, not failed. ``dropped`` (the
     recorder's full buffer, or an event that could not be stored) and
@@ -66,6 +75,11 @@ class VerifyResult:
     filtered: int = 0
 
     @property
+    def interrupted(self) -> bool:
+        """Broken only because its writer died before heading its last batch."""
+        return self.reason == INCOMPLETE
+
+    @property
     def complete(self) -> bool:
         """Valid, and nothing of the run was dropped, filtered or never received."""
         return self.valid and not (self.skipped or self.dropped or self.filtered)
@@ -80,6 +94,8 @@ class VerifyResult:
                 (self.skipped, "seqs never recorded")) if n]
             extra = f"; INCOMPLETE evidence: {', '.join(gaps)}" if gaps else ""
             return f"valid, {self.records} records{extra}"
+        if self.interrupted:
+            return f"incomplete: {self.detail}"
         tail = f" ({self.detail})" if self.detail else ""
         return f"broken at seq {self.broken_seq}: {self.reason}{tail}"
 
@@ -250,6 +266,11 @@ def _unheaded_end(store: Store, walk: _Walk) -> VerifyResult | None:
             writer_alive(store.root, writer_of(segment)) for segment in holders):
         return None
     last = walk.expected - 1
+    stopped = stopped_writer(store, walk.run_id, block, last)
+    if stopped is not None:
+        return _broken(walk.run_id, walk.total, block, INCOMPLETE,
+                       f"the writer stopped before sealing; seq {block}..{last} unsealed "
+                       f"({stopped}): what is there is not proven")
     if block > end:
         why = (f"seq {block}..{last} follow the run's end (seq {end}) and no stored head "
                "covers them: appended after the run ended")
