@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import orjson
+import pyarrow as pa
 
 from footprint._errors import ConfigError
 from footprint.events import TERMINAL_TYPES
@@ -32,11 +33,13 @@ from recorder.write._chain import (
     row_check,
 )
 from recorder.write._rows import BLOB_KEY, ENVELOPE_NAMES
+from recorder.write._scorehead import SCORE_HEADS, ScoreHead, read_score_head, score_head
 
 __all__ = ["INCOMPLETE", "WINDOW", "ChainTail", "Progress", "VerifyResult", "chain_tail",
            "verify_run"]
 
 _TYPE, _SEQ = ENVELOPE_NAMES.index("type"), ENVELOPE_NAMES.index("seq")
+FEEDBACK = "feedback.recorded"
 assert ENVELOPE_NAMES == ENVELOPE_ORDER, "the store's envelope columns are in canonical order"
 
 
@@ -73,6 +76,9 @@ class VerifyResult:
     skipped: int = 0
     dropped: int = 0
     filtered: int = 0
+    note: str = ""
+    """What the verdict cannot vouch for beyond the records (e.g. that no score was removed
+    from a run scored before the store kept score heads)."""
 
     @property
     def interrupted(self) -> bool:
@@ -93,7 +99,8 @@ class VerifyResult:
                 (self.filtered, "filtered by processors"),
                 (self.skipped, "seqs never recorded")) if n]
             extra = f"; INCOMPLETE evidence: {', '.join(gaps)}" if gaps else ""
-            return f"valid, {self.records} records{extra}"
+            note = f"; {self.note}" if self.note else ""
+            return f"valid, {self.records} records{extra}{note}"
         if self.interrupted:
             return f"incomplete: {self.detail}"
         tail = f" ({self.detail})" if self.detail else ""
@@ -172,6 +179,7 @@ def _verify(store: Store, run_id: str, progress: Progress | None, window: int | 
         return heads, None
     total, lo, hi = _bounds(store, run_id)
     walk = _Walk(run_id, total, heads, secret)
+    walk.score_at = _score_at(store, run_id)
     for rows in _windows(store, run_id, lo, hi, window):
         broken = walk.feed(rows)
         if broken is not None:
@@ -214,6 +222,12 @@ def _after_walk(store: Store, walk: _Walk) -> VerifyResult:
         return _broken(run_id, total, walk.expected, "missing record",
                        f"seq {walk.expected}..{last} absent; segment {segment} stored the "
                        f"run's head up to seq {last}")
+    if walk.score_at is not None:
+        last, count, _ = walk.score_at
+        return _broken(run_id, total, walk.expected, "missing record",
+                       f"seq {walk.expected}..{last} absent; the store's score head "
+                       f"({SCORE_HEADS}) covers the run up to seq {last} with {count} "
+                       "scores: a score, or a score segment, was removed")
     unheaded = _unheaded_end(store, walk)
     if unheaded is not None:
         return unheaded
@@ -226,8 +240,20 @@ def _after_walk(store: Store, walk: _Walk) -> VerifyResult:
         return _broken(run_id, total, walk.refs[bad_blob], "blob mismatch",
                        f"blob {bad_blob[:12]}… is missing or its text does not hash to its id")
     dropped, filtered = _drops(store, run_id)
+    note = "" if walk.scored or not walk.scores else (
+        f"completeness of its {walk.scores} scores unknown (no score head in {SCORE_HEADS}: "
+        "scored before footprint kept score heads)")
     return VerifyResult(run_id=run_id, valid=True, records=total, skipped=walk.skipped,
-                        dropped=dropped, filtered=filtered)
+                        dropped=dropped, filtered=filtered, note=note)
+
+
+def _score_at(store: Store, run_id: str) -> ScoreHead | None:
+    """The run's score head (``recorder.write._scorehead``); ``None`` when there is none,
+    or the file does not read (``footprint doctor`` names it)."""
+    try:
+        return read_score_head(store.root, run_id)
+    except (OSError, pa.ArrowException, ValueError):
+        return None
 
 
 def _bounds(store: Store, run_id: str) -> tuple[int, int, int]:
@@ -315,7 +341,8 @@ class _Walk:
     """One run's chain walk, fed a window of rows at a time (see :func:`verify_run`)."""
 
     __slots__ = ("bad_column", "block", "check", "derived", "end", "expected", "heads",
-                 "in_block", "key", "refs", "rows", "run_id", "skipped", "stream", "total")
+                 "in_block", "key", "refs", "rows", "run_id", "score_at", "scored", "scores",
+                 "skipped", "stream", "total")
 
     def __init__(self, run_id: str, total: int, heads: dict[int, tuple[bytes, str]],
                  key: bytes | None = None) -> None:
@@ -329,6 +356,10 @@ class _Walk:
         self.refs: dict[str, int] = {}
         self.stream = hashlib.sha256()
         self.derived = DerivedCheck()
+        self.score_at: ScoreHead | None = None
+        """The store's score head of the run, until the walk reaches its seq."""
+        self.scores, self.scored = 0, False
+        """Scores walked so far; whether a score head was checked."""
 
     def feed(self, rows: list[tuple[Any, ...]]) -> VerifyResult | None:
         """Walk ``rows`` (the next ones in seq order); the first broken record's verdict."""
@@ -354,7 +385,8 @@ class _Walk:
             if self.block is None:
                 self.block, self.in_block = seq, 0
             self.in_block += 1
-            headed = self._head(seq)
+            self.scores += row[_TYPE] == FEEDBACK
+            headed = self._head(seq) or self._score_head(seq)
             if headed is not None:
                 return headed
             self.check, self.expected, self.rows = check, seq + 1, self.rows + 1
@@ -376,6 +408,21 @@ class _Walk:
                            f"value or the head itself changed{keyed}")
         self.block = None
         return None
+
+    def _score_head(self, seq: int) -> VerifyResult | None:
+        """At the seq the store's score head names: it must be over the chain so far and
+        the scores walked (``recorder.write._scorehead``)."""
+        if self.score_at is None or seq != self.score_at[0]:
+            return None
+        _, count, head = self.score_at
+        self.score_at, self.scored = None, True
+        chain = keyed_head(self.key, self.stream.copy().digest())
+        if score_head(self.key, chain, self.scores) == head:
+            return None
+        return _broken(self.run_id, self.total, seq, "hash mismatch",
+                       f"the store's score head ({SCORE_HEADS}) over seq ..{seq} and {count} "
+                       f"scores does not match the chain and the {self.scores} scores stored: "
+                       "a score was removed or edited, or the head changed")
 
     def _payload(self, seq: int, payload: str, derived: tuple[Any, ...]) -> None:
         """The blob references and the derived columns of one record."""
