@@ -307,8 +307,12 @@ def _unheaded_end(store: Store, walk: _Walk) -> VerifyResult | None:
 
 
 def _drops(store: Store, run_id: str) -> tuple[int, int]:
-    """The run's ``(dropped, filtered)`` counts from the store's stats."""
-    found = store.rows("SELECT dropped, filtered FROM runs WHERE run_id = ?", [run_id])
+    """The run's ``(dropped, filtered)`` counts from the store's stats, as ``runs`` adds
+    them up (each writer's newest counts, summed), read from the stats alone."""
+    found = store.rows(
+        "SELECT coalesce(sum(o), 0) + coalesce(sum(u), 0), coalesce(sum(p), 0) FROM ("
+        "SELECT max(overflow) AS o, max(unencodable) AS u, max(processor_drops) AS p "
+        "FROM _stats_all WHERE run_id = ? GROUP BY writer)", [run_id])
     return (int(found[0][0]), int(found[0][1])) if found else (0, 0)
 
 
