@@ -137,7 +137,9 @@ def _lost(root: Path) -> set[str]:
         warnings.simplefilter("ignore")
         store = open_store(root)
         store.rows("SELECT run_id, answer, scores, tags FROM runs")  # never raises
-        lost = {f"run-{n}" for n in range(RUNS) if not verify_run(store, f"run-{n}").valid}
+        results = [verify_run(store, f"run-{n}") for n in range(RUNS)]
+        assert not any(r.interrupted for r in results)  # damage never reads as a crash
+        lost = {r.run_id for r in results if not r.valid}
         store.close()
     return lost
 
