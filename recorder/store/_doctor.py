@@ -30,6 +30,7 @@ from recorder.store._outline import Outlines, outline_name, outline_problem
 from recorder.store._rows_check import DamagedRow, bad_rows
 from recorder.write._adopt import writer_alive, writer_of
 from recorder.write._layout import LIVE, QUARANTINE, SUMMARIES, segment_of
+from recorder.write._scorehead import SCORE_HEADS
 
 if TYPE_CHECKING:
     from recorder.store._base import StoreView
@@ -106,6 +107,10 @@ def examine(store: StoreView, progress: Progress | None = None) -> Checkup:
             damaged[path] = why
         if progress is not None:
             progress(done, len(files))
+    heads = store.root / SCORE_HEADS
+    why = file_problem(store.con, heads) if heads.exists() else None
+    if why is not None:  # verify then reads every run's scores as of unknown completeness
+        damaged[heads] = f"the store's score heads: {why}"
     return Checkup(
         checked=len(files) + len(f.skipped),
         damaged=tuple(DamagedFile(path=p, reason=r) for p, r in sorted(damaged.items())),

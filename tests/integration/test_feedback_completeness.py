@@ -13,6 +13,7 @@ import pytest
 
 from footprint import Agent, ScriptedModel
 from recorder import ParquetSink, Recorder, Score, feedback, open_store, record_scores, verify_run
+from recorder.store._doctor import examine
 from recorder.write._chain import KEY_ENV
 
 KEY = b"k" * 32
@@ -98,3 +99,16 @@ def test_given_a_store_scored_before_score_heads_when_verified_then_valid_with_a
     assert valid, summary
     assert summary.endswith("completeness of its 2 scores unknown (no score head in "
                             "scores/heads.parquet: scored before footprint kept score heads)")
+
+
+def test_given_a_damaged_score_heads_file_when_doctor_runs_then_it_is_named(
+    tmp_path: Path,
+) -> None:
+    root = tmp_path / "store"
+    run_id = _scored(root, None)
+    heads = root / "scores" / "heads.parquet"
+    heads.write_bytes(heads.read_bytes()[:40])
+    with open_store(root) as store:
+        found = examine(store)
+        assert [d.path for d in found.damaged] == [heads], found
+        assert "unknown" in verify_run(store, run_id).summary()
