@@ -49,8 +49,8 @@ def epilog() -> str:
 def short_epilog() -> str:
     """The exit codes in one sentence, for each command's ``--help``."""
     return ("exit codes: 0 ok, 1 a problem found, 2 bad input, 3 a file or directory refused, "
-            "4 a writer died before sealing (verify), 70 internal error, 130 interrupted, "
-            "141 output closed (see `footprint --help`)")
+            "70 internal error, 130 interrupted, 141 output closed, 4 (verify) a writer died "
+            "before sealing (see `footprint --help`)")
 
 
 def say(line: str) -> None:
