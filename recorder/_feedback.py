@@ -4,7 +4,9 @@ A score is one ``feedback.recorded`` event of the run it judges. In a store
 it is appended after the run's terminal event as a segment of its own (no
 sealed file is rewritten): the run's chain is walked and verified first, and
 the new record continues it (its row check and the SHA-256 head), so
-``footprint verify`` covers it like every other record. A run recorded
+``footprint verify`` covers it like every other record; the store's score
+heads (``recorder.write._scorehead``) make a score segment removed whole a
+break too. A run recorded
 with a chain key (``ParquetSink(chain_key=…)``) takes feedback only with
 that key (``chain_key=…``, ``$FOOTPRINT_CHAIN_KEY``, ``--key-file``): its
 head is the HMAC like the run's, and without the key nothing is written. With an
@@ -31,8 +33,9 @@ from recorder.store._catalog import Store, open_store
 from recorder.store._filters import score_label_problem, score_name_problem
 from recorder.store._runlist import RunQuery, count_runs, list_runs
 from recorder.store._verify import ChainTail, chain_tail
-from recorder.write._chain import KEY_ENV, KEYED_FORMAT, chain_key
+from recorder.write._chain import CHAIN_FORMAT, KEY_ENV, KEYED_FORMAT, chain_key
 from recorder.write._parquet_sink import ParquetSink
+from recorder.write._scorehead import score_head, write_score_heads
 from recorder.write._sink import ExportResult
 
 try:
@@ -234,7 +237,25 @@ def _append_locked(store: Store, pending: list[tuple[str, Score]], by: str | Non
         events.append(_event(run_id, score, by, ts, seq=seq, turn=turn))
     _write(store.root, events, [t for t, _ in tails.values()], key)
     store.refresh()
+    _score_heads(store, sorted(tails), key)
     return events
+
+
+def _score_heads(store: Store, runs: list[str], key: bytes | None) -> None:
+    """Record where each scored run's chain now ends (``recorder.write._scorehead``), so
+    removing a score segment later is a break ``verify`` names."""
+    latest = store.rows(
+        "SELECT run_id, last_seq, head FROM _chain_all WHERE run_id IN ? "
+        "QUALIFY row_number() OVER (PARTITION BY run_id ORDER BY last_seq DESC) = 1", [runs])
+    counts = dict(store.rows("SELECT run_id, count(*) FILTER (WHERE type = "
+                             "'feedback.recorded') FROM _events_all WHERE run_id IN ? "
+                             "GROUP BY run_id", [runs]))
+    ends = dict(store.rows("SELECT run_id, max(seq) FROM _events_all WHERE run_id IN ? "
+                           "GROUP BY run_id", [runs]))
+    heads = {str(run): (int(seq), int(counts[run]), score_head(key, bytes(head),
+                                                              int(counts[run])))
+             for run, seq, head in latest if int(seq) == ends.get(run)}
+    write_score_heads(store.root, heads, KEYED_FORMAT if key is not None else CHAIN_FORMAT)
 
 
 def _tail(store: Store, run_id: str, key: bytes | None) -> ChainTail:

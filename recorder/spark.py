@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from recorder.store._prices import PRICES_DDL, Prices, load_prices
-from recorder.store._views import VIEWS
+from recorder.store._views import PLAIN_VIEWS as VIEWS
 from recorder.write._layout import BLOBS, EVENTS, STATS
 
 __all__ = ["DUCKDB_ONLY", "SPARK_VIEWS", "register_views", "to_spark"]

@@ -15,6 +15,9 @@ if TYPE_CHECKING:
 
 __all__ = ["add_parser", "run"]
 
+_ROWS_SHOWN = 20
+"""Damaged records listed one by one; the rest are counted."""
+
 
 def add_parser(subparsers: Any) -> None:
     """Register ``doctor`` on the CLI's sub-parsers (imports nothing heavy)."""
@@ -26,7 +29,9 @@ def add_parser(subparsers: Any) -> None:
                        "killed writers' lock files")
     p.add_argument("--quarantine", action="store_true",
                    help="repair: move each damaged file to quarantine/ in the store (kept, not "
-                        "read), rebuild wrong cached outlines, seal killed writers' segments")
+                        "read), set aside the runs of damaged records (their file is copied "
+                        "to quarantine/ and rewritten without them), rebuild wrong cached "
+                        "outlines, seal killed writers' segments")
     p.add_argument("--store", metavar="DIR", default=None,
                    help="the store directory (default: $FOOTPRINT_STORE or ./.footprint)")
 
@@ -49,6 +54,13 @@ def run(args: argparse.Namespace) -> int:
         print(f"edited   {item.path}: {item.reason}")
     for lock in checkup.stale_locks:
         print(f"stale    {lock}: a killed writer's lock file (no process holds it)")
+    for row in checkup.rows[:_ROWS_SHOWN]:
+        print(f"damaged  {row.path}, row {row.row}: {row.reason} (run {row.run_id}, seq "
+              f"{row.seq}; only that run is affected: `footprint verify {row.run_id}`)")
+    if len(checkup.rows) > _ROWS_SHOWN:
+        runs = len({row.run_id for row in checkup.rows})
+        print(f"damaged  {len(checkup.rows) - _ROWS_SHOWN} more records ({len(checkup.rows)} "
+              f"in all, of {runs} runs)")
     for orphan in checkup.orphans:
         print(f"orphaned segment {orphan.segment} (its writer, pid {orphan.pid} by its name, "
               f"holds no lock: gone; {len(orphan.files)} live files)")
@@ -62,7 +74,7 @@ def run(args: argparse.Namespace) -> int:
         print("healthy: every file reads back whole")
         return 0
     if not args.quarantine and (checkup.damaged or checkup.outlines or checkup.orphans
-                                or checkup.stale_locks or not compacted):
+                                or checkup.rows or checkup.stale_locks or not compacted):
         print("run `footprint doctor --quarantine` to move damaged files aside, rebuild cached "
               "outlines, seal killed writers' segments, remove their lock files and finish "
               "interrupted compactions")
@@ -109,13 +121,15 @@ def _edited_hint(checkup: Checkup) -> None:
 
 def _repair(store: Store, checkup: Checkup) -> int:
     """Move damaged files aside, rebuild outlines, seal orphans; 1 if any is left."""
-    from recorder.store._doctor import orphans, quarantine
+    from recorder.store._doctor import orphans, quarantine, quarantine_rows
     from recorder.store._outline import outline_view
     from recorder.write._adopt import adopt_orphans
 
     for source, target in quarantine(store, (*checkup.damaged, *checkup.outlines)):
         print(f"moved    {source} -> {target}")
     _remove_locks(store)
+    for path, run_id in quarantine_rows(store, checkup.rows):
+        print(f"set aside run {run_id} from {path} (the file as found is in quarantine/)")
     if checkup.orphans:
         for segment in adopt_orphans(store.root):
             print(f"sealed   segment {segment}")

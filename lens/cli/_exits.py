@@ -12,13 +12,14 @@ import traceback
 import warnings
 from collections.abc import Callable
 
-__all__ = ["BROKEN_PIPE", "BUG", "EXIT_CODES", "FINDING", "INTERRUPTED", "OK", "SYSTEM", "USAGE",
-           "epilog", "guarded", "say", "short_epilog"]
+__all__ = ["BROKEN_PIPE", "BUG", "EXIT_CODES", "FINDING", "INCOMPLETE", "INTERRUPTED", "OK",
+           "SYSTEM", "USAGE", "epilog", "guarded", "say", "short_epilog"]
 
 OK = 0
 FINDING = 1
 USAGE = 2
 SYSTEM = 3
+INCOMPLETE = 4
 BUG = 70
 INTERRUPTED = 130
 BROKEN_PIPE = 141
@@ -32,6 +33,8 @@ EXIT_CODES: tuple[tuple[int, str], ...] = (
               "divergence; graph: errors; evaluate: the judge raised on some runs)"),
     (USAGE, "bad input: arguments, an unknown run, a refused or failing query, a bad store"),
     (SYSTEM, "the system refused: a file or directory could not be read or written"),
+    (INCOMPLETE, "verify: the run's writer died before sealing its last batch (a crash, "
+                 "not a tamper; those records are not proven)"),
     (BUG, "an internal error (please report it; FOOTPRINT_DEBUG=1 prints the traceback)"),
     (INTERRUPTED, "interrupted (Ctrl-C, SIGINT)"),
     (BROKEN_PIPE, "the output was closed early (e.g. `| head`); nothing more is printed"),
@@ -46,7 +49,8 @@ def epilog() -> str:
 def short_epilog() -> str:
     """The exit codes in one sentence, for each command's ``--help``."""
     return ("exit codes: 0 ok, 1 a problem found, 2 bad input, 3 a file or directory refused, "
-            "70 internal error, 130 interrupted, 141 output closed (see `footprint --help`)")
+            "70 internal error, 130 interrupted, 141 output closed, 4 (verify) a writer died "
+            "before sealing (see `footprint --help`)")
 
 
 def say(line: str) -> None:

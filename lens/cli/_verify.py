@@ -1,6 +1,8 @@
 """``footprint verify RUN [--key-file FILE]``: exit 0 when the hash chain holds, 1 naming
-the first broken seq. With a key (the file's bytes, one trailing newline dropped; else
-``$FOOTPRINT_CHAIN_KEY``) every head must be the HMAC the keyed writer stored."""
+the first broken seq, 4 when the run's writer died before heading its last batch (a crash:
+those records are unsealed, not tampered). With a key (the file's bytes, one trailing
+newline dropped; else ``$FOOTPRINT_CHAIN_KEY``) every head must be the HMAC the keyed
+writer stored."""
 
 from __future__ import annotations
 
@@ -8,6 +10,7 @@ import argparse
 from typing import TYPE_CHECKING
 
 from lens.cli._common import chain_key_from, open_from
+from lens.cli._exits import FINDING, INCOMPLETE, OK
 
 if TYPE_CHECKING:
     from recorder import Store
@@ -44,4 +47,6 @@ def run(args: argparse.Namespace) -> int:
         result = verify_run(store, run_id, progress=lambda done, _total: advance(done),
                             key=key)
     print(f"{run_id}: {result.summary()}")
-    return 0 if result.valid else 1
+    if result.interrupted:
+        return INCOMPLETE
+    return OK if result.valid else FINDING

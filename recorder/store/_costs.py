@@ -18,7 +18,7 @@ import json
 from typing import TYPE_CHECKING
 
 from recorder.store._base import CallFacts
-from recorder.store._views import CALL_COST
+from recorder.store._views import CALL_COST, tried
 
 if TYPE_CHECKING:
     import duckdb
@@ -30,7 +30,7 @@ __all__ = ["CALL_PRICES", "CALL_ROWS", "FACTS_KEY", "CallFacts", "call_facts", "
            "with_call_facts"]
 
 _TOKENS = "TRY_CAST(try(json_extract_string(payload, '$.{0}')) AS BIGINT) AS {0}"
-CALL_ROWS = f"""
+CALL_ROWS = tried(f"""
 SELECT 'call' AS level, s.run_id, s.seq AS first_seq, e.seq AS end_seq, s.provider,
        coalesce(e.model, s.model) AS model, e.input_tokens, e.output_tokens,
        e.cache_read_tokens, e.cache_write_tokens
@@ -42,7 +42,7 @@ LEFT JOIN (SELECT run_id, seq, model, {_TOKENS.format('input_tokens')},
                   {_TOKENS.format('cache_write_tokens')},
                   row_number() OVER (PARTITION BY run_id ORDER BY seq) AS k
            FROM {{source}} WHERE type = 'llm.end') e ON e.run_id = s.run_id AND e.k = s.k
-"""
+""")
 """The model calls of ``{source}`` (any relation with the event columns), one row each:
 ``first_seq`` its ``llm.start``, ``end_seq`` its ``llm.end`` (``NULL``: never answered)."""
 

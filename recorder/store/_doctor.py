@@ -13,6 +13,7 @@ computed anew from its events file (a damaged, stale or edited cache).
 from __future__ import annotations
 
 import os
+import shutil
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,19 +21,22 @@ from typing import TYPE_CHECKING
 
 import duckdb
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from recorder.store._costs import call_facts
 from recorder.store._damage import file_problem
 from recorder.store._outline import Outlines, outline_name, outline_problem
+from recorder.store._rows_check import DamagedRow, bad_rows
 from recorder.write._adopt import stale_locks, writer_alive, writer_of
 from recorder.write._layout import LIVE, QUARANTINE, SUMMARIES, is_live_stream, segment_of
+from recorder.write._scorehead import SCORE_HEADS
 
 if TYPE_CHECKING:
     from recorder.store._base import StoreView
 
-__all__ = ["Checkup", "DamagedFile", "Orphan", "bad_outlines", "edited_blobs", "examine",
-           "junk_live", "orphans", "quarantine"]
+__all__ = ["Checkup", "DamagedFile", "DamagedRow", "Orphan", "bad_outlines", "damaged_rows",
+           "edited_blobs", "examine", "junk_live", "orphans", "quarantine", "quarantine_rows"]
 
 Progress = Callable[[int, int], None]
 
@@ -67,11 +71,13 @@ class Checkup:
     """Lock files of writers killed with nothing unsealed (``recorder.write._adopt``)."""
     edited_blobs: tuple[DamagedFile, ...] = ()
     """Blob files holding a copy whose text does not hash to its key (readers skip it)."""
+    rows: tuple[DamagedRow, ...] = ()
+    """Records of files that read back whole whose payload is damaged (one run each)."""
 
     @property
     def healthy(self) -> bool:
         return not (self.damaged or self.orphans or self.outlines or self.edited_blobs
-                    or self.stale_locks)
+                    or self.stale_locks or self.rows)
 
 
 def _pid_of(segment: str) -> int | None:
@@ -107,13 +113,18 @@ def examine(store: StoreView, progress: Progress | None = None) -> Checkup:
             damaged[path] = why
         if progress is not None:
             progress(done, len(files))
+    heads = store.root / SCORE_HEADS
+    why = file_problem(store.con, heads) if heads.exists() else None
+    if why is not None:  # verify then reads every run's scores as of unknown completeness
+        damaged[heads] = f"the store's score heads: {why}"
     return Checkup(
         checked=len(files) + len(f.skipped),
         damaged=tuple(DamagedFile(path=p, reason=r) for p, r in sorted(damaged.items())),
         orphans=tuple(o for o in orphans(store.root) if not damaged.keys() & set(o.files)),
         outlines=tuple(bad_outlines(store, [p for p in f.events if p not in damaged])),
         edited_blobs=tuple(edited_blobs(store, [p for p in f.blobs if p not in damaged])),
-        stale_locks=tuple(stale_locks(store.root)))
+        stale_locks=tuple(stale_locks(store.root)),
+        rows=tuple(damaged_rows(store, [p for p in f.events if p not in damaged])))
 
 
 def junk_live(root: Path) -> list[DamagedFile]:
@@ -142,6 +153,18 @@ def edited_blobs(store: StoreView, blobs: Iterable[Path]) -> list[DamagedFile]:
             found.append(DamagedFile(path=path, reason=(
                 f"{len(rows)} blob text(s) do not match their hash (edited: {named}{more}); "
                 "readers skip those copies")))
+    return found
+
+
+def damaged_rows(store: StoreView, events: Iterable[Path]) -> list[DamagedRow]:
+    """The records of the readable events files whose payload is not JSON or fails its
+    row check (``recorder.store._rows_check``)."""
+    found: list[DamagedRow] = []
+    for path in events:
+        try:
+            found += bad_rows(store.con, path)
+        except (duckdb.Error, OSError, pa.ArrowException):
+            continue  # a file that does not read is listed as a damaged file
     return found
 
 
@@ -194,5 +217,35 @@ def quarantine(store: StoreView, damaged: Iterable[DamagedFile]) -> list[tuple[P
             moved.append((source, target))
     store.damaged.clear()
     store.outlines.rebuilt.clear()
+    store.refresh()
+    return moved
+
+
+def quarantine_rows(store: StoreView, rows: Iterable[DamagedRow]) -> list[tuple[Path, str]]:
+    """Set each damaged record's run aside: its file is copied whole to ``quarantine/``
+    (kept as found), and rewritten in place without that run's rows, marker and metadata
+    kept; the file's other runs read and verify as before. ``(file, run)`` pairs set aside.
+
+    The run itself then verifies as missing its records (its heads remain): that is what
+    it is. The store is rescanned afterwards."""
+    by_file: dict[Path, set[str]] = {}
+    for row in rows:
+        by_file.setdefault(row.path, set()).add(row.run_id)
+    moved = []
+    for path, runs in sorted(by_file.items()):
+        try:
+            relative = path.resolve().relative_to(store.root.resolve())
+        except ValueError:
+            continue  # not under this store: never touch it
+        table = pq.read_table(path, partitioning=None)
+        kept = table.filter(pc.invert(pc.is_in(table.column("run_id"),
+                                                pa.array(sorted(runs), pa.string()))))
+        target = store.root / QUARANTINE / relative
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(path, target)
+        temp = path.with_name(f".{path.name}.quarantine")
+        pq.write_table(kept, temp)
+        os.replace(temp, path)
+        moved += [(path, run) for run in sorted(runs)]
     store.refresh()
     return moved

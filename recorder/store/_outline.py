@@ -27,8 +27,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from recorder.store._costs import CALL_ROWS, CallFacts, call_facts, with_call_facts
-from recorder.store._views import DECISION_TYPES, FAILED_STEP, STEP_TYPES
+from recorder.store._views import DECISION_TYPES, FAILED_STEP, STEP_TYPES, tried
 from recorder.write._layout import SUMMARIES
+from recorder.write._schemas import EVENT_SCHEMA
 
 if TYPE_CHECKING:
     from recorder.store._base import FoundFiles, StoreView
@@ -80,7 +81,7 @@ _labels = ",\n         ".join(
     [*(_LABEL.format(k) for k in ("user_id", "session_id", "release", "environment")),
      "arg_min(try(CAST(json_extract(payload, '$.tags') AS VARCHAR[])), seq) "
      "FILTER (WHERE type = 'run.start') AS tags"])
-OUTLINE_SELECT = f"""
+OUTLINE_SELECT = tried(f"""
 WITH g AS (
   SELECT CASE WHEN GROUPING(iteration) = 0 THEN 'iteration'
               WHEN GROUPING(type) = 0 THEN 'type' ELSE 'run' END AS level,
@@ -140,7 +141,7 @@ SELECT 'score' AS level, run_id, json_extract_string(payload, '$.name') AS type,
        json_extract_string(payload, '$.label') AS score_label
 FROM {{source}} WHERE type = 'feedback.recorded'
 UNION ALL BY NAME
-{CALL_ROWS}"""
+{CALL_ROWS}""")
 """The outline of ``{source}`` (any relation with the event columns)."""
 
 
@@ -249,7 +250,10 @@ class Outlines:
     def compute(con: duckdb.DuckDBPyConnection, path: Path) -> pa.Table:
         """The outline of sealed events file ``path``, computed from the file (its
         :class:`CallFacts` in its metadata)."""
-        return with_call_facts(con, Outlines._compute(con, f"read_parquet({_quote(path)})"))
+        con.register("_event_shape", EVENT_SCHEMA.empty_table())  # a column a file lacks: NULL
+        return with_call_facts(con, Outlines._compute(
+            con, f"(SELECT * FROM _event_shape UNION ALL BY NAME "
+                 f"SELECT * FROM read_parquet({_quote(path)}))"))
 
     @staticmethod
     def _compute(con: duckdb.DuckDBPyConnection, source: str) -> pa.Table:

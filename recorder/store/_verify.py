@@ -9,12 +9,15 @@ from dataclasses import dataclass
 from typing import Any
 
 import orjson
+import pyarrow as pa
 
 from footprint._errors import ConfigError
 from footprint.events import TERMINAL_TYPES
 from recorder.store._catalog import Store
 from recorder.store._damage import guarded
 from recorder.store._derived import DERIVED_COLUMNS, DerivedCheck
+from recorder.store._rows_check import where
+from recorder.store._stopped import stopped_writer
 from recorder.write._adopt import writer_alive, writer_of
 from recorder.write._chain import (
     AFTER_END_TYPES,
@@ -30,11 +33,19 @@ from recorder.write._chain import (
     row_check,
 )
 from recorder.write._rows import BLOB_KEY, ENVELOPE_NAMES
+from recorder.write._scorehead import SCORE_HEADS, ScoreHead, read_score_head, score_head
 
-__all__ = ["WINDOW", "ChainTail", "Progress", "VerifyResult", "chain_tail", "verify_run"]
+__all__ = ["INCOMPLETE", "WINDOW", "ChainTail", "Progress", "VerifyResult", "chain_tail",
+           "verify_run"]
 
 _TYPE, _SEQ = ENVELOPE_NAMES.index("type"), ENVELOPE_NAMES.index("seq")
+FEEDBACK = "feedback.recorded"
 assert ENVELOPE_NAMES == ENVELOPE_ORDER, "the store's envelope columns are in canonical order"
+
+
+INCOMPLETE = "incomplete"
+"""The reason of a run whose last batch its writer stored but died before heading: a crash,
+not a tamper (``recorder.store._stopped``)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -45,7 +56,9 @@ class VerifyResult:
     check, or the head over it), ``chain broken`` (its ``prev_check`` is not
     the previous record's row check), ``missing record`` (a seq is absent and
     the chain does not bridge it), ``duplicate record``, ``blob mismatch`` or
-    ``unknown chain format`` (written by another version). ``skipped`` counts seqs the
+    ``unknown chain format`` (written by another version), or :data:`INCOMPLETE`: the
+    writer was killed between storing its last batch and its head (:attr:`interrupted`;
+    the run is not proven past the last head, and nothing was tampered). ``skipped`` counts seqs the
     writer itself never received (overflow or a processor's DROP): the chain
     bridges those, so they are reported, not failed. ``dropped`` (the
     recorder's full buffer, or an event that could not be stored) and
@@ -63,6 +76,14 @@ class VerifyResult:
     skipped: int = 0
     dropped: int = 0
     filtered: int = 0
+    note: str = ""
+    """What the verdict cannot vouch for beyond the records (e.g. that no score was removed
+    from a run scored before the store kept score heads)."""
+
+    @property
+    def interrupted(self) -> bool:
+        """Broken only because its writer died before heading its last batch."""
+        return self.reason == INCOMPLETE
 
     @property
     def complete(self) -> bool:
@@ -78,7 +99,10 @@ class VerifyResult:
                 (self.filtered, "filtered by processors"),
                 (self.skipped, "seqs never recorded")) if n]
             extra = f"; INCOMPLETE evidence: {', '.join(gaps)}" if gaps else ""
-            return f"valid, {self.records} records{extra}"
+            note = f"; {self.note}" if self.note else ""
+            return f"valid, {self.records} records{extra}{note}"
+        if self.interrupted:
+            return f"incomplete: {self.detail}"
         tail = f" ({self.detail})" if self.detail else ""
         return f"broken at seq {self.broken_seq}: {self.reason}{tail}"
 
@@ -155,13 +179,38 @@ def _verify(store: Store, run_id: str, progress: Progress | None, window: int | 
         return heads, None
     total, lo, hi = _bounds(store, run_id)
     walk = _Walk(run_id, total, heads, secret)
+    walk.score_at = _score_at(store, run_id)
     for rows in _windows(store, run_id, lo, hi, window):
         broken = walk.feed(rows)
         if broken is not None:
-            return broken, None
+            return _located(store, broken), None
         if progress is not None:
             progress(walk.rows, total)
-    return _after_walk(store, walk), walk
+    return _located(store, _after_walk(store, walk)), walk
+
+
+def _located(store: Store, result: VerifyResult) -> VerifyResult:
+    """A broken verdict with where its record is stored (file and row), and the store's
+    damaged files named: a file left out may be where the run's missing records were."""
+    if result.valid or result.broken_seq is None:
+        return result
+    notes = []
+    if result.reason in ("hash mismatch", "chain broken", "duplicate record", "blob mismatch"):
+        notes.append(f"seq {result.broken_seq} is stored in "
+                     f"{where(store, result.run_id, result.broken_seq)}")
+    damaged = {**store.files.reasons, **store.damaged}
+    if damaged:
+        shown = "; ".join(f"{path} ({why})" for path, why in sorted(damaged.items())[:3])
+        more = f" and {len(damaged) - 3} more" if len(damaged) > 3 else ""
+        notes.append(f"damaged store files left out: {shown}{more} — `footprint doctor` "
+                     "lists them")
+    if not notes:
+        return result
+    detail = "; ".join([result.detail, *notes] if result.detail else notes)
+    return VerifyResult(run_id=result.run_id, valid=False, records=result.records,
+                        broken_seq=result.broken_seq, reason=result.reason, detail=detail,
+                        skipped=result.skipped, dropped=result.dropped,
+                        filtered=result.filtered)
 
 
 def _after_walk(store: Store, walk: _Walk) -> VerifyResult:
@@ -173,6 +222,12 @@ def _after_walk(store: Store, walk: _Walk) -> VerifyResult:
         return _broken(run_id, total, walk.expected, "missing record",
                        f"seq {walk.expected}..{last} absent; segment {segment} stored the "
                        f"run's head up to seq {last}")
+    if walk.score_at is not None:
+        last, count, _ = walk.score_at
+        return _broken(run_id, total, walk.expected, "missing record",
+                       f"seq {walk.expected}..{last} absent; the store's score head "
+                       f"({SCORE_HEADS}) covers the run up to seq {last} with {count} "
+                       "scores: a score, or a score segment, was removed")
     unheaded = _unheaded_end(store, walk)
     if unheaded is not None:
         return unheaded
@@ -185,8 +240,20 @@ def _after_walk(store: Store, walk: _Walk) -> VerifyResult:
         return _broken(run_id, total, walk.refs[bad_blob], "blob mismatch",
                        f"blob {bad_blob[:12]}… is missing or its text does not hash to its id")
     dropped, filtered = _drops(store, run_id)
+    note = "" if walk.scored or not walk.scores else (
+        f"completeness of its {walk.scores} scores unknown (no score head in {SCORE_HEADS}: "
+        "scored before footprint kept score heads)")
     return VerifyResult(run_id=run_id, valid=True, records=total, skipped=walk.skipped,
-                        dropped=dropped, filtered=filtered)
+                        dropped=dropped, filtered=filtered, note=note)
+
+
+def _score_at(store: Store, run_id: str) -> ScoreHead | None:
+    """The run's score head (``recorder.write._scorehead``); ``None`` when there is none,
+    or the file does not read (``footprint doctor`` names it)."""
+    try:
+        return read_score_head(store.root, run_id)
+    except (OSError, pa.ArrowException, ValueError):
+        return None
 
 
 def _bounds(store: Store, run_id: str) -> tuple[int, int, int]:
@@ -225,6 +292,11 @@ def _unheaded_end(store: Store, walk: _Walk) -> VerifyResult | None:
             writer_alive(store.root, writer_of(segment)) for segment in holders):
         return None
     last = walk.expected - 1
+    stopped = stopped_writer(store, walk.run_id, block, last)
+    if stopped is not None:
+        return _broken(walk.run_id, walk.total, block, INCOMPLETE,
+                       f"the writer stopped before sealing; seq {block}..{last} unsealed "
+                       f"({stopped}): what is there is not proven")
     if block > end:
         why = (f"seq {block}..{last} follow the run's end (seq {end}) and no stored head "
                "covers them: appended after the run ended")
@@ -235,8 +307,12 @@ def _unheaded_end(store: Store, walk: _Walk) -> VerifyResult | None:
 
 
 def _drops(store: Store, run_id: str) -> tuple[int, int]:
-    """The run's ``(dropped, filtered)`` counts from the store's stats."""
-    found = store.rows("SELECT dropped, filtered FROM runs WHERE run_id = ?", [run_id])
+    """The run's ``(dropped, filtered)`` counts from the store's stats, as ``runs`` adds
+    them up (each writer's newest counts, summed), read from the stats alone."""
+    found = store.rows(
+        "SELECT coalesce(sum(o), 0) + coalesce(sum(u), 0), coalesce(sum(p), 0) FROM ("
+        "SELECT max(overflow) AS o, max(unencodable) AS u, max(processor_drops) AS p "
+        "FROM _stats_all WHERE run_id = ? GROUP BY writer)", [run_id])
     return (int(found[0][0]), int(found[0][1])) if found else (0, 0)
 
 
@@ -269,7 +345,8 @@ class _Walk:
     """One run's chain walk, fed a window of rows at a time (see :func:`verify_run`)."""
 
     __slots__ = ("bad_column", "block", "check", "derived", "end", "expected", "heads",
-                 "in_block", "key", "refs", "rows", "run_id", "skipped", "stream", "total")
+                 "in_block", "key", "refs", "rows", "run_id", "score_at", "scored", "scores",
+                 "skipped", "stream", "total")
 
     def __init__(self, run_id: str, total: int, heads: dict[int, tuple[bytes, str]],
                  key: bytes | None = None) -> None:
@@ -283,6 +360,10 @@ class _Walk:
         self.refs: dict[str, int] = {}
         self.stream = hashlib.sha256()
         self.derived = DerivedCheck()
+        self.score_at: ScoreHead | None = None
+        """The store's score head of the run, until the walk reaches its seq."""
+        self.scores, self.scored = 0, False
+        """Scores walked so far; whether a score head was checked."""
 
     def feed(self, rows: list[tuple[Any, ...]]) -> VerifyResult | None:
         """Walk ``rows`` (the next ones in seq order); the first broken record's verdict."""
@@ -308,7 +389,8 @@ class _Walk:
             if self.block is None:
                 self.block, self.in_block = seq, 0
             self.in_block += 1
-            headed = self._head(seq)
+            self.scores += row[_TYPE] == FEEDBACK
+            headed = self._head(seq) or self._score_head(seq)
             if headed is not None:
                 return headed
             self.check, self.expected, self.rows = check, seq + 1, self.rows + 1
@@ -330,6 +412,21 @@ class _Walk:
                            f"value or the head itself changed{keyed}")
         self.block = None
         return None
+
+    def _score_head(self, seq: int) -> VerifyResult | None:
+        """At the seq the store's score head names: it must be over the chain so far and
+        the scores walked (``recorder.write._scorehead``)."""
+        if self.score_at is None or seq != self.score_at[0]:
+            return None
+        _, count, head = self.score_at
+        self.score_at, self.scored = None, True
+        chain = keyed_head(self.key, self.stream.copy().digest())
+        if score_head(self.key, chain, self.scores) == head:
+            return None
+        return _broken(self.run_id, self.total, seq, "hash mismatch",
+                       f"the store's score head ({SCORE_HEADS}) over seq ..{seq} and {count} "
+                       f"scores does not match the chain and the {self.scores} scores stored: "
+                       "a score was removed or edited, or the head changed")
 
     def _payload(self, seq: int, payload: str, derived: tuple[Any, ...]) -> None:
         """The blob references and the derived columns of one record."""

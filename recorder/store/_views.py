@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import re
+
 __all__ = ["BLOB_MATCHES", "CACHE_APART", "CALL_COST", "DECISION_TYPES", "FAILED_STEP",
-           "STEP_TYPES", "VIEWS"]
+           "PLAIN_VIEWS", "STEP_TYPES", "VIEWS", "tried"]
 
 DECISION_TYPES = (
     "context.evaluated", "route.decided", "skill.activated", "skill.deactivated",
@@ -56,7 +58,7 @@ def _num(alias: str, key: str, sql_type: str = "BIGINT") -> str:
     return f"TRY_CAST(json_extract_string({alias}.payload, '$.{key}') AS {sql_type})"
 
 
-VIEWS: tuple[tuple[str, str], ...] = (
+PLAIN_VIEWS: tuple[tuple[str, str], ...] = (
     ("blobs", "SELECT hash, any_value(chars) AS chars, any_value(text) AS text "
               f"FROM _blobs_all WHERE {BLOB_MATCHES} GROUP BY hash"),
     ("events", f"SELECT schema_version, {_ENV}, trace_id, span_id, {_HOT}, payload, "
@@ -216,4 +218,42 @@ VIEWS: tuple[tuple[str, str], ...] = (
         FROM a LEFT JOIN d USING (run_id) LEFT JOIN c USING (run_id)
                LEFT JOIN sc USING (run_id)"""),
 )
-"""``(name, select)`` in dependency order; each becomes ``CREATE VIEW name AS select``."""
+"""``(name, select)`` in dependency order, as written (the source :data:`VIEWS` and the Spark
+views, ``recorder.spark``, are made from; Spark's JSON functions give ``NULL`` on bad JSON)."""
+
+_JSON_CALL = re.compile(r"\b(?:json_extract_string|json_extract|json_array_length)\(")
+
+
+def _close(sql: str, start: int) -> int:
+    """The index just past the parenthesis that closes the one open at ``start - 1``."""
+    depth, at, quoted = 1, start, False
+    while depth:
+        char = sql[at]
+        if char == "'":
+            quoted = not quoted
+        elif not quoted:
+            depth += {"(": 1, ")": -1}.get(char, 0)
+        at += 1
+    return at
+
+
+def tried(sql: str) -> str:
+    """``sql`` with every JSON function call wrapped in ``TRY(…)`` and every cast of one a
+    ``TRY_CAST``: a payload that is not JSON (a flipped bit) reads as ``NULL`` in its own
+    run's row, never failing a query over other runs."""
+    sql = sql.replace("CAST(json_extract(", "TRY_CAST(json_extract(")
+    out, at = [], 0
+    for found in _JSON_CALL.finditer(sql):
+        if found.start() < at:
+            continue  # inside a call already wrapped
+        end = _close(sql, found.end())
+        out += [sql[at:found.start()], "TRY(", found.group(0),
+                tried(sql[found.end():end - 1]), "))"]
+        at = end
+    return "".join(out) + sql[at:]
+
+
+VIEWS: tuple[tuple[str, str], ...] = tuple((name, tried(select)) for name, select in PLAIN_VIEWS)
+"""``(name, select)`` in dependency order; each becomes ``CREATE VIEW name AS select``. Every
+JSON function is guarded (:func:`tried`): one bad payload costs its own run's values only."""
+

@@ -36,10 +36,15 @@ try:
 except ImportError:  # pragma: no cover - not POSIX: liveness by pid only
     fcntl = None  # type: ignore[assignment]
 
-__all__ = ["WriterLock", "adopt_orphans", "lock_path", "remove_stale_locks", "stale_locks",
-           "writer_alive", "writer_of"]
+__all__ = ["ADOPTED_KEY", "WriterLock", "adopt_orphans", "lock_path", "remove_stale_locks",
+           "stale_locks", "writer_alive", "writer_of"]
 
 _log = logging.getLogger("recorder")
+
+ADOPTED_KEY = b"footprint.adopted"
+"""Set in the Parquet metadata of the events files an adopter sealed (the writer died):
+``verify`` reads a missing head at their end as a crash, not a tamper
+(``recorder.store._stopped``)."""
 _STREAMS = ("events", "blobs", "chain")
 
 
@@ -234,6 +239,7 @@ def _seal(root: Path, segment: str, *, durable: bool) -> None:
         if heads.num_rows:
             write_atomically(heads, root / CHAIN / f"{segment}.parquet", durable=durable)
         rows = pa.Table.from_batches(events, schema=EVENT_SCHEMA)
+        rows = rows.replace_schema_metadata({**(rows.schema.metadata or {}), ADOPTED_KEY: b"1"})
         for day, part in by_date(rows) if rows.num_rows else []:
             write_atomically(part, root / EVENTS / f"date={day}" / f"{segment}.parquet",
                              durable=durable)
