@@ -48,11 +48,13 @@ def _landed(loaded: _Loaded, past: Past, slot: str) -> list[ContextInjected]:
                   key=lambda e: e.seq)
 
 
-def _parts(loaded: _Loaded, past: Past) -> list[Part]:
-    """The explained call's landed system parts, in the order they landed."""
+def _parts(loaded: _Loaded, past: Past, slot: str = "system-prompt") -> list[Part]:
+    """The explained call's landed parts of ``slot``, in the order they landed (of the
+    messages slot, only the documents: each message is a piece of its own anyway)."""
     return [Part(id=e.injection_id or ("base prompt" if e.source == "base" else e.source),
                  text=e.raw_content or "", flavor=e.source)
-            for e in _landed(loaded, past, "system-prompt")]
+            for e in _landed(loaded, past, slot)
+            if slot == "system-prompt" or e.source == "rag"]
 
 
 _KIND: dict[str, CandidateKind] = {
@@ -166,7 +168,8 @@ def _tiered(loaded: _Loaded, provider: Provider, a: _Ask) -> WhyReport:
     step = past.explained.step_id
     _recorded(loaded, step, past.explained.start.request_ref)
     rec, flags = pieces_of(request_of(past.explained.start.request_ref, step),
-                           _parts(loaded, past), past.user_message, step)
+                           _parts(loaded, past), past.user_message, step,
+                           _parts(loaded, past, "messages"))
     origins = _origins(loaded, past, rec)
     cands = [_candidate(p, past, origins.get(p.id)) for p in rec.pieces]
     flags += _foreign(loaded, step)
