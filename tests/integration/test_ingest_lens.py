@@ -1,0 +1,69 @@
+"""Runs taken in from foreign traces read like native ones (issue 31, item 6): ``diff`` of
+two identical ingested runs is clean, and each document shows once in what the model saw."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from foreign_agents import STALE, run_langchain_rag
+from foreign_layouts import LAYOUTS
+from ingest_support import record
+from otlp_build import agent_trace, trace_request
+from planted_support import ROOT
+
+from lens.tui._model import build_run
+from recorder import open_store
+from recorder.ingest import Intake
+
+
+def _cli(*args: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    return subprocess.run([sys.executable, "-m", "lens.cli", *args], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=120, check=False)
+
+
+def test_given_two_identical_traces_when_ingested_and_diffed_then_they_are_equal_exit_0(
+        tmp_path: Path) -> None:
+    store = tmp_path / "store"
+    spans = agent_trace(1) + agent_trace(2, t0=1_780_000_100 * 10**9)  # only ids and times
+    with Intake(store, keep_raw=False) as intake:
+        intake.take(trace_request(spans).SerializeToString(), signal="traces", fmt="pb")
+    with open_store(store) as s:
+        a, b = (r[0] for r in s.rows("SELECT run_id FROM runs ORDER BY start_ns"))
+    done = _cli("diff", a, b, "--store", str(store))
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "the same decisions" in done.stdout and "foreign_trace_id" not in done.stdout
+
+
+def test_given_two_different_ingested_runs_when_diffed_then_they_differ_exit_1(
+        tmp_path: Path) -> None:
+    store = tmp_path / "store"
+    spans = agent_trace(1) + agent_trace(2, calls=3, t0=1_780_000_100 * 10**9)
+    with Intake(store, keep_raw=False) as intake:
+        intake.take(trace_request(spans).SerializeToString(), signal="traces", fmt="pb")
+    with open_store(store) as s:
+        a, b = (r[0] for r in s.rows("SELECT run_id FROM runs ORDER BY start_ns"))
+    done = _cli("diff", a, b, "--store", str(store))
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert " 0 changes" not in done.stdout
+
+
+@pytest.mark.parametrize("layout", ["langchain rag", "langchain user-context",
+                                    "langchain cited"])
+def test_given_retrieved_documents_when_shown_then_each_is_shown_once_per_call(
+        layout: str, tmp_path: Path) -> None:
+    mapped = record({**LAYOUTS, "langchain rag": run_langchain_rag}[layout], tmp_path / "store")
+    view = build_run(mapped.runs[0][0].run_id, mapped.runs[0])
+    assert view.iterations
+    for it in view.iterations:
+        shown = [b.text for slot in ("system-prompt", "messages") for b in it.slot(slot)]
+        assert sum(t.count(STALE) for t in shown) == 1, shown
+        holds = [v for slot in ("system-prompt", "messages") for b in it.slot(slot)
+                 for k, v in b.details if k == "holds"]
+        docs = [b for b in it.slot("system-prompt") + it.slot("messages") if b.flavor == "rag"]
+        assert any("doc:memo-fin-2019-07" in h for h in holds) or any(
+            STALE in b.text for b in docs)
