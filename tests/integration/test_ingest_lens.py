@@ -1,8 +1,10 @@
 """Runs taken in from foreign traces read like native ones (issue 31, item 6): ``diff`` of
-two identical ingested runs is clean, and each document shows once in what the model saw."""
+two identical ingested runs is clean, each document shows once in what the model saw, and
+``export-otlp`` then ``receive`` keeps the tool definitions and the documents."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -15,9 +17,10 @@ from ingest_support import record
 from otlp_build import agent_trace, trace_request
 from planted_support import ROOT
 
+from footprint.events import ContextInjected, Event, LLMStart
 from lens.tui._model import build_run
 from recorder import open_store
-from recorder.ingest import Intake
+from recorder.ingest import Intake, Receiver
 
 
 def _cli(*args: str) -> subprocess.CompletedProcess[str]:
@@ -67,3 +70,29 @@ def test_given_retrieved_documents_when_shown_then_each_is_shown_once_per_call(
         docs = [b for b in it.slot("system-prompt") + it.slot("messages") if b.flavor == "rag"]
         assert any("doc:memo-fin-2019-07" in h for h in holds) or any(
             STALE in b.text for b in docs)
+
+
+def _kept(events: list[Event]) -> list[tuple[object, ...]]:
+    """What a round trip must keep: each call's tools and every piece it was given."""
+    tools = [(e.iteration, tuple(t["name"] for t in json.loads(e.request_ref or "{}")["tools"]))
+             for e in events if isinstance(e, LLMStart)]
+    pieces = [(e.iteration, e.slot, e.source, e.injection_id, e.raw_content) for e in events
+              if isinstance(e, ContextInjected)]
+    return [*tools, *pieces]
+
+
+@pytest.mark.parametrize("layout", ["langchain rag", "langchain cited"])
+def test_given_an_ingested_run_when_exported_and_taken_in_again_then_tools_and_documents_stay(
+        layout: str, tmp_path: Path) -> None:
+    mapped = record({**LAYOUTS, "langchain rag": run_langchain_rag}[layout], tmp_path / "a")
+    receiver = Receiver(Intake(tmp_path / "b"), port=0).start()
+    try:
+        done = _cli("export-otlp", "last", "--store", str(tmp_path / "a"), "--content",
+                    "--endpoint", receiver.endpoint)
+    finally:
+        receiver.stop()
+    assert done.returncode == 0, done.stderr
+    with open_store(tmp_path / "b") as s:
+        again = s.events(s.resolve_run("last"))
+    assert next(t for t in _kept(mapped.runs[0]) if len(t) == 2)[1] == ("lookup_order",)
+    assert _kept(again) == _kept(mapped.runs[0])

@@ -14,6 +14,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from foreign_agents import MEMO_ID, STALE
@@ -26,14 +27,14 @@ from footprint.events import ContextInjected, LLMStart
 DOCUMENTS = {"langchain user-context", "langchain cited", "langchain tagged"}
 
 
-def _why(store: Path) -> dict[str, object]:
+def _why(store: Path) -> dict[str, Any]:
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     done = subprocess.run(
         [sys.executable, "-m", "lens.cli", "why", "last", "--store", str(store), "--resend",
          "--provider", "tests/resend_providers.py:refund_desk", "--json"],
         cwd=ROOT, env=env, capture_output=True, text=True, timeout=120, check=False)
     assert done.returncode == 0, done.stderr[-600:]
-    report: dict[str, object] = json.loads(done.stdout)
+    report: dict[str, Any] = json.loads(done.stdout)
     return report
 
 
