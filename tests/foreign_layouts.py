@@ -125,7 +125,7 @@ SHIP_ID = "ship-note"
 
 
 def _documents(layout: str, texts: list[tuple[str, str]]) -> str:
-    if layout == "cited":
+    if layout in ("cited", "late"):
         return "\n".join(f"[{i}] {text}" for i, (_, text) in enumerate(texts, 1))
     if layout == "tagged":
         return "<documents>\n" + "\n".join(f'<doc id="{i}">{text}</doc>'
@@ -137,7 +137,8 @@ def run_langchain_layout(provider: TracerProvider, layout: str) -> Truth:
     """A LangChain tool loop given the stale memo (:data:`MEMO_ID`) and an innocent shipping
     note by a retriever, laid out as ``layout``: ``user-context`` (``Context: … Question:``
     in the user message), ``cited`` (``[1] …`` lines in the system message) or ``tagged``
-    (``<doc id=…>`` in the system message); traced by OpenInference."""
+    (``<doc id=…>`` in the system message), or ``late`` (cited, in the system message of
+    the second call only: the retriever ran before the first); traced by OpenInference."""
     from langchain_core.documents import Document
     from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
     from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
@@ -188,12 +189,16 @@ def run_langchain_layout(provider: TracerProvider, layout: str) -> Truth:
             msgs = [SystemMessage(f"{INTRO} Answer from the documents below.\n{block}"),
                     HumanMessage(question)]
         bound = model.bind_tools([lookup_order])
+        if layout == "late":  # the documents reach only the call after the tool call
+            msgs[0], late = SystemMessage(INTRO), msgs[0]
         while True:
             answer = bound.invoke(msgs)
             msgs.append(answer)
             if not answer.tool_calls:
                 return str(answer.content)
             msgs += [lookup_order.invoke(call) for call in answer.tool_calls]
+            if layout == "late":
+                msgs[0] = late
 
     instrumentor = LangChainInstrumentor()
     instrumentor.instrument(tracer_provider=provider)
@@ -210,4 +215,5 @@ LAYOUTS = {
     "langchain user-context": lambda p: run_langchain_layout(p, "user-context"),
     "langchain cited": lambda p: run_langchain_layout(p, "cited"),
     "langchain tagged": lambda p: run_langchain_layout(p, "tagged"),
+    "langchain late": lambda p: run_langchain_layout(p, "late"),
 }

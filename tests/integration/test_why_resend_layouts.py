@@ -24,7 +24,7 @@ from planted_support import ROOT
 
 from footprint.events import ContextInjected, LLMStart
 
-DOCUMENTS = {"langchain user-context", "langchain cited", "langchain tagged"}
+DOCUMENTS = {"langchain user-context", "langchain cited", "langchain tagged", "langchain late"}
 
 
 def _why(store: Path) -> dict[str, Any]:
@@ -71,3 +71,11 @@ def test_given_pydantic_ai_system_prompt_parts_when_received_then_each_part_is_a
     got = [e.raw_content for e in mapped.runs[0] if isinstance(e, ContextInjected)
            and e.iteration == last and e.slot == "system-prompt"]
     assert got == [*instructions, *parts] and len(got) == 5
+
+
+def test_given_documents_retrieved_before_a_call_that_does_not_hold_them_then_they_wait(
+        tmp_path: Path) -> None:
+    mapped = record(LAYOUTS["langchain late"], tmp_path / "store")
+    docs = [(e.iteration, e.injection_id) for e in mapped.runs[0]
+            if isinstance(e, ContextInjected) and e.source == "rag"]
+    assert docs == [(2, f"doc:{MEMO_ID}"), (2, "doc:ship-note")]
