@@ -167,9 +167,7 @@ def _tiered(loaded: _Loaded, provider: Provider, a: _Ask) -> WhyReport:
                           "nothing to explain — give the answer you wanted instead")
     step = past.explained.step_id
     _recorded(loaded, step, past.explained.start.request_ref)
-    rec, flags = pieces_of(request_of(past.explained.start.request_ref, step),
-                           _parts(loaded, past), past.user_message, step,
-                           _parts(loaded, past, "messages"))
+    rec, flags = _pieces(loaded, past, step)
     origins = _origins(loaded, past, rec)
     cands = [_candidate(p, past, origins.get(p.id)) for p in rec.pieces]
     flags += _foreign(loaded, step)
@@ -198,6 +196,13 @@ def _tiered(loaded: _Loaded, provider: Provider, a: _Ask) -> WhyReport:
         raise RunError(f"the provider {provider.name!r} failed every baseline re-send of "
                        f"{step} ({rr.errors[0]}); check --provider or --base-url/--model")
     return _scoped(out, step, rr)
+
+
+def _pieces(loaded: _Loaded, past: Past, step: str) -> tuple[RecordedRequest, list[str]]:
+    """The explained call's recorded request in pieces: its system text cut at the parts
+    that landed there, the documents that landed in its messages cut out of them."""
+    return pieces_of(request_of(past.explained.start.request_ref, step), _parts(loaded, past),
+                     past.user_message, step, _parts(loaded, past, "messages"))
 
 
 def _recorded(loaded: _Loaded, step: str, request: str | None) -> None:

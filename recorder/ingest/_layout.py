@@ -6,6 +6,9 @@ a piece of its own and removed without touching its neighbours."""
 
 from __future__ import annotations
 
+import bisect
+import functools
+import itertools
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -23,8 +26,9 @@ class Span:
     doc_id: str | None = None
 
 
-_TAG = re.compile(r"<(document|doc|source|context|passage|chunk)\b([^>]*)>.*?</\1\s*>",
-                  re.IGNORECASE | re.DOTALL)
+_TAGS = "document|doc|source|context|passage|chunk"
+_OPEN = re.compile(rf"<({_TAGS})\b([^<>]{{0,400}})>", re.IGNORECASE)
+_CLOSE = re.compile(rf"</({_TAGS})\s*>", re.IGNORECASE)
 _ATTR = re.compile(r"""\b(?:id|doc_id|name|source|title|index)\s*=\s*["']?([^"'\s>]+)""",
                    re.IGNORECASE)
 _CITED = re.compile(r"^[ \t]*\[(\d{1,4})\]:?[ \t]+\S", re.MULTILINE)
@@ -52,10 +56,22 @@ def _trimmed(text: str, start: int, end: int, doc_id: str | None = None) -> Span
 
 
 def _tags(text: str) -> list[Span]:
-    out = []
-    for m in _TAG.finditer(text):
+    """Each ``<doc …>…</doc>`` (of the tags in ``_TAGS``): an opening tag to the next
+    closing tag of its name (closing tags indexed once: linear in the text, whatever it
+    holds)."""
+    closes: dict[str, tuple[list[int], list[int]]] = {}
+    for m in _CLOSE.finditer(text):
+        starts, ends = closes.setdefault(m.group(1).lower(), ([], []))
+        starts.append(m.start())
+        ends.append(m.end())
+    out: list[Span] = []
+    for m in _OPEN.finditer(text):
+        starts, ends = closes.get(m.group(1).lower(), ([], []))
+        at = bisect.bisect_left(starts, m.end())
+        if at >= len(starts) or (out and m.start() < out[-1].end):
+            continue
         found = _ATTR.search(m.group(2))
-        out.append(Span(m.start(), m.end(), found.group(1) if found else None))
+        out.append(Span(m.start(), ends[at], found.group(1) if found else None))
     return out
 
 
@@ -136,6 +152,13 @@ def documents_in(text: str, known: Sequence[tuple[str, str | None]] = ()) -> lis
     """The documents of ``text``, in order, without overlaps: each ``known`` document (its
     text and id, from a retriever) where it sits — widened to the layout's block around it,
     under the retriever's id — and every other document the layout marks."""
+    return list(_documents(text, tuple(known)))
+
+
+@functools.lru_cache(maxsize=1024)
+def _documents(text: str, known: tuple[tuple[str, str | None], ...]) -> tuple[Span, ...]:
+    """:func:`documents_in`, worked out once per text: a trace's later calls send the
+    system text and the earlier messages again."""
     marked = _first_layout(text)
     out: list[Span] = []
     for content, doc_id in known:
@@ -145,15 +168,23 @@ def documents_in(text: str, known: Sequence[tuple[str, str | None]] = ()) -> lis
         block = next((s for s in marked if s.start <= at and at + len(content) <= s.end),
                      Span(at, at + len(content)))
         out.append(Span(block.start, block.end, doc_id or block.doc_id))
-    for span in marked:
-        if not any(s.start < span.end and span.start < s.end for s in out):
-            out.append(span)
+    out.sort(key=lambda s: s.start)
+    starts = [s.start for s in out]
+    reach = list(itertools.accumulate((s.end for s in out), max))
+    out += [span for span in marked if not _overlaps(span, starts, reach)]
     out.sort(key=lambda s: s.start)
     kept: list[Span] = []
     for span in out:
         if not kept or span.start >= kept[-1].end:
             kept.append(span)
-    return kept
+    return tuple(kept)
+
+
+def _overlaps(span: Span, starts: Sequence[int], reach: Sequence[int]) -> bool:
+    """Whether ``span`` overlaps a placed span: ``starts`` theirs, sorted, and ``reach[i]``
+    the furthest end of the first ``i + 1``."""
+    at = bisect.bisect_left(starts, span.end)  # those starting at or after its end cannot
+    return at > 0 and reach[at - 1] > span.start
 
 
 def sections_of(text: str, start: int = 0, end: int | None = None) -> list[Span]:
