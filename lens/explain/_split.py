@@ -43,10 +43,6 @@ class Layout:
         return "".join(out)
 
 
-def _inside(inner: Part, outer: Part) -> bool:
-    return bool(inner.text) and len(inner.text) < len(outer.text) and inner.text in outer.text
-
-
 def _around(outer: Part, inner: Sequence[Part]) -> list[Part]:
     """``outer`` as the text around the parts it holds (each bit under ``outer``'s id; the
     second and later as ``<id> part <n>``) with those parts in their places."""
@@ -73,17 +69,43 @@ def _around(outer: Part, inner: Sequence[Part]) -> list[Part]:
     return out
 
 
-def _unnest(landed: Sequence[Part]) -> list[Part]:
+def _holders(landed: Sequence[Part], text: str) -> dict[int, int]:
+    """For each landed part that sits inside a longer one (where each first occurs in
+    ``text``), the index of the outermost part holding it: one sweep over the parts by
+    position, not a comparison of every pair."""
+    found, hint = [], 0
+    for i, p in enumerate(landed):  # parts land in order, mostly: look after the last one
+        at = text.find(p.text, hint) if p.text else -1
+        at = text.find(p.text, 0, hint + len(p.text)) if at < 0 and p.text else at
+        if at >= 0:
+            found.append((at, -len(p.text), i))
+            hint = at
+    stack: list[tuple[int, int, int]] = []  # (start, end, index) of the parts around here
+    out: dict[int, int] = {}
+    for start, minus, i in sorted(found):
+        end = start - minus
+        while stack and stack[-1][1] < end:
+            stack.pop()
+        top = stack[-1] if stack else None
+        if top is not None and top[1] - top[0] > end - start:
+            out[i] = stack[0][2] if stack[0][1] - stack[0][0] > end - start else top[2]
+        stack.append((start, end, i))
+    return out
+
+
+def _unnest(landed: Sequence[Part], text: str) -> list[Part]:
     """The landed parts with every part that holds others (an instruction a foreign agent
     wrote with its retrieved documents inside) taken apart around them, so each document is
     a piece of its own."""
-    held = {id(q) for q in landed for p in landed if p is not q and _inside(q, p)}
+    holders = _holders(landed, text)
+    inner: dict[int, list[Part]] = {}
+    for i, h in holders.items():
+        inner.setdefault(h, []).append(landed[i])
     out: list[Part] = []
-    for part in landed:
-        if id(part) in held:
+    for i, part in enumerate(landed):
+        if i in holders:
             continue
-        inner = [q for q in landed if q is not part and _inside(q, part)]
-        out += _around(part, inner) if inner else [part]
+        out += _around(part, inner[i]) if i in inner else [part]
     return out
 
 
@@ -107,7 +129,7 @@ def split_text(text: str, landed: Sequence[Part], gap: str = "system") -> Layout
     seams = [""]
     missing: list[Part] = []
     pos = 0
-    for part in _unnest(landed):
+    for part in _unnest(landed, text):
         at = text.find(part.text, pos) if part.text else -1
         if at < 0:
             missing.append(part)
