@@ -62,6 +62,11 @@ def run(args: argparse.Namespace) -> int:
     if args.serve:
         from lens.cli._serve import serve
 
+        if args.provider or args.base_url or args.model:
+            raise ConfigError("--provider, --base-url and --model are not passed on to the "
+                              "browser sessions of --serve; open `footprint lens` in a "
+                              "terminal with them, or use `footprint why RUN --resend`")
+
         return serve(args)
     unserved(args)
     try:

@@ -96,3 +96,14 @@ def test_given_an_ingested_run_when_exported_and_taken_in_again_then_tools_and_d
         again = s.events(s.resolve_run("last"))
     assert next(t for t in _kept(mapped.runs[0]) if len(t) == 2)[1] == ("lookup_order",)
     assert _kept(again) == _kept(mapped.runs[0])
+
+
+@pytest.mark.parametrize(("args", "said"), [
+    (["--model", "m"], "--model 'm' names the model to re-send to"),
+    (["--serve", "--provider", "tests/resend_providers.py:refund_desk"],
+     "are not passed on to the browser sessions of --serve")])
+def test_given_re_send_options_the_lens_cannot_use_when_it_starts_then_it_says_so_exit_2(
+        args: list[str], said: str, tmp_path: Path) -> None:
+    done = _cli("lens", *args, "--store", str(tmp_path / "store"))
+    assert done.returncode == 2 and said in done.stderr, done.stderr
+    assert not (tmp_path / "store").exists()
