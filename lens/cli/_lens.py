@@ -1,4 +1,5 @@
-"""``footprint lens [RUN] [--agent REF] [--follow] [--store DIR]``: the terminal UI over a store.
+"""``footprint lens [RUN] [--agent REF | --provider REF | --base-url URL --model NAME]
+[--follow] [--store DIR]``: the terminal UI over a store.
 
 Textual is imported only inside :func:`run`, so ``footprint --help`` stays fast.
 """
@@ -30,6 +31,14 @@ def add_parser(sub: Any) -> None:
                    help="the agent the why screen re-runs for its causal search (key a), as "
                         "FILE.py:FACTORY or module:factory; default: the Agent(factory=...) "
                         "the run recorded")
+    p.add_argument("--provider", metavar="FILE.py:FACTORY", default=None,
+                   help="the why screen's causal search re-sends the recorded request through "
+                        "this provider (a factory returning one) instead of re-running an "
+                        "agent: the search of a run taken in from another framework's trace")
+    p.add_argument("--base-url", metavar="URL", default=None,
+                   help="re-send through this OpenAI-compatible server instead (with --model)")
+    p.add_argument("--model", metavar="NAME", default=None,
+                   help="the model name to re-send to (default: the recorded one)")
     p.add_argument("--follow", action="store_true",
                    help="re-read the store every second, for a run still being written")
     p.add_argument("--store", metavar="DIR", default=None,
@@ -53,6 +62,11 @@ def run(args: argparse.Namespace) -> int:
     if args.serve:
         from lens.cli._serve import serve
 
+        if args.provider or args.base_url or args.model:
+            raise ConfigError("--provider, --base-url and --model are not passed on to the "
+                              "browser sessions of --serve; open `footprint lens` in a "
+                              "terminal with them, or use `footprint why RUN --resend`")
+
         return serve(args)
     unserved(args)
     try:
@@ -62,8 +76,10 @@ def run(args: argparse.Namespace) -> int:
             f"the lens needs the 'textual' package ({exc}); install it into this "
             "environment (pip install textual) and run `footprint lens` again"
         ) from exc
+    from lens.tui._state import resend_of
+
     app = LensApp(args.store, run=args.run, follow=args.follow, view=args.view,
-                  agent=args.agent)
+                  agent=args.agent, resend=resend_of(args.provider, args.base_url, args.model))
     if not has_terminal():
         raise ConfigError("footprint lens needs a terminal (stdin or stdout is not one); run "
                           "it in a terminal, or use `footprint runs`, `show` or `sql` in scripts")

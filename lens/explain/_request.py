@@ -12,7 +12,9 @@ and retrieved documents).
 Pieces (:class:`Piece`):
 
 * ``system`` — one part of the system text (an injection, the base prompt);
-  ``document`` when the part is a retrieved document (flavor ``rag``);
+  ``document`` when the part is a retrieved document (flavor ``rag``), in the
+  system text or inside a message (a user message's ``Context: … Question: …``:
+  the question stays, the document goes);
 * ``message`` — one message, with its role (the person's question being
   answered is never a piece: without it there is no question);
 * ``exchange`` — a tool call together with its result, so the request stays
@@ -27,27 +29,18 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Any, Literal
 
 from footprint._errors import ConfigError
 from footprint.providers import LLMRequest, Message, ToolCall, ToolSpec
+from lens.explain._split import Layout, Part, split_text
 from lens.playback._stream import clip
 
 __all__ = ["Part", "Piece", "PieceKind", "RecordedRequest", "pieces_of", "request_of"]
 
 PieceKind = Literal["system", "document", "message", "exchange", "tool"]
-SEP = "\n\n"
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Part:
-    """One part of the system text: its id (an injection id), flavor and text."""
-
-    id: str
-    text: str
-    flavor: str | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -68,10 +61,13 @@ class RecordedRequest:
     """The request as recorded, its system text in parts, and its pieces."""
 
     request: LLMRequest
-    parts: tuple[Part, ...]
+    layout: Layout
+    """The system text in its parts."""
     pieces: tuple[Piece, ...]
     question: int | None
     """The index of the message asked (never removed), when found."""
+    inside: Mapping[int, Layout] = field(default_factory=lambda: MappingProxyType({}))
+    """Each message holding documents (by index) in its parts."""
 
     def without(self, removed: Iterable[str]) -> LLMRequest:
         """The request with the pieces ``removed`` (by id) taken out."""
@@ -81,10 +77,16 @@ class RecordedRequest:
                  for k, kinds in (("part", ("system", "document")), ("msg", ("message",)),
                                   ("call", ("exchange",)), ("tool", ("tool",)))}
         req = self.request
-        system = req.system if not where["part"] else SEP.join(
-            p.text for i, p in enumerate(self.parts) if str(i) not in where["part"])
+        inner = {a for a in where["part"] if "/" in a}
+        system = req.system if not where["part"] - inner else self.layout.text(
+            {int(a) for a in where["part"] - inner})
+        messages = req.messages
+        if inner:
+            messages = tuple(replace(m, content=self.inside[i].text(
+                {int(a.split("/")[1]) for a in inner if a.split("/")[0] == str(i)}))
+                if i in self.inside else m for i, m in enumerate(messages))
         return replace(req, system=system,
-                       messages=_messages(req.messages, where["msg"], where["call"]),
+                       messages=_messages(messages, where["msg"], where["call"]),
                        tools=tuple(t for t in req.tools if t.name not in where["tool"]))
 
 
@@ -149,79 +151,6 @@ def request_of(request_json: str | None, step: str) -> LLMRequest:
                       max_tokens=body.get("max_tokens"), stop=tuple(str(s) for s in stop))
 
 
-def _inside(inner: Part, outer: Part) -> bool:
-    return bool(inner.text) and len(inner.text) < len(outer.text) and inner.text in outer.text
-
-
-def _around(outer: Part, inner: Sequence[Part]) -> list[Part]:
-    """``outer`` as the text around the parts it holds (each bit under ``outer``'s id; the
-    second and later as ``<id> part <n>``) with those parts in their places."""
-    bits: list[str | Part] = []
-    pos = 0
-    for part in sorted(inner, key=lambda q: outer.text.find(q.text)):
-        at = outer.text.find(part.text, pos)
-        if at < 0:  # overlaps a part already placed
-            continue
-        bits += [outer.text[pos:at], part]
-        pos = at + len(part.text)
-    bits.append(outer.text[pos:])
-    out: list[Part] = []
-    n = 0
-    for bit in bits:
-        if isinstance(bit, Part):
-            out.append(bit)
-            continue
-        text = bit.removeprefix(SEP).removesuffix(SEP)
-        if text:
-            n += 1
-            out.append(replace(outer, id=outer.id if n == 1 else f"{outer.id} part {n}",
-                               text=text))
-    return out
-
-
-def _unnest(landed: Sequence[Part]) -> list[Part]:
-    """The landed parts with every part that holds others (an instruction a foreign agent
-    wrote with its retrieved documents inside) taken apart around them, so each document is
-    a piece of its own."""
-    held = {id(q) for q in landed for p in landed if p is not q and _inside(q, p)}
-    out: list[Part] = []
-    for part in landed:
-        if id(part) in held:
-            continue
-        inner = [q for q in landed if q is not part and _inside(q, part)]
-        out += _around(part, inner) if inner else [part]
-    return out
-
-
-def split_system(system: str, landed: Sequence[Part]) -> tuple[tuple[Part, ...], bool]:
-    """The system text as parts: each landed part where its text sits (a part holding other
-    landed parts taken apart around them), the text between them as ``system part #i``.
-    ``False`` when the parts do not rebuild it exactly (the whole text is then one part)."""
-    spans = []
-    pos = 0
-    for part in _unnest(landed):
-        at = system.find(part.text, pos) if part.text else -1
-        if at < 0:
-            continue
-        spans.append((at, part))
-        pos = at + len(part.text)
-    parts: list[Part] = []
-    pos = 0
-    for at, part in spans:
-        parts += _gap(system[pos:at], len(parts))
-        parts.append(part)
-        pos = at + len(part.text)
-    parts += _gap(system[pos:], len(parts))
-    if SEP.join(p.text for p in parts) != system:
-        return (Part(id="system", text=system),) if system else (), False
-    return tuple(parts), True
-
-
-def _gap(text: str, index: int) -> list[Part]:
-    inner = text.removeprefix(SEP).removesuffix(SEP)
-    return [Part(id=f"system part #{index}", text=inner)] if inner else []
-
-
 def _hash(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:12]
 
@@ -263,30 +192,86 @@ def _message_pieces(messages: Sequence[Message], question: int | None) -> list[P
     return out
 
 
-def pieces_of(request: LLMRequest, landed: Sequence[Part], asked: str | None,
-              step: str) -> tuple[RecordedRequest, list[str]]:
-    """The request's pieces (module doc) and flags about what could not be taken apart."""
-    parts, exact = split_system(request.system, landed)
-    flags = [] if exact else [
-        f"system-whole: {step}'s system text could not be split into its recorded parts, so "
-        "it is one piece"]
-    raw = [Piece(id=p.id if p.id != "system" else "system", label=_part_label(p),
+LARGE = 1000
+"""A piece longer than this (characters) that nothing splits is flagged: a cause inside it
+can only be named as the whole."""
+
+
+def _inside_messages(messages: Sequence[Message], docs: Sequence[Part]) -> dict[int, Layout]:
+    """Each message that holds recorded documents, in its parts (a document that is the
+    whole message is the message's own piece)."""
+    out = {}
+    for i, m in enumerate(messages):
+        held = [d for d in docs if d.text and len(d.text) < len(m.content)
+                and d.text in m.content]
+        if held and m.role != "assistant":
+            out[i] = split_text(m.content, held, gap=f"message #{i}")
+    return out
+
+
+def _doc_pieces(inside: Mapping[int, Layout]) -> list[Piece]:
+    return [Piece(id=p.id, label=_part_label(p), kind="document", text=p.text,
+                  at=(f"{i}/{j}",), flavor=p.flavor)
+            for i, layout in inside.items() for j, p in enumerate(layout.parts)
+            if p.flavor == "rag"]
+
+
+def pieces_of(request: LLMRequest, landed: Sequence[Part], asked: str | None, step: str,
+              docs: Sequence[Part] = ()) -> tuple[RecordedRequest, list[str]]:
+    """The request's pieces (module doc) and flags about what could not be taken apart:
+    ``landed`` are the system text's recorded parts, ``docs`` the documents recorded in the
+    messages."""
+    layout = split_text(request.system, landed)
+    raw = [Piece(id=p.id, label=_part_label(p),
                  kind="document" if p.flavor == "rag" else "system", text=p.text,
-                 at=(str(i),), flavor=p.flavor) for i, p in enumerate(parts)]
+                 at=(str(i),), flavor=p.flavor) for i, p in enumerate(layout.parts)]
     question = _question(request.messages, asked)
-    if question is None:
-        flags.append(f"no-question: no user message of {step} matched the run's question; "
-                     "every message is a piece")
+    flags = [] if question is not None else [
+        f"no-question: no user message of {step} matched the run's question; every message "
+        "is a piece"]
+    inside = _inside_messages(request.messages, docs)
+    raw += _doc_pieces(inside)
     raw += _message_pieces(request.messages, question)
     raw += [Piece(id=f"tool {t.name}", kind="tool", label=f"tool definition {t.name!r}",
                   text=f"{t.name}: {t.description}", at=(t.name,)) for t in request.tools]
-    return RecordedRequest(request=request, parts=parts, pieces=_group(raw),
-                           question=question), flags
+    rec = RecordedRequest(request=request, layout=layout, pieces=_group(raw),
+                          question=question, inside=MappingProxyType(inside))
+    return rec, flags + _unsplit(rec, step, [*layout.missing, *_unplaced(docs, inside)])
+
+
+def _unplaced(docs: Sequence[Part], inside: Mapping[int, Layout]) -> list[Part]:
+    placed = {p.text for layout in inside.values() for p in layout.parts}
+    return [d for d in docs if d.text not in placed]
+
+
+def _unsplit(rec: RecordedRequest, step: str, missing: Sequence[Part]) -> list[str]:
+    """A flag for each recorded part that is not where it was recorded (it cannot be
+    removed), each long piece nothing splits, and a long question with no document marked
+    in it (the question is never removed, so what it holds is not tested)."""
+    out = [f"unsplit: {_part_label(p)} ({len(p.text):,} chars) was recorded in {step} but "
+           "its text is not in the recorded request, so it is not tested" for p in missing]
+    inner = {(i, j) for i, lay in rec.inside.items() for j, p in enumerate(lay.parts)
+             if p.flavor == "rag"}
+    out += [f"unsplit: {p.label} ({len(p.text):,} chars) is one piece (nothing marks parts "
+            "inside it): a cause inside it can only be named as the whole"
+            for p in rec.pieces if len(p.text) > LARGE and p.kind in ("system", "message")]
+    q = rec.question
+    if q is not None:
+        m = rec.request.messages[q]
+        rest = len(m.content) - sum(len(rec.inside[q].parts[j].text) for i, j in inner
+                                    if i == q)
+        if rest > LARGE:
+            out.append(f"unsplit: the question (message #{q}, {rest:,} chars besides its "
+                       "marked documents) is never removed, so whatever else it holds is not "
+                       "tested")
+    return out
 
 
 def _part_label(p: Part) -> str:
     if p.flavor == "rag":
         return f"document {p.id!r}"
+    if p.id.startswith("message #"):
+        return p.id
     return f"system {p.id!r}" if not p.id.startswith("system") else p.id
 
 

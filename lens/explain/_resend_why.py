@@ -50,11 +50,13 @@ def _landed(loaded: _Loaded, past: Past, slot: str) -> list[ContextInjected]:
                   key=lambda e: e.seq)
 
 
-def _parts(loaded: _Loaded, past: Past) -> list[Part]:
-    """The explained call's landed system parts, in the order they landed."""
+def _parts(loaded: _Loaded, past: Past, slot: str = "system-prompt") -> list[Part]:
+    """The explained call's landed parts of ``slot``, in the order they landed (of the
+    messages slot, only the documents: each message is a piece of its own anyway)."""
     return [Part(id=e.injection_id or ("base prompt" if e.source == "base" else e.source),
                  text=e.raw_content or "", flavor=e.source)
-            for e in _landed(loaded, past, "system-prompt")]
+            for e in _landed(loaded, past, slot)
+            if slot == "system-prompt" or e.source == "rag"]
 
 
 _KIND: dict[str, CandidateKind] = {
@@ -225,7 +227,7 @@ def _tiered(loaded: _Loaded, through: Callable[[SendParams], Provider], a: _Ask)
     _recorded(loaded, step, past.explained.start.request_ref)
     recorded = request_of(past.explained.start.request_ref, step)
     sent, provider, flags = _sent(loaded, past, a, recorded, through)
-    rec, more = pieces_of(sent.apply(recorded), _parts(loaded, past), past.user_message, step)
+    rec, more = _pieces(loaded, past, step, sent.apply(recorded))
     flags += more
     origins = _origins(loaded, past, rec)
     cands = [_candidate(p, past, origins.get(p.id)) for p in rec.pieces]
@@ -256,6 +258,14 @@ def _tiered(loaded: _Loaded, through: Callable[[SendParams], Provider], a: _Ask)
         raise RunError(f"the provider {provider.name!r} failed every baseline re-send of "
                        f"{step} ({rr.errors[0]}); check --provider or --base-url/--model")
     return _unreproduced(_scoped(out, step, rr), rr, sent, foreign=_is_foreign(loaded))
+
+
+def _pieces(loaded: _Loaded, past: Past, step: str, request: LLMRequest,
+            ) -> tuple[RecordedRequest, list[str]]:
+    """The explained call's request (as re-sent) in pieces: its system text cut at the
+    parts that landed there, the documents that landed in its messages cut out of them."""
+    return pieces_of(request, _parts(loaded, past), past.user_message, step,
+                     _parts(loaded, past, "messages"))
 
 
 def _recorded(loaded: _Loaded, step: str, request: str | None) -> None:

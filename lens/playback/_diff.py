@@ -197,7 +197,9 @@ def render_diff(d: RunDiff) -> list[str]:
     head = f"diff A {d.a} · B {d.b}: "
     if d.equal:
         return [head + "the same decisions (timestamps, ids and durations ignored)"]
-    lines = [head + f"{len(_grouped(d.changes))} changes (- only in A, + only in B)"]
+    n = len(_grouped(d.changes))
+    lines = [head + (f"{n} changes (- only in A, + only in B)" if n else
+                     "they differ outside the per-iteration view (see the first divergence)")]
     if d.first is not None:
         f = d.first
         lines += [f"first divergence: seq {f.expected_seq} (A) / {f.got_seq} (B) · {f.step} · "

@@ -62,9 +62,10 @@ DECLARATION_TYPES = frozenset({"run.configured", "skill.graph_declared", "inject
 
 IGNORED_FIELDS = frozenset({
     "duration_ms", "conversation_id", "request_ref", "raw_content", "response_hash",
-    "release", "environment", "time_to_first_chunk_s", "params",
+    "release", "environment", "time_to_first_chunk_s", "params", "foreign_trace_id",
 })
-"""Payload fields that never make two decisions differ (see the module docstring)."""
+"""Payload fields that never make two decisions differ (see the module docstring); an
+ingested run's foreign trace id names where it came from, as a run id does."""
 
 
 def clip(value: object, width: int = 70) -> str:

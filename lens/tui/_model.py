@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from footprint.events import (
@@ -196,10 +196,28 @@ def _blocks(iteration_events: Sequence[Event], call: LLMStart | None,
             slot="messages", label="request not recorded", flavor="note",
             text="The request text was not recorded (redacted or capture off); only its "
                  f"hash is: {call.request_hash}"))
-    return {slot: tuple(blocks) for slot, blocks in out.items()}
+    return {slot: _once(blocks) for slot, blocks in out.items()}
 
 
-# ── iterations and the run ─────────────────────────────────────────────────
+def _host(blocks: Sequence[Block], doc: Block) -> int | None:
+    """The index of the first non-document block whose text holds ``doc``'s text."""
+    if doc.flavor != "rag" or not doc.text:
+        return None
+    return next((j for j, o in enumerate(blocks) if o.flavor != "rag" and doc.text in o.text),
+                None)
+
+
+def _once(blocks: Sequence[Block]) -> tuple[Block, ...]:
+    """Each document shown once: a retrieved document whose text is inside another block of
+    the slot (an instruction or a user message holding it, as a foreign trace records it)
+    is named in that block's details rather than shown again."""
+    hosts = [_host(blocks, b) for b in blocks]
+    held: dict[int, list[str]] = {}
+    for b, host in zip(blocks, hosts, strict=True):
+        if host is not None:
+            held.setdefault(host, []).append(b.label.split(" · ", 1)[0])
+    return tuple(replace(b, details=(*b.details, ("holds", ", ".join(held[i]))))
+                 if i in held else b for i, b in enumerate(blocks) if hosts[i] is None)
 
 
 def _iteration(number: int, mine: Sequence[Event], origins: Origins,

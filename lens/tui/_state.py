@@ -20,7 +20,7 @@ from lens.playback._foreign import source_note
 from lens.tui._reader import RunReader, StoreGate
 from recorder.store._damage import StoreWarning
 
-__all__ = ["RUN_FIELDS", "LensState", "RunHead"]
+__all__ = ["RUN_FIELDS", "LensState", "Resend", "RunHead", "resend_of"]
 
 _EXAMPLE = "examples/planted/wrong_fact.py:make_agent"
 RUN_FIELDS = ("started", "run_id", "status", "iterations", "tokens", "model", "events",
@@ -71,15 +71,59 @@ def _checked_agent(ref: object) -> str | None:
     return str(ref)
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Resend:
+    """Where the why screen re-sends a recorded request (``--provider FILE.py:FACTORY``, or
+    ``--base-url URL`` with ``--model NAME``): its causal search for a run with no agent to
+    re-run, as one taken in from another framework's trace."""
+
+    provider: str | None = None
+    base_url: str | None = None
+    model: str | None = None
+
+    def __post_init__(self) -> None:
+        if (self.provider is None) == (self.base_url is None):
+            raise ConfigError("the re-send tier needs exactly one of --provider FILE.py:FACTORY "
+                              f"and --base-url URL (got {self.provider!r} and "
+                              f"{self.base_url!r})")
+        if self.provider is not None:
+            module, sep, attr = self.provider.rpartition(":")
+            if not sep or not module.strip() or not attr.isidentifier():
+                raise ConfigError(f"--provider {self.provider!r} is not FILE.py:FACTORY or "
+                                  "module:factory; write e.g. 'tests/models.py:make_model'")
+        elif not str(self.base_url).startswith(("http://", "https://")):
+            raise ConfigError(f"--base-url {self.base_url!r} is not an http(s) URL; write e.g. "
+                              "'http://127.0.0.1:8080/v1'")
+
+    @property
+    def ref(self) -> str:
+        """What it re-sends through, as the screen names it (and the cache keys it)."""
+        through = self.provider or f"{self.base_url}"
+        return f"re-send via {through}" + (f" (model {self.model})" if self.model else "")
+
+
+def resend_of(provider: str | None, base_url: str | None, model: str | None) -> Resend | None:
+    """The ``--provider``/``--base-url``/``--model`` options as a :class:`Resend` (``None``
+    when none is given)."""
+    if provider is None and base_url is None:
+        if model is not None:
+            raise ConfigError(f"--model {model!r} names the model to re-send to; pass "
+                              "--base-url URL (or --provider FILE.py:FACTORY) with it")
+        return None
+    return Resend(provider=provider, base_url=base_url, model=model)
+
+
 class LensState:
     """The store, its gate, and the selected run (whose events the screens read by the page)."""
 
     def __init__(self, store_path: str | os.PathLike[str] | None, run: str | None = None, *,
-                 agent: str | None = None) -> None:
+                 agent: str | None = None, resend: Resend | None = None) -> None:
         from recorder import open_store
 
         self.agent = _checked_agent(agent)
         """The ``MODULE:ATTR`` of the agent the why screen re-runs (``--agent``), if given."""
+        self.resend = resend
+        """Where the why screen re-sends the recorded request (``--provider``/``--base-url``)."""
 
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", StoreWarning)

@@ -6,7 +6,10 @@ with the event that ALLOWED it and where it was BORN. The ranking is word
 overlap with the answer: resemblance only. With an agent reference
 (``footprint lens --agent FILE.py:FACTORY``, or the ``Agent(factory=...)`` the
 run recorded) ``a`` runs the counterfactual search (``lens.explain``
-``why``) on a thread worker with a progress bar; ``esc`` cancels it. The
+``why``) on a thread worker with a progress bar; ``esc`` cancels it. A run with
+no agent — one taken in from another framework's trace — is searched by
+re-sending its recorded request without pieces (``footprint lens --provider
+FILE.py:FACTORY`` or ``--base-url URL --model NAME``), as ``why --resend``. The
 finished report replaces the ranking: verdicts in the suspect list, the
 headline and the whole report as ``footprint why`` prints them; it is cached
 in the store (``<store>/why/``) so reopening shows it at once. On a failed or
@@ -36,7 +39,7 @@ from lens.explain._report import Suspect, WhyReport, render_why
 from lens.tui._base import RunScreen
 from lens.tui._model import request_messages
 from lens.tui._reader import RunReader
-from lens.tui._state import LensState
+from lens.tui._state import LensState, Resend
 from lens.tui._summary import clip
 from lens.tui._whyread import (
     Failure,
@@ -48,6 +51,8 @@ from lens.tui._whyread import (
     no_agent_text,
     read_failure,
     recorded_agent,
+    resend_search,
+    resend_text,
 )
 
 __all__ = ["WhyRead", "WhyScreen", "causal_note", "chain_text", "chain_top", "headline_text",
@@ -220,16 +225,31 @@ class WhyRead:
     agent: str | None
     cached: CachedWhy | None
     cache_notice: str | None
+    resend: Resend | None = None
+    """Set when the search re-sends the recorded request (no agent to re-run, or the run
+    was taken in from another framework's trace)."""
+    source: str | None = None
+    """For a run taken in from another framework's trace, what its ``run.source`` says."""
+
+    @property
+    def searcher(self) -> str | None:
+        """What the search runs with, as the cache keys it and the screen names it."""
+        return self.resend.ref if self.resend is not None else self.agent
 
 
 def read_why(state: LensState, reader: RunReader) -> WhyRead:
-    """The chain of custody, the failing step, the agent to re-run and a cached report."""
+    """The chain of custody, the failing step, the agent to re-run (or where to re-send the
+    recorded request) and a cached report."""
     head = state.head
     failure = None if head is None else read_failure(reader, head.status, head.last_seq)
     agent = state.agent or recorded_agent(reader)
-    cached, notice = find_cached(state.store.root, reader.run_id, agent)
+    source = head.source if head is not None else None
+    resend = state.resend if state.resend is not None and (
+        agent is None or source is not None) else None
+    cached, notice = find_cached(state.store.root, reader.run_id,
+                                 resend.ref if resend is not None else agent)
     return WhyRead(custody=read_custody(reader, failure), failure=failure, agent=agent,
-                   cached=cached, cache_notice=notice)
+                   cached=cached, cache_notice=notice, resend=resend, source=source)
 
 
 def chain_top(read: WhyRead | None, report: WhyReport | None) -> Text:
@@ -248,6 +268,11 @@ def chain_top(read: WhyRead | None, report: WhyReport | None) -> Text:
         chain.append_text(chain_text(custody, failed=failure is not None))
     chain.rstrip()
     return chain
+
+
+def _named(searcher: str) -> str:
+    """``agent REF``, or the re-send as :attr:`Resend.ref` words it."""
+    return searcher if searcher.startswith("re-send via ") else f"agent {searcher}"
 
 
 class WhyScreen(RunScreen):
@@ -313,8 +338,8 @@ class WhyScreen(RunScreen):
             self.notify(read.cache_notice, title="why cache", severity="warning")
         if read.cached is not None and not self.searching:
             self.report = read.cached.report
-            self.report_note = (f"from the cache: computed {read.cached.computed_at} with agent "
-                                f"{read.cached.agent} · a searches again")
+            self.report_note = (f"from the cache: computed {read.cached.computed_at} with "
+                                f"{_named(read.cached.agent)} · a searches again")
         listing = self.query_one("#pieces", OptionList)
         listing.loading = False
         if self.focused is None:
@@ -342,13 +367,21 @@ class WhyScreen(RunScreen):
     def _agent_line(self) -> None:
         assert self.state.run_id is not None
         agent = self.read.agent if self.read is not None else self.state.agent
+        resend = self.read.resend if self.read is not None else None
         if self.report is not None:
             line = self.report_note
-        elif agent is not None:
+        elif resend is not None:
+            line = resend_text(resend)
+        elif agent is not None and self._source() is None:
             line = agent_text(agent)
         else:
-            line = no_agent_text(self.state.run_id)
+            line = no_agent_text(self.state.run_id, self._source())
         self.query_one("#causal", Static).update(line)
+
+    def _source(self) -> str | None:
+        if self.read is not None:
+            return self.read.source
+        return self.state.head.source if self.state.head is not None else None
 
     def _detail(self, index: int | None) -> None:
         box = self.query_one("#piece", Static)
@@ -382,19 +415,24 @@ class WhyScreen(RunScreen):
             self.notify("a causal search is running; esc cancels it", severity="warning")
             return
         agent = self.read.agent if self.read is not None else self.state.agent
-        if agent is None or self.state.run_id is None:
-            self.notify(no_agent_text(self.state.run_id or "RUN"), severity="warning",
-                        timeout=10)
+        resend = self.read.resend if self.read is not None else None
+        if (resend is None and (agent is None or self._source() is not None)) \
+                or self.state.run_id is None:
+            self.notify(no_agent_text(self.state.run_id or "RUN", self._source()),
+                        severity="warning", timeout=10)
             return
         root, run_id = self.state.store.root, self.state.run_id
+        how: str | Resend = resend if resend is not None else str(agent)
         self.query_one("#progress", ProgressBar).update(total=None, progress=0)
-        self.query_one("#search-what", Static).update(f"starting the search with {agent}…")
+        self.query_one("#search-what", Static).update(
+            f"starting the search with {_named(resend.ref if resend else str(agent))}…")
         self.query_one("#search").add_class("-running")
-        self.search = self.run_worker(lambda: self._searching(root, run_id, agent),
+        self.search = self.run_worker(lambda: self._searching(root, run_id, how),
                                       name="why-search", group="why-search", thread=True,
                                       exclusive=True, exit_on_error=False)
 
-    def _searching(self, root: Path, run_id: str, agent: str) -> tuple[WhyReport, Path]:
+    def _searching(self, root: Path, run_id: str, how: str | Resend
+                   ) -> tuple[WhyReport, Path]:
         """On the worker: the search; each re-run's progress marshalled to the UI thread."""
         worker = get_current_worker()
         shown = [0.0]
@@ -405,7 +443,10 @@ class WhyScreen(RunScreen):
                 shown[0] = now
                 self.app.call_from_thread(self._ticked, done, total, what)
 
-        return causal_search(root, run_id, agent, tick=tick,
+        if isinstance(how, Resend):
+            return resend_search(root, run_id, how, tick=tick,
+                                 cancelled=lambda: worker.is_cancelled)
+        return causal_search(root, run_id, how, tick=tick,
                              cancelled=lambda: worker.is_cancelled)
 
     def _ticked(self, done: int, total: int | None, what: str) -> None:
@@ -420,8 +461,8 @@ class WhyScreen(RunScreen):
         if event.state == WorkerState.SUCCESS and not event.worker.is_cancelled:
             report, path = event.worker.result  # type: ignore[misc]
             self.report = report
-            agent = self.read.agent if self.read is not None else self.state.agent
-            self.report_note = (f"computed with agent {agent} · cached in "
+            searcher = self.read.searcher if self.read is not None else self.state.agent
+            self.report_note = (f"computed with {_named(str(searcher))} · cached in "
                                 f"{path.parent.name}/{path.name}")
             self._paint()
         elif event.state == WorkerState.ERROR and not isinstance(event.worker.error,

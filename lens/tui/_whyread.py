@@ -9,6 +9,9 @@
 * :func:`causal_search` — ``lens.explain`` ``why(...)`` with an agent, on the
   caller's thread; a ``cancelled()`` that turns true stops it at the next
   re-run (:class:`SearchCancelled`); the finished report is cached in the store.
+* :func:`resend_search` — the same with the re-send tier (``footprint lens
+  --provider``/``--base-url``): the recorded request re-sent without pieces, the
+  search of a run taken in from another framework's trace (it has no agent).
 """
 
 from __future__ import annotations
@@ -27,11 +30,12 @@ from footprint.events import LLMEnd, LLMStart, RunConfigured, RunFailed, ToolEnd
 from lens.explain._cache import CachedWhy, CacheUnreadable, cache_path, load_report, save_report
 from lens.explain._report import WhyReport
 from lens.tui._reader import RunReader
+from lens.tui._state import Resend
 from lens.tui._summary import clip
 
 __all__ = ["SEARCH_OPTIONS", "Failure", "SearchCancelled", "agent_text", "causal_search",
            "failure_text", "find_cached", "no_agent_text", "quick_switches", "read_failure",
-           "recorded_agent"]
+           "recorded_agent", "resend_search", "resend_text"]
 
 SEARCH_OPTIONS: dict[str, Any] = {"step": None, "seeds": None, "alpha": 0.05, "budget": None}
 """The lens searches as ``footprint why RUN --agent REF`` does with no other flag."""
@@ -42,8 +46,14 @@ class SearchCancelled(Exception):
     """The person cancelled the causal search (esc), or the screen or the lens went away."""
 
 
-def no_agent_text(run_id: str) -> str:
-    """What to pass for a causal search, when the lens has no agent to re-run."""
+def no_agent_text(run_id: str, source: str | None = None) -> str:
+    """What to pass for a causal search, when the lens has no agent to re-run (for a run
+    taken in from another framework's trace, ``source`` says so: it never has one)."""
+    if source is not None:
+        return (f"Only counterfactual re-sends can say \"caused\": this run was {source}, so "
+                f"there is no agent to re-run; open footprint lens {run_id[:13]} --provider "
+                "FILE.py:FACTORY (or --base-url URL --model NAME) and press a to re-send its "
+                "recorded request without each piece")
     return (f"Only counterfactual re-runs can say \"caused\", and they need the agent: open "
             f"footprint lens {run_id[:13]} --agent {_EXAMPLE} (your FILE.py:FACTORY or "
             "module:factory), or build it with Agent(factory='MODULE:ATTR') so each run "
@@ -54,6 +64,12 @@ def agent_text(agent: str) -> str:
     """The line under the ranking when the lens can re-run ``agent``."""
     return (f"Only counterfactual re-runs can say \"caused\": press a to run them (the causal "
             f"search) with agent {agent}; esc cancels")
+
+
+def resend_text(resend: Resend) -> str:
+    """The line under the ranking when the lens can re-send the recorded request."""
+    return ("Only counterfactual re-sends can say \"caused\": press a to re-send the recorded "
+            f"request without each piece (the causal search), {resend.ref}; esc cancels")
 
 
 # ── the failing step ───────────────────────────────────────────────────────
@@ -225,4 +241,26 @@ def causal_search(root: Path, run_id: str, agent: str, *,
         raise SearchCancelled("cancelled as the search finished")
     path = cache_path(root, run_id, agent, SEARCH_OPTIONS)
     save_report(path, report, agent=agent, options=SEARCH_OPTIONS)
+    return report, path
+
+
+def resend_search(root: Path, run_id: str, resend: Resend, *,
+                  tick: Callable[[int, int | None, str], None],
+                  cancelled: Callable[[], bool]) -> tuple[WhyReport, Path]:
+    """:func:`causal_search` in the re-send tier: the explained call's recorded request
+    re-sent through ``resend`` without pieces; the report is cached under ``resend.ref``."""
+    from lens.explain._resend_why import why
+
+    def progress(done: int, total: int | None, what: str) -> None:
+        if cancelled():
+            raise SearchCancelled(f"cancelled before re-send {done}")
+        tick(done, total, what)
+
+    with quick_switches():
+        report = why(str(root), run_id, resend=resend.provider, base_url=resend.base_url,
+                     model=resend.model, progress=progress, **SEARCH_OPTIONS)
+    if cancelled():
+        raise SearchCancelled("cancelled as the search finished")
+    path = cache_path(root, run_id, resend.ref, SEARCH_OPTIONS)
+    save_report(path, report, agent=resend.ref, options=SEARCH_OPTIONS)
     return report, path

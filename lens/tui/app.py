@@ -6,7 +6,9 @@ level (a run's screen → its timeline → the runs), ``t`` shows the timeline,
 ``r`` the runs, ``T`` the store's trends (plots per day or hour). ``agent``
 (``"FILE.py:FACTORY"`` or ``"module:factory"``) is the agent the why screen
 re-runs for its causal search (``a``; ``esc`` cancels); without it the run's own
-``Agent(factory=...)`` is used, if it recorded one.
+``Agent(factory=...)`` is used, if it recorded one. ``resend`` (a provider factory, or
+an OpenAI-compatible server and model) makes it re-send the recorded request instead: the
+causal search of a run taken in from another framework's trace, which has no agent.
 With ``follow=True`` the store is re-read every second and the open screens
 redraw when the selected run grew.
 """
@@ -25,7 +27,7 @@ from lens.tui._reader import ReaderClosed
 from lens.tui._runs import RunLines, RunsScreen
 from lens.tui._skills import SkillsScreen
 from lens.tui._sql import SqlScreen
-from lens.tui._state import LensState
+from lens.tui._state import LensState, Resend
 from lens.tui._timeline import TimelineScreen
 from lens.tui._trends import TrendsScreen
 from lens.tui._why import WhyScreen
@@ -62,9 +64,10 @@ class LensApp(App[int]):
         follow: bool = False,
         view: View = "timeline",
         agent: str | None = None,
+        resend: Resend | None = None,
     ) -> None:
         super().__init__()
-        self.state = LensState(store_path, run, agent=agent)
+        self.state = LensState(store_path, run, agent=agent, resend=resend)
         self.state.gate.abandon = worker_cancelled
         self.follow = follow
         self._start: View = view

@@ -97,10 +97,12 @@ def _split(role: str, parts: list[Any], notes: list[str]) -> list[Msg]:
                                tool_name=part.get("name"), truncated=truncated(text)))
         elif kind not in ("thinking", "reasoning"):
             notes.append(f"a {kind!r} part is not text and was left out")
+    mapped = _ROLES.get(role, "user")
+    if mapped == "system" and len(texts) > 1 and not calls and not results:
+        return [_msg(role="system", content=t, truncated=truncated(t)) for t in texts]
     text = "\n".join(texts)
     out = []
     if texts or calls or not results:
-        mapped = _ROLES.get(role, "user")
         out.append(_msg(role=mapped, content=text, tool_calls=tuple(calls),
                        truncated=cut or truncated(text)))
     return out + results

@@ -394,6 +394,8 @@ def _walk(w: _Walk, ordered: Sequence[ForeignSpan], kinds: Sequence[str],
     the same retrieved context again)."""
     k, tools, retrieved = 0, 0, []
     earlier: list[Doc] = []
+    waiting: list[Doc] = []
+    chats = [reqs[s.span_id] for s, kind in zip(ordered, kinds, strict=True) if kind == "chat"]
     for span, kind in zip(ordered, kinds, strict=True):
         if kind == "retriever":
             retrieved.append(span)
@@ -402,7 +404,8 @@ def _walk(w: _Walk, ordered: Sequence[ForeignSpan], kinds: Sequence[str],
                 w.out.add(_iteration_end(w.out.env(f"engine#{k}", k, span.start_ns),
                                          tool_call_count=tools))
             k, tools = k + 1, 0
-            req, fresh = reqs[span.span_id], _docs(retrieved)
+            req = reqs[span.span_id]
+            fresh, waiting = _used(waiting + _docs(retrieved), req, chats[k:])
             again = [d for d in earlier if d not in fresh and _in_request(d, req)]
             _chat(w, k, span, req, again + fresh)
             earlier += [d for d in fresh if d not in earlier]
@@ -412,6 +415,20 @@ def _walk(w: _Walk, ordered: Sequence[ForeignSpan], kinds: Sequence[str],
             tools += 1
     if k:
         w.out.add(_iteration_end(w.out.env(f"engine#{k}", k, w.out.ts), tool_call_count=tools))
+
+
+def _used(found: Sequence[Doc], req: ChatRequest,
+          later: Sequence[ChatRequest]) -> tuple[list[Doc], list[Doc]]:
+    """The retrieved documents that are pieces of this call, and those left for a later
+    call whose request holds them (a retriever is linked to the call that used it; a
+    document no call holds stays with the next call, where ``why`` flags it)."""
+    now, wait = [], []
+    for d in found:
+        if not _in_request(d, req) and any(_in_request(d, r) for r in later):
+            wait.append(d)
+        else:
+            now.append(d)
+    return now, wait
 
 
 def _remember(conv: Conversation, w: _Walk) -> None:

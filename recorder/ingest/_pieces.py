@@ -14,6 +14,7 @@ import orjson
 from footprint.agent._wire import request_json
 from footprint.events import ContextInjected, summarize_content
 from footprint.providers import LLMRequest, Message, ToolCall, ToolSpec
+from recorder.ingest._layout import documents_in, sections_of
 from recorder.ingest._make import ENVELOPE, Envelope, maker
 from recorder.ingest._request import ChatRequest, Doc, Msg
 from recorder.write._extract import text_sha256 as sha
@@ -150,17 +151,69 @@ class Piece:
 _piece = maker(Piece)
 
 
-def _system(req: ChatRequest, docs: Sequence[Doc]) -> list[Piece]:
-    out = [_piece(slot="system-prompt", source="base", injection_id=f"system:{_digest(t)[0][:12]}",
-                 position=i, text=t, as_role="system", admitted_via="baseline")
-           for i, t in enumerate(req.system)]
-    system_text = "\n\n".join(req.system)
-    for rank, d in enumerate(docs):
-        slot = "system-prompt" if d.content and d.content in system_text else "messages"
-        doc_id = d.doc_id or sha(d.content)[:12]
-        out.append(_piece(slot=slot, source="rag", injection_id=f"doc:{doc_id}",
-                         position=len(out), text=d.content, as_role=None,
-                         admitted_via="retrieval", retrieval_score=d.score, rank_position=rank))
+def _doc_piece(text: str, doc_id: str | None, slot: str, position: int,
+               found: Mapping[str, tuple[int, Doc]]) -> Piece:
+    rank, doc = found.get(doc_id or "", (None, None))
+    return _piece(slot=slot, source="rag", injection_id=f"doc:{doc_id or sha(text)[:12]}",
+                  position=position, text=text, as_role=None, admitted_via="retrieval",
+                  retrieval_score=doc.score if doc is not None else None, rank_position=rank)
+
+
+def _known(docs: Sequence[Doc]) -> list[tuple[str, str]]:
+    """Each retrieved document's text and id (its hash where the retriever named none)."""
+    return [(d.content, d.doc_id or sha(d.content)[:12]) for d in docs]
+
+
+def _ranked(docs: Sequence[Doc]) -> dict[str, tuple[int, Doc]]:
+    return {doc_id: (rank, d) for rank, (d, (_, doc_id)) in enumerate(zip(docs, _known(docs),
+                                                                         strict=True))}
+
+
+def _system(req: ChatRequest, docs: Sequence[Doc], placed: set[str]) -> list[Piece]:
+    """Each system instruction as its paragraphs, and each document in it as its own piece
+    (the layout's block around it: :mod:`recorder.ingest._layout`)."""
+    out: list[Piece] = []
+    found = _ranked(docs)
+    for text in req.system:
+        pos = 0
+        found_docs = documents_in(text, _known(docs))
+        for span in [*found_docs, None]:
+            stop = span.start if span is not None else len(text)
+            sections = [text[s.start:s.end] for s in sections_of(text, pos, stop)]
+            if not found_docs and len(sections) == 1:
+                sections = [text]  # one instruction, as it was written
+            out += [_piece(slot="system-prompt", source="base",
+                           injection_id=f"system:{_digest(t)[0][:12]}", position=len(out),
+                           text=t, as_role="system", admitted_via="baseline")
+                    for t in sections]
+            if span is None:
+                break
+            piece = _doc_piece(text[span.start:span.end], span.doc_id, "system-prompt",
+                               len(out), found)
+            placed.add(piece.injection_id)
+            out.append(piece)
+            pos = span.end
+    return out
+
+
+def _message_docs(req: ChatRequest, docs: Sequence[Doc], placed: set[str],
+                  start: int) -> list[Piece]:
+    """The documents inside the messages (a user message's ``Context: … Question: …``), and
+    each retrieved document found nowhere (it cannot be removed; ``why`` says so)."""
+    found = _ranked(docs)
+    out: list[Piece] = []
+    for m in req.messages:
+        if m.role not in ("user", "tool"):
+            continue
+        for span in documents_in(m.content, _known(docs)):
+            piece = _doc_piece(m.content[span.start:span.end], span.doc_id, "messages",
+                               start + len(out), found)
+            if piece.injection_id not in placed:
+                placed.add(piece.injection_id)
+                out.append(piece)
+    for content, doc_id in _known(docs):
+        if f"doc:{doc_id}" not in placed:
+            out.append(_doc_piece(content, doc_id, "messages", start + len(out), found))
     return out
 
 
@@ -192,4 +245,7 @@ def pieces_of(req: ChatRequest, docs: Sequence[Doc], origins: Mapping[str, str],
     tools = [_piece(slot="tools", source="registry", injection_id=f"tool:{t.name}", position=i,
                    text=f"{t.name}: {t.description}", as_role=None, admitted_via="baseline")
              for i, t in enumerate(req.tools)]
-    return _system(req, docs) + _messages(req, origins, person) + tools
+    placed: set[str] = set()
+    system = _system(req, docs, placed)
+    messages = _messages(req, origins, person)
+    return system + messages + _message_docs(req, docs, placed, len(messages)) + tools

@@ -28,7 +28,7 @@ from typing import Any
 
 __all__ = [
     "Bounded", "Prompt", "input_messages", "output_messages", "read_request",
-    "system_instructions", "user_message",
+    "system_instructions", "tool_definitions", "user_message",
 ]
 
 Part = dict[str, Any]
@@ -175,3 +175,20 @@ def output_messages(content: str, calls: Sequence[Mapping[str, Any]], finish: st
     parts: list[Part] = [_text("text", "content", content, limit)] if content else []
     parts.extend(_call_part(c, limit) for c in calls)
     return _fit([{"role": "assistant", "parts": parts, "finish_reason": finish}], limit)
+
+
+def tool_definitions(request_json: str, limit: int) -> str | None:
+    """``gen_ai.tool.definitions`` of a recorded request (JSON: each tool's ``type``,
+    ``name``, ``description`` and ``parameters``); ``None`` when it offered none, or when
+    the list is longer than ``limit`` (a list cut short would be no longer JSON)."""
+    try:
+        request = json.loads(request_json)
+    except (TypeError, ValueError):
+        return None
+    raw = request.get("tools") if isinstance(request, dict) else None
+    if not isinstance(raw, list) or not raw:
+        return None
+    tools = [{"type": "function", "name": t.get("name"), "description": t.get("description"),
+              "parameters": t.get("input_schema") or {}} for t in raw if isinstance(t, dict)]
+    text = _dumps(tools)
+    return text if len(text) <= limit else None

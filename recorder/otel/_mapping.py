@@ -19,6 +19,7 @@ from typing import Any, Literal, TypeAlias
 
 from footprint.events import (
     TERMINAL_TYPES,
+    ContextInjected,
     EventBase,
     FeedbackRecorded,
     IterationEnd,
@@ -38,6 +39,7 @@ from recorder.otel._content import (
     output_messages,
     read_request,
     system_instructions,
+    tool_definitions,
     user_message,
 )
 from recorder.otel._ids import ROOT_KEY, span_key
@@ -99,7 +101,7 @@ def _put_content(a: Attrs, key: str, value: Bounded) -> None:
 class RunTrace:
     """The span state of one run: open spans by key, usage totals, the last timestamp."""
 
-    __slots__ = ("_cache_read", "_cache_write", "_content", "_cost", "_ended_iteration",
+    __slots__ = ("_cache_read", "_cache_write", "_content", "_cost", "_docs", "_ended_iteration",
                  "_iteration", "_limit", "_oi", "_open", "_part", "_prices", "_results",
                  "_terminal", "_unpriced", "last_ns", "root", "run_id")
 
@@ -115,6 +117,7 @@ class RunTrace:
         self._limit = content_limit
         self._oi = OpenInference(content, content_limit) if openinference else None
         self._results: dict[str, str] = {}  # tool call id -> recorded result (content on)
+        self._docs: list[ContextInjected] = []  # the documents landed for the next call
         self.root: SpanRecord | None = None
         self._open: dict[str, SpanRecord] = {}
         self._iteration: SpanRecord | None = None
@@ -322,9 +325,33 @@ class RunTrace:
                 _put_content(a, "gen_ai.system_instructions",
                              system_instructions(prompt.system, self._limit))
             _put_content(a, "gen_ai.input.messages", input_messages(prompt, self._limit))
+            tools = tool_definitions(str(e.request_ref), self._limit)
+            if tools is not None:
+                a["gen_ai.tool.definitions"] = tools
+        self._retrieved(e, key, done)
         if self._oi is not None:
             self._oi.chat_input(a, e, prompt)
         self._child(key, f"chat {clip(e.model, 128)}", "client", e.ts, a)
+
+    def _injected(self, e: ContextInjected, key: str, done: list[SpanRecord]) -> None:
+        if self._content and e.source == "rag" and e.raw_content is not None:
+            self._docs.append(e)
+
+    def _retrieved(self, e: LLMStart, key: str, done: list[SpanRecord]) -> None:
+        """The documents landed for this call (content on) as a retriever span just before
+        it, as OpenInference records a retriever: each document's id, text and score."""
+        docs, self._docs = self._docs, []
+        if not docs:
+            return
+        a: Attrs = {"openinference.span.kind": "RETRIEVER"}
+        for i, d in enumerate(docs):
+            at = f"retrieval.documents.{i}.document."
+            a[at + "id"] = clip((d.injection_id or "").removeprefix("doc:") or d.content_hash)
+            a[at + "content"] = clip(d.raw_content or "", self._limit)
+            if d.retrieval_score is not None:
+                a[at + "score"] = d.retrieval_score
+        done.append(self._end(self._child(f"{key}.retrieve", "retrieve", "internal", e.ts, a),
+                              e.ts))
 
     def _llm_end(self, e: LLMEnd, key: str, done: list[SpanRecord]) -> None:
         span = self._open.get(key) or self._child(key, "chat", "client", e.ts, {
@@ -457,6 +484,7 @@ _HANDLERS: dict[str, _Handler] = {
     "run.start": RunTrace._started,
     "run.end": RunTrace._ended,
     "run.error": RunTrace._failed,
+    "context.injected": RunTrace._injected,
     "llm.start": RunTrace._llm_start,
     "llm.end": RunTrace._llm_end,
     "tool.start": RunTrace._tool_start,

@@ -96,13 +96,61 @@ def test_given_identical_content_twice_when_taken_apart_then_it_is_one_piece() -
     assert rec.without([memo[0].id]).system == "C40 149 EUR."
 
 
-def test_given_parts_that_do_not_rebuild_the_system_when_taken_apart_then_it_is_one_piece(
+def test_given_parts_not_on_blank_lines_when_taken_apart_then_each_is_a_piece_and_rebuilds(
         ) -> None:
     req = LLMRequest(model="m", system="Base. Rule one.",
                      messages=(Message(role="user", content="q"),))
     rec, flags = pieces_of(req, [Part(id="rule", text="Rule one.")], "q", "llm#1")
-    assert [p.id for p in rec.pieces if p.kind == "system"] == ["system"]
-    assert flags[0].startswith("system-whole: llm#1's system text could not be split")
+    assert [p.id for p in rec.pieces if p.kind == "system"] == ["system part #0", "rule"]
+    assert not flags
+    assert rec.without(()) == req
+    assert rec.without(["rule"]).system == "Base."
+
+
+def test_given_wrapped_cited_documents_when_one_is_removed_then_the_rest_is_byte_for_byte(
+        ) -> None:
+    system = ("You are the desk.\n<documents>\n<doc id=\"memo\">Refunds: 60 days.</doc>\n"
+              "<doc id=\"ship\">Shipping is free.</doc>\n</documents>\nCite as [1].")
+    landed = [Part(id="doc:memo", text='<doc id="memo">Refunds: 60 days.</doc>', flavor="rag"),
+              Part(id="doc:ship", text='<doc id="ship">Shipping is free.</doc>', flavor="rag")]
+    req = LLMRequest(model="m", system=system, messages=(Message(role="user", content="q"),))
+    rec, flags = pieces_of(req, landed, "q", "llm#1")
+    assert not flags and rec.without(()) == req
+    assert [p.id for p in rec.pieces if p.kind == "document"] == ["doc:memo", "doc:ship"]
+    assert rec.without(["doc:memo"]).system == system.replace(
+        '\n<doc id="memo">Refunds: 60 days.</doc>', "")
+
+
+def test_given_a_document_inside_the_question_when_removed_then_the_question_stays() -> None:
+    question = "Context:\nRefunds: 60 days.\n\nShipping is free.\n\nQuestion: refund?"
+    docs = [Part(id="doc:memo", text="Refunds: 60 days.", flavor="rag"),
+            Part(id="doc:ship", text="Shipping is free.", flavor="rag")]
+    req = LLMRequest(model="m", system="Desk.",
+                     messages=(Message(role="user", content=question),))
+    rec, flags = pieces_of(req, [], question, "llm#1", docs)
+    assert not flags and rec.question == 0 and rec.without(()) == req
+    assert [p.id for p in rec.pieces if p.kind == "document"] == ["doc:memo", "doc:ship"]
+    assert rec.without(["doc:memo"]).messages[0].content == \
+        "Context:\nShipping is free.\n\nQuestion: refund?"
+
+
+def test_given_a_recorded_document_not_in_the_request_when_taken_apart_then_it_is_flagged(
+        ) -> None:
+    req = LLMRequest(model="m", system="Desk.", messages=(Message(role="user", content="q"),))
+    _, flags = pieces_of(req, [], "q", "llm#1", [Part(id="doc:x", text="Gone.", flavor="rag")])
+    assert flags == ["unsplit: document 'doc:x' (5 chars) was recorded in llm#1 but its text "
+                     "is not in the recorded request, so it is not tested"]
+
+
+def test_given_a_long_question_with_nothing_marked_when_taken_apart_then_it_is_flagged(
+        ) -> None:
+    question = "Some notes. " * 100 + "Question: refund?"
+    req = LLMRequest(model="m", system="Desk.",
+                     messages=(Message(role="user", content=question),))
+    _, flags = pieces_of(req, [], question, "llm#1")
+    assert flags == [f"unsplit: the question (message #0, {len(question):,} chars besides its "
+                     "marked documents) is never removed, so whatever else it holds is not "
+                     "tested"]
 
 
 def test_given_documents_inside_an_instruction_when_taken_apart_then_each_is_its_own_piece(
