@@ -1,0 +1,148 @@
+"""Experiments: a dataset tried with a release, compared item by item, every regression
+explained (``examples/release_regression.py``), the exact paired test, stored results."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import math
+import shutil
+import sys
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from footprint._errors import RunError
+from lens.cli import main as footprint
+from lens.explain._experiment_compare import exact_p
+from recorder import open_store
+from recorder._datasets import load_dataset
+from recorder._experiments import load_experiment
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "examples"))
+import release_regression as example  # noqa: E402
+
+AGENT = f"{ROOT / 'examples' / 'release_regression.py'}"
+
+
+def _cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str]:
+    code = footprint(list(argv))
+    out = capsys.readouterr()
+    return code, out.out + out.err
+
+
+@pytest.fixture(scope="module")
+def ran(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The example's store: production, the dataset and its three experiments."""
+    store = tmp_path_factory.mktemp("release") / "store"
+    assert example.main([str(store)]) == 0
+    return store
+
+
+def _compare(capsys: pytest.CaptureFixture[str], store: Path, a: str, b: str,
+             *extra: str) -> tuple[int, dict[str, object]]:
+    code, out = _cli(capsys, "experiment", "compare", a, b, "--format", "json",
+                     "--store", str(store), *extra)
+    return code, json.loads(out.splitlines()[0])
+
+
+def test_given_a_release_changing_one_injection_when_compared_then_its_3_regressions_name_it(
+    ran: Path, capsys: pytest.CaptureFixture[str],
+) -> None:
+    code, report = _compare(capsys, ran, "baseline", "changed", "--fail-on-regression")
+    assert code == 1
+    items = {i.item_id: i for i in load_dataset(ran, "helpdesk").items}
+    regressed = [i for i in report["items"] if i["change"] == "regressed"]  # type: ignore[attr-defined]
+    assert sorted(items[i["item_id"]].message for i in regressed) == sorted(example.OPENED)
+    assert [i["cause"] for i in regressed] == ["returns"] * 3
+    assert all("returns" in i["divergence"] and "context.injected" in i["divergence"]
+               for i in regressed)
+    assert report["summary"]["regressed"] == 3  # type: ignore[index]
+    assert report["summary"]["unchanged"] == 17  # type: ignore[index]
+    assert report["summary"]["p_value"] == pytest.approx(0.25)  # type: ignore[index]
+
+
+def test_given_a_release_that_only_rewords_when_compared_then_nothing_regresses_and_no_cause(
+    ran: Path, capsys: pytest.CaptureFixture[str],
+) -> None:
+    code, report = _compare(capsys, ran, "baseline", "reworded", "--fail-on-regression")
+    assert code == 0
+    assert report["summary"]["regressed"] == 0  # type: ignore[index]
+    assert [i["cause"] for i in report["items"]] == [None] * 20  # type: ignore[attr-defined]
+
+
+def test_given_the_comparison_as_a_table_when_printed_then_it_names_the_cause_per_item(
+    ran: Path, capsys: pytest.CaptureFixture[str],
+) -> None:
+    code, out = _cli(capsys, "experiment", "compare", "baseline", "changed", "--store",
+                     str(ran))
+    assert code == 0
+    assert "3 regressed, 0 improved, 17 unchanged" in out
+    assert out.count("cause: returns (removing 'returns' from B") == 3
+
+
+def test_given_experiments_when_queried_in_sql_then_results_link_to_tagged_runs(
+    ran: Path,
+) -> None:
+    with open_store(ran) as store:
+        rows = store.rows("SELECT r.run_id, e.item_id, list_contains(r.tags, "
+                          "'experiment:changed') FROM experiment_results e JOIN runs r "
+                          "USING (run_id) WHERE e.experiment = 'changed'")
+        summary = store.rows("SELECT experiment, items, passed FROM experiments "
+                             "ORDER BY experiment")
+    assert len(rows) == 20 and all(tagged for _, _, tagged in rows)
+    assert summary == [("baseline", 20, 20), ("changed", 20, 17), ("reworded", 20, 20)]
+
+
+def test_given_repeats_when_compared_then_each_item_pairs_every_repeat(
+    ran: Path, capsys: pytest.CaptureFixture[str], tmp_path: Path,
+) -> None:
+    store = tmp_path / "store"
+    shutil.copytree(ran, store)
+    for name, factory in (("a3", "baseline"), ("b3", "release_changed")):
+        code, out = _cli(capsys, "experiment", "run", "helpdesk", "--agent",
+                         f"{AGENT}:{factory}", "--name", name, "--repeat", "3",
+                         "--concurrency", "4", "--store", str(store))
+        assert code == 0, out
+    code, report = _compare(capsys, store, "a3", "b3")
+    regressed = [i for i in report["items"] if i["change"] == "regressed"]  # type: ignore[attr-defined]
+    assert [(i["pairs"], i["regressed_pairs"]) for i in regressed] == [(3, 3)] * 3
+    assert [i["p_value"] for i in regressed] == [pytest.approx(0.25)] * 3
+
+
+def test_given_an_edited_result_when_loaded_then_the_chain_refuses_it(
+    ran: Path, tmp_path: Path,
+) -> None:
+    store = tmp_path / "store"
+    shutil.copytree(ran, store)
+    path = store / "experiments" / "changed.parquet"
+    table = pq.read_table(path)
+    rows = table.to_pylist()
+    rows[5]["passed"] = not rows[5]["passed"]
+    pq.write_table(pa.Table.from_pylist(rows, schema=table.schema), path)
+    with pytest.raises(RunError, match="row 5 was changed"):
+        load_experiment(store, "changed")
+
+
+def _binomial_tail(worse: int, better: int) -> float:
+    """Brute force: the probability, under fair coins, of a split as uneven or more."""
+    n = worse + better
+    if n == 0:
+        return 1.0
+    extreme = abs(worse - better)
+    uneven = sum(1 for flips in itertools.product((0, 1), repeat=n)
+                 if abs(2 * sum(flips) - n) >= extreme)
+    return uneven * 0.5**n
+
+
+@given(st.integers(0, 8), st.integers(0, 8))
+def test_given_discordant_pairs_when_tested_then_exact_p_is_the_two_sided_binomial_tail(
+    worse: int, better: int,
+) -> None:
+    assert math.isclose(exact_p(worse, better), _binomial_tail(worse, better))
+    assert exact_p(worse, better) == exact_p(better, worse)
