@@ -94,7 +94,7 @@ def _run(store: Any, args: argparse.Namespace) -> int:
     meta = ExperimentMeta(name=name, dataset=data.name, version=data.version, agent=agent,
                           comparator=scoring.spec())
     began = time.perf_counter()
-    done = run_experiment(store.root, data, load_target(agent), meta=meta, scoring=scoring,
+    done = run_experiment(store, data, load_target(agent), meta=meta, scoring=scoring,
                           concurrency=args.concurrency, repeat=args.repeat)
     passed = sum(1 for r in done.results if r.passed)
     judged = sum(1 for r in done.results if r.passed is not None)

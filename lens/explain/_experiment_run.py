@@ -24,7 +24,7 @@ from typing import Any
 from footprint._errors import ConfigError
 from lens.explain._outcome import Comparator, make_comparator
 from lens.playback._agent_ref import build_agent, load_target
-from recorder import ParquetSink, Recorder, open_store
+from recorder import ParquetSink, Recorder, Store
 from recorder._datasets import Dataset, DatasetItem
 from recorder._experiments import Experiment, ExperimentMeta, ExperimentResult, save_experiment
 
@@ -160,21 +160,21 @@ def _run_all(target: Any, root: Path, data: Dataset, meta: ExperimentMeta, concu
     return tried
 
 
-def _recorded(root: Path, name: str) -> dict[tuple[str, int], tuple[str, float | None]]:
+def _recorded(store: Store, name: str) -> dict[tuple[str, int], tuple[str, float | None]]:
     """``(item, repeat) -> (run id, cost)`` of the experiment's runs, failed ones too."""
-    with open_store(root) as store:
-        rows = store.rows(
-            "SELECT run_id, cost_usd, json_extract_string(metadata, '$.item_id'), "
-            "TRY_CAST(json_extract_string(metadata, '$.repeat') AS BIGINT) FROM runs "
-            "WHERE list_contains(tags, ?)", [f"experiment:{name}"])
+    store.refresh()
+    rows = store.rows(
+        "SELECT run_id, cost_usd, json_extract_string(metadata, '$.item_id'), "
+        "TRY_CAST(json_extract_string(metadata, '$.repeat') AS BIGINT) FROM runs "
+        "WHERE list_contains(tags, ?)", [f"experiment:{name}"])
     return {(str(r[2]), int(r[3])): (str(r[0]), r[1]) for r in rows if r[2] is not None}
 
 
-def run_experiment(root: Path, data: Dataset, target: Any, *, meta: ExperimentMeta,
+def run_experiment(store: Store, data: Dataset, target: Any, *, meta: ExperimentMeta,
                    scoring: Scoring, concurrency: int = 8, repeat: int = 1,
                    progress: Callable[[int, int], object] | None = None) -> Experiment:
     """Run and score every item of ``data`` with the agent ``target`` builds (an Agent or
-    a factory), record the runs into the store at ``root`` and save the results."""
+    a factory), record the runs into ``store`` and save the results."""
     if type(concurrency) is not int or concurrency < 1:
         raise ConfigError(f"--concurrency {concurrency!r}: pass a whole number >= 1, e.g. 8")
     if type(repeat) is not int or repeat < 1:
@@ -182,8 +182,8 @@ def run_experiment(root: Path, data: Dataset, target: Any, *, meta: ExperimentMe
     if not data.items:
         raise ConfigError(f"dataset {data.name!r} v{data.version} has no items; add runs "
                           f"first (footprint dataset add {data.name} RUN…)")
-    tried = _run_all(target, root, data, meta, concurrency, repeat, progress)
-    runs = _recorded(root, meta.name)
+    tried = _run_all(target, store.root, data, meta, concurrency, repeat, progress)
+    runs = _recorded(store, meta.name)
     results = []
     for t in tried:
         verdict, passed = score_answer(scoring, t.item, t.answer)
@@ -193,5 +193,5 @@ def run_experiment(root: Path, data: Dataset, target: Any, *, meta: ExperimentMe
             verdict=verdict, passed=passed, cost_usd=cost, latency_ms=t.latency_ms,
             error=t.error))
     made = time.time_ns()
-    save_experiment(root, meta, results, at=made)
+    save_experiment(store, meta, results, at=made)
     return Experiment(meta=meta, results=tuple(results), created_ns=made)
