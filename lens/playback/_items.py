@@ -14,6 +14,7 @@ import hashlib
 from collections.abc import Mapping
 from typing import Any
 
+from footprint._errors import ConfigError
 from footprint.events import RunEnd
 from lens.playback._conversation import conversation_of
 from recorder._datasets import DatasetItem
@@ -72,10 +73,14 @@ def items_from_runs(store: Any, run_ids: list[str], *, expected: str | None = No
     """One item per run of ``run_ids`` (full ids of ``store``), in order. ``expected``:
     the same expected answer for all; ``expected_from``: a score name (see above)."""
     starts = _starts(store, run_ids)
+    missing = [run_id for run_id in run_ids if run_id not in starts]
+    if missing:
+        raise ConfigError(f"run {missing[0]!r} has no run.start (no message to try again); "
+                          "leave it out (see `footprint show` of it)")
     scores = _scores(store, run_ids)
     items = []
     for run_id in run_ids:
-        turn, message = starts.get(run_id, (0, ""))
+        turn, message = starts[run_id]
         said = scores.get(run_id, [])
         items.append(DatasetItem(
             item_id=item_id_of(run_id), message=message,
