@@ -71,6 +71,9 @@ def test_given_feedback_when_created_from_runs_scored_below_1_then_exactly_those
         rows = s.rows("SELECT source_run FROM dataset_items WHERE dataset = 'bad' "
                       "ORDER BY position")
     assert [r[0] for r in rows] == [ids[1], ids[4]]
+    code, out = _cli(capsys, "sql", "SELECT dataset, version, items FROM datasets",
+                     "--format", "csv", "--store", str(root))  # the SQL sandbox reads them
+    assert (code, out.splitlines()[1:]) == (0, ["bad,1,2"])
 
 
 def test_given_a_dataset_when_runs_are_added_then_a_new_version_and_the_old_one_unchanged(
