@@ -67,10 +67,11 @@ def _reply(request: LLMRequest) -> str:
     return f"Yes: you can return it within {days.group(1) if days else 30} days."
 
 
-def _agent(returns: str, sink: EventSink | None, release: str) -> Agent:
+def _agent(returns: str, sink: EventSink | None, release: str, shipping: int = 3) -> Agent:
     return Agent(provider=FunctionModel(_reply, name="helpdesk"), model="helpdesk-offline",
                  injections=[define_fact("returns", returns),
-                             define_fact("shipping", "Standard shipping takes 3 days."),
+                             define_fact("shipping",
+                                         f"Standard shipping takes {shipping} days."),
                              define_steering("tone", "Answer in one short sentence.")],
                  sink=sink, clock=StepClock(), release=release)
 
@@ -88,6 +89,13 @@ def release_changed(sink: EventSink | None = None) -> Agent:
 def release_reworded(sink: EventSink | None = None) -> Agent:
     """Release 1.1-wording: the ``returns`` fact reworded, the same policy."""
     return _agent(REWORDED_FACT, sink, "1.1-wording")
+
+
+def release_slow_shipping(sink: EventSink | None = None) -> Agent:
+    """Release 1.2 (not run by :func:`main`): the ``shipping`` fact says 5 days. Removing
+    the fact does not give the old answer back (the model then says "a few days");
+    putting 1.0's version of it in its place does, so ``compare`` still names it."""
+    return _agent(RETURNS_FACT, sink, "1.2", shipping=5)
 
 
 def record_production(store: str | Path) -> list[str]:

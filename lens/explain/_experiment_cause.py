@@ -7,7 +7,8 @@ has that A's has not, or has with other content (``injection.declared``: id and
 content hash), are each removed from B in turn (``Agent.without(id)``) and the
 item re-run once (offline of the store: nothing is recorded); a piece whose
 removal gives A's verdict back is named as the cause. A piece A has and B lacks
-cannot be removed from B: it is named in the note, not tried.
+cannot be removed from B: it is named in the note, not tried. A piece both have with
+other content is also tried with A's version in B's place (agents without a graph).
 """
 
 from __future__ import annotations
@@ -65,23 +66,48 @@ def _verdict(agent: Any, item: DatasetItem, scoring: Scoring) -> str:
     return score_answer(scoring, item, answer)[0]
 
 
+def _swapped(b: Any, a: Any, pid: str) -> Any | None:
+    """B with A's version of piece ``pid`` in its place (``None``: not possible: A lacks
+    it, or either agent has a graph, whose injections are not all B's own options)."""
+    if a is None or a.setup.graph is not None or b.setup.graph is not None:
+        return None
+    theirs = next((i for i in a.setup.injections if i.id == pid), None)
+    if theirs is None:
+        return None
+    mine = tuple(theirs if i.id == pid else i for i in b.setup.injections)
+    return b.variant(injections=mine, sink=ListSink())
+
+
+def _restores(ic: ItemComparison, pid: str, item: DatasetItem, b: Any, a: Any,
+              scoring: Scoring) -> str | None:
+    """How changing ``pid`` in B gives A's verdict back (removing it, else putting A's
+    version in its place), or ``None``."""
+    if _verdict(b.without(pid, sink=ListSink()), item, scoring) == ic.a_verdict:
+        return f"removing {pid!r} from B"
+    swapped = _swapped(b, a, pid)
+    if swapped is not None and _verdict(swapped, item, scoring) == ic.a_verdict:
+        return f"putting A's version of {pid!r} into B"
+    return None
+
+
 def _search(ic: ItemComparison, differing: list[str], item: DatasetItem,
-            build: Candidate, scoring: Scoring) -> tuple[str | None, str]:
-    base = build()
-    restoring = [pid for pid in differing
-                 if _verdict(base.without(pid, sink=ListSink()), item, scoring) == ic.a_verdict]
+            builds: tuple[Candidate, Candidate | None], scoring: Scoring) -> tuple[str | None, str]:
+    b, a = builds[0](), None if builds[1] is None else builds[1]()
+    found = {pid: how for pid in differing
+             if (how := _restores(ic, pid, item, b, a, scoring)) is not None}
     tried = ", ".join(differing)
-    if len(restoring) == 1:
-        return restoring[0], (f"removing {restoring[0]!r} from B gives A's verdict "
-                              f"{clip(ic.a_verdict, 40)!r} back (tried: {tried})")
-    if restoring:
-        return None, (f"removing any one of {', '.join(restoring)} gives A's verdict back: "
+    if len(found) == 1:
+        pid, how = next(iter(found.items()))
+        return pid, f"{how} gives A's verdict {clip(ic.a_verdict, 40)!r} back (tried: {tried})"
+    if found:
+        return None, (f"changing any one of {', '.join(found)} gives A's verdict back: "
                       "no single cause")
-    return None, f"removing none of {tried} alone gives A's verdict back"
+    return None, f"changing none of {tried} alone gives A's verdict back"
 
 
 def _explain(store: Any, ic: ItemComparison, item: DatasetItem | None,
-             build: Candidate | None, scoring: Scoring | None, why_not: str) -> ItemComparison:
+             builds: tuple[Candidate | None, Candidate | None], scoring: Scoring | None,
+             why_not: str) -> ItemComparison:
     if ic.a_run is None or ic.b_run is None:
         return dataclasses.replace(ic, cause_note="unknown: a run of the pair never started")
     a_events, b_events = store.events(ic.a_run), store.events(ic.b_run)
@@ -91,10 +117,10 @@ def _explain(store: Any, ic: ItemComparison, item: DatasetItem | None,
     cause: str | None = None
     if not differing:
         note = "no removable piece differs between A and B"
-    elif build is None or scoring is None or item is None:
+    elif builds[0] is None or scoring is None or item is None:
         note = f"unknown: {why_not or 'the item is not in the dataset'}"
     else:
-        cause, note = _search(ic, differing, item, build, scoring)
+        cause, note = _search(ic, differing, item, (builds[0], builds[1]), scoring)
     if lost:
         note += f"; B lacks {', '.join(lost)} (not tried: it cannot be removed from B)"
     return dataclasses.replace(ic, divergence=first_divergence(a_events, b_events),
@@ -102,11 +128,12 @@ def _explain(store: Any, ic: ItemComparison, item: DatasetItem | None,
 
 
 def explain_regressions(store: Any, comparison: Comparison, items: Mapping[str, DatasetItem],
-                        build: Candidate | None, scoring: Scoring | None,
-                        why_not: str = "") -> Comparison:
-    """``comparison`` with every regressed item explained (``build``: B's agent; ``None``
-    with ``why_not`` when it cannot be rebuilt)."""
+                        builds: tuple[Candidate | None, Candidate | None],
+                        scoring: Scoring | None, why_not: str = "") -> Comparison:
+    """``comparison`` with every regressed item explained (``builds``: B's agent and A's;
+    B's ``None`` with ``why_not`` when it cannot be rebuilt, A's ``None``: only removals
+    are tried)."""
     explained = tuple(
-        _explain(store, ic, items.get(ic.item_id), build, scoring, why_not)
+        _explain(store, ic, items.get(ic.item_id), builds, scoring, why_not)
         if ic.change == "regressed" else ic for ic in comparison.items)
     return dataclasses.replace(comparison, items=explained)

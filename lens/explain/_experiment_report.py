@@ -23,7 +23,7 @@ def _candidate(ref: str) -> tuple[Callable[[], Any] | None, str]:
     try:
         target = load_target(ref)
     except ConfigError as exc:
-        return None, f"B's agent {ref!r} cannot be rebuilt ({exc})"
+        return None, f"the agent {ref!r} cannot be rebuilt ({exc})"
     return (lambda: build_agent(target, ListSink())), ""
 
 
@@ -39,10 +39,11 @@ def explained(store: Any, a: str, b: str) -> Comparison:
     first, second = load_experiment(store, a), load_experiment(store, b)
     data = load_dataset(store, second.meta.dataset, second.meta.version)
     build, why_agent = _candidate(second.meta.agent)
+    baseline, _ = _candidate(first.meta.agent)
     scoring, why_scoring = _scoring(second.meta.comparator)
     comparison = compare_experiments(first, second)
     return explain_regressions(store, comparison, {i.item_id: i for i in data.items},
-                               build, scoring, why_agent or why_scoring)
+                               (build, baseline), scoring, why_agent or why_scoring)
 
 
 def to_json(c: Comparison) -> dict[str, Any]:

@@ -115,6 +115,22 @@ def test_given_repeats_when_compared_then_each_item_pairs_every_repeat(
     assert [i["p_value"] for i in regressed] == [pytest.approx(0.25)] * 3
 
 
+def test_given_a_changed_value_that_removal_cannot_restore_when_compared_then_a_swap_names_it(
+    ran: Path, capsys: pytest.CaptureFixture[str], tmp_path: Path,
+) -> None:
+    store = tmp_path / "store"
+    shutil.copytree(ran, store)
+    code, out = _cli(capsys, "experiment", "run", "helpdesk", "--agent",
+                     f"{AGENT}:release_slow_shipping", "--name", "slow", "--store", str(store))
+    assert code == 0, out
+    _, report = _compare(capsys, store, "baseline", "slow")
+    regressed = [i for i in report["items"] if i["change"] == "regressed"]  # type: ignore[attr-defined]
+    assert len(regressed) == len(example.SHIPPING)
+    assert {i["cause"] for i in regressed} == {"shipping"}
+    assert all(i["cause_note"].startswith("putting A's version of 'shipping' into B")
+               for i in regressed)
+
+
 def test_given_an_edited_result_when_loaded_then_the_chain_refuses_it(
     ran: Path, tmp_path: Path,
 ) -> None:
