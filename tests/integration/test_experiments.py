@@ -162,3 +162,58 @@ def test_given_discordant_pairs_when_tested_then_exact_p_is_the_two_sided_binomi
 ) -> None:
     assert math.isclose(exact_p(worse, better), _binomial_tail(worse, better))
     assert exact_p(worse, better) == exact_p(better, worse)
+
+
+_SLOW_AGENT = '''
+import time
+from footprint import Agent, FunctionModel
+
+
+def _slow(request):
+    time.sleep(0.2)
+    return "slow answer"
+
+
+def make_agent(sink=None):  # the system clock: runs.started is when a run began
+    return Agent(provider=FunctionModel(_slow), model="slow", sink=sink)
+'''
+
+
+def test_given_ctrl_c_during_a_run_when_it_stops_then_started_runs_end_whole_and_no_result(
+    tmp_path: Path,
+) -> None:
+    import os
+    import signal
+    import subprocess
+    import time
+
+    from recorder import ParquetSink, Recorder
+    from recorder._datasets import DatasetItem, add_items
+
+    store = tmp_path / "store"
+    Recorder(sinks=[ParquetSink(store)]).close()
+    add_items(store, "many", [DatasetItem(item_id=f"i{k}", message=f"q{k}") for k in range(60)])
+    (tmp_path / "slow_agent.py").write_text(_SLOW_AGENT)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), str(tmp_path)])}
+    proc = subprocess.Popen([sys.executable, "-m", "lens.cli", "experiment", "run", "many",
+                             "--agent", f"{tmp_path / 'slow_agent.py'}:make_agent",
+                             "--name", "cut", "--concurrency", "2", "--store", str(store)],
+                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    before = set((store / "live").glob("*"))
+    deadline = time.monotonic() + 60
+    while set((store / "live").glob("*")) == before and time.monotonic() < deadline:
+        time.sleep(0.05)  # until the first run's events reach the store
+    time.sleep(0.5)  # then a few items of 0.2 s, two at a time
+    sent, sent_at = time.perf_counter(), time.time()
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=30)
+    assert proc.returncode == 130, err
+    assert time.perf_counter() - sent < 3.0  # 60 items x 0.2 s / 2 would take 6 s
+    assert not (store / "experiments" / "cut.parquet").exists()
+    with open_store(store) as s:
+        rows = s.rows("SELECT status, epoch_us(started) / 1e6 FROM runs WHERE "
+                      "list_contains(tags, 'experiment:cut')")
+    # the runs under way ended whole; queued items did not start once Ctrl-C was pressed
+    # (at most one per worker in the instant before the interrupt was handled)
+    assert rows and {status for status, _ in rows} == {"complete"}
+    assert sum(1 for _, began in rows if began > sent_at) <= 2, (sent_at, sorted(rows))
