@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 
 from footprint import Agent, FunctionModel, StepClock
 from footprint._errors import RunError
+from footprint.events import EventSink
 from footprint.providers import LLMRequest
 from lens.cli import main as footprint
 from recorder import ParquetSink, Recorder, feedback, open_store
@@ -155,3 +156,22 @@ def test_given_any_items_when_stored_and_loaded_then_they_come_back_equal(
     root = tmp_path_factory.mktemp("roundtrip")
     add_items(root, "rt", items)
     assert load_dataset(root, "rt").items == tuple({i.item_id: i for i in items}.values())
+
+
+def make_echo(sink: EventSink | None = None) -> Agent:
+    """The echo agent, as ``experiment run --agent`` builds it."""
+    return Agent(provider=FunctionModel(_echo), model="echo", sink=sink, clock=StepClock())
+
+
+def test_given_a_follow_up_item_when_an_experiment_runs_it_then_the_model_sees_its_history(
+    store: tuple[Path, list[str]], capsys: pytest.CaptureFixture[str],
+) -> None:
+    root, _ = store
+    _cli(capsys, "dataset", "create", "f", "--from-runs", "--search", "follow-up",
+         "--store", str(root))
+    code, out = _cli(capsys, "experiment", "run", "f", "--agent", f"{__file__}:make_echo",
+                     "--name", "echo", "--expect", "after 1 earlier", "--store", str(root))
+    assert code == 0, out
+    with open_store(root) as s:
+        ((answer, passed),) = s.rows("SELECT answer, passed FROM experiment_results")
+    assert (answer, passed) == ("you said 'and a follow-up' after 1 earlier messages", True)
