@@ -131,6 +131,27 @@ def test_given_a_changed_value_that_removal_cannot_restore_when_compared_then_a_
                for i in regressed)
 
 
+def verdict(answer: str) -> str:
+    """A judge for ``--judge``: pass when the answer gives a number of days."""
+    return "pass" if "3 days" in answer or "30 days" in answer else "fail"
+
+
+def test_given_a_judge_when_both_releases_are_judged_then_the_same_3_regress_with_their_cause(
+    ran: Path, capsys: pytest.CaptureFixture[str], tmp_path: Path,
+) -> None:
+    store = tmp_path / "store"
+    shutil.copytree(ran, store)
+    for name, factory in (("ja", "baseline"), ("jb", "release_changed")):
+        code, out = _cli(capsys, "experiment", "run", "helpdesk", "--agent",
+                         f"{AGENT}:{factory}", "--name", name, "--judge",
+                         f"{__file__}:verdict", "--store", str(store))
+        assert code == 0, out
+    _, report = _compare(capsys, store, "ja", "jb")
+    regressed = [i for i in report["items"] if i["change"] == "regressed"]  # type: ignore[attr-defined]
+    assert [(i["a_verdict"], i["b_verdict"], i["cause"]) for i in regressed] == [
+        ("pass", "fail", "returns")] * 3
+
+
 def test_given_an_edited_result_when_loaded_then_the_chain_refuses_it(
     ran: Path, tmp_path: Path,
 ) -> None:
