@@ -76,6 +76,17 @@ def test_given_a_release_that_only_rewords_when_compared_then_nothing_regresses_
     assert [i["cause"] for i in report["items"]] == [None] * 20  # type: ignore[attr-defined]
 
 
+def test_given_the_releases_swapped_when_compared_then_the_3_items_improved_and_none_explained(
+    ran: Path, capsys: pytest.CaptureFixture[str],
+) -> None:
+    code, report = _compare(capsys, ran, "changed", "baseline", "--fail-on-regression")
+    assert code == 0
+    summary = report["summary"]
+    assert (summary["improved"], summary["regressed"], summary["p_value"]) == (  # type: ignore[index]
+        3, 0, pytest.approx(0.25))
+    assert {i["divergence"] for i in report["items"]} == {None}  # type: ignore[attr-defined]
+
+
 def test_given_the_comparison_as_a_table_when_printed_then_it_names_the_cause_per_item(
     ran: Path, capsys: pytest.CaptureFixture[str],
 ) -> None:
