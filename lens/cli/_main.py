@@ -33,6 +33,8 @@ _COMMANDS = {
     "ingest": "lens.cli._ingest",
     "feedback": "lens.cli._feedback",
     "evaluate": "lens.cli._evaluate",
+    "dataset": "lens.cli._dataset",
+    "experiment": "lens.cli._experiment",
 }
 
 
@@ -64,7 +66,8 @@ def build_parser() -> argparse.ArgumentParser:
     _add_store_commands(sub)
     importlib.import_module("lens.cli._export_otlp").add_parser(sub)
     for name in ("lens", "replay", "diff", "why", "graph", "snapshot", "doctor", "stats",
-                 "receive", "ingest", "feedback", "evaluate", "compact"):
+                 "receive", "ingest", "feedback", "evaluate", "compact", "dataset",
+                 "experiment"):
         importlib.import_module(f"lens.cli._{name}").add_parser(sub)
     for p in sub.choices.values():
         p.epilog = p.epilog or short_epilog()

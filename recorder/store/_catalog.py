@@ -18,6 +18,7 @@ from recorder.store._discover import StoreFiles, discover
 from recorder.store._livespill import LiveSpill
 from recorder.store._outline import Outlines, outline_view
 from recorder.store._prices import load_prices, prices_arrow
+from recorder.store._records import DATASET_SCHEMA, RECORD_VIEWS, RESULT_SCHEMA, record_files
 from recorder.store._remote import is_remote, mirror
 from recorder.store._runref import resolve_ref
 from recorder.store._sandbox import Sandbox
@@ -61,13 +62,14 @@ def _parquet(paths: list[Path], *, hive: bool) -> str:
     return f"read_parquet({_list(paths)}, union_by_name = true{extra})"
 
 
-_PUBLIC = re.compile(r"\b(?:FROM|JOIN)\s+(?:" + "|".join(name for name, _ in VIEWS) + r")\b",
-                     re.IGNORECASE)
+_ALL_VIEWS = (*VIEWS, *RECORD_VIEWS)
+_PUBLIC = re.compile(r"\b(?:FROM|JOIN)\s+(?:" + "|".join(name for name, _ in _ALL_VIEWS)
+                     + r")\b", re.IGNORECASE)
 """A query that reads a public view (they are only ever named after FROM or JOIN)."""
 
 
 def _public_views(con: duckdb.DuckDBPyConnection) -> None:
-    for name, select in VIEWS:
+    for name, select in _ALL_VIEWS:
         con.execute(f"CREATE OR REPLACE VIEW {name} AS {select}")
 
 
@@ -100,6 +102,8 @@ class Store:
         """What the views read from memory (live rows, empty stand-ins), by registered name."""
         self.spill = LiveSpill()
         """Where big live streams are read into (``recorder.store._livespill``)."""
+        self.records: tuple[list[Path], list[Path]] = ([], [])
+        """The dataset and experiment files of the last scan (``recorder.store._records``)."""
         self.refresh()
 
     def refresh(self) -> None:
@@ -155,9 +159,18 @@ class Store:
         con.execute(f"CREATE OR REPLACE VIEW _chain_all AS SELECT * FROM {chain} "
                     "UNION ALL BY NAME SELECT * FROM _live_chain")
         self._register(con, "_prices", prices_arrow([]))
+        self._define_records(con)
         if con is not self.con:  # the sandbox's: every view, for any query
             self._price(con)
             _public_views(con)
+
+    def _define_records(self, con: duckdb.DuckDBPyConnection) -> None:
+        """``_datasets_all`` and ``_experiments_all`` (``recorder.store._records``)."""
+        datasets, experiments = self.records = record_files(self.root)
+        for name, paths, schema in (("_datasets_all", datasets, DATASET_SCHEMA),
+                                    ("_experiments_all", experiments, RESULT_SCHEMA)):
+            raw = self._raw(con, f"_sealed{name}", paths, schema, hive=False)
+            con.execute(f"CREATE OR REPLACE VIEW {name} AS SELECT * FROM {raw}")
 
     def _price(self, con: duckdb.DuckDBPyConnection) -> None:
         """``_prices``: one row per model of the store that has a price (the costs' source);
@@ -231,7 +244,7 @@ class Store:
         if self._sandbox is None:
             f = self.files
             paths = [*f.events, *f.blobs, *f.stats, *f.chain, *f.live_event_files,
-                     *f.live_blob_files]
+                     *f.live_blob_files, *self.records[0], *self.records[1]]
             self._sandbox = Sandbox(self._define, self._attach, paths)
         return self._sandbox
 

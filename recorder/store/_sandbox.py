@@ -35,7 +35,8 @@ from footprint._errors import ConfigError
 __all__ = ["VIEW_NAMES", "Sandbox", "SqlRefused"]
 
 VIEW_NAMES = ("events, runs, decisions, injections, prices, llm_calls, tool_calls, rejections, "
-              "escalations, route_conflicts, run_sources, scores, blobs")
+              "escalations, route_conflicts, run_sources, scores, blobs, datasets, "
+              "dataset_items, experiments, experiment_results")
 
 _HINT = f"only one read-only query over the store's views runs here ({VIEW_NAMES})"
 

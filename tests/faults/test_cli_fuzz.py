@@ -122,6 +122,22 @@ CASES: list[tuple[str, list[str], int]] = [
     ("ingest", ["ingest", "{missing}", "--store", "{missing}"], 2),
     ("ingest", ["ingest", "{file}", "--remap", "--store", "{missing}"], 2),
     ("ingest", ["ingest", "{file}", "--store", "{missing}"], 1),
+    ("dataset", ["dataset"], 2),
+    ("dataset", ["dataset", "create", "d", "--store", "{store}"], 2),
+    ("dataset", ["dataset", "create", "d", "--from-runs", "--score", "x<<1", "--store",
+                 "{store}"], 2),
+    ("dataset", ["dataset", "create", "bad name", "--from-runs", "--store", "{store}"], 2),
+    ("dataset", ["dataset", "create", "d", "--from-runs", "--release", "none", "--store",
+                 "{store}"], 2),
+    ("dataset", ["dataset", "add", "nope", "last", "--store", "{store}"], 2),
+    ("dataset", ["dataset", "show", "nope", "--store", "{store}"], 2),
+    ("dataset", ["dataset", "show", "nope", "--version", "0", "--store", "{store}"], 2),
+    ("dataset", ["dataset", "list", "--store", "{missing}"], 2),
+    ("experiment", ["experiment", "run", "nope", "--agent", DESK, "--store", "{store}"], 2),
+    ("experiment", ["experiment", "run", "nope", "--store", "{store}"], 2),
+    ("experiment", ["experiment", "compare", "a", "b", "--store", "{store}"], 2),
+    ("experiment", ["experiment", "compare", "a", "--store", "{store}"], 2),
+    ("experiment", ["experiment", "list", "--store", "{missing}"], 2),
 ]
 
 

@@ -41,6 +41,9 @@ EXPECTED_OUTPUT: dict[str, tuple[str, ...]] = {
     "support_desk.py": ("APPROVED: order A-1047 is 47 days old, within the 60-day refund "
                         "window", "[desk-senior]"),
     "feedback_loop.py": ("200 runs recorded in ", "; thumbs-down on release 1.4"),
+    "release_regression.py": ("3 regressed, 0 improved, 17 unchanged",
+                              "cause: returns (removing 'returns' from B",
+                              "0 regressed, 0 improved, 20 unchanged"),
     "custom_host.py": ("MiniHost\n1. one cursor advance per iteration, from the same ctx: "
                        "passed", "2. reachability enforced at pick time: FAILED"),
 }
