@@ -42,8 +42,10 @@ SUMMARIES = "summaries"
 
 QUARANTINE = "quarantine"
 """Damaged files moved aside by ``footprint doctor --quarantine`` (never read)."""
-STORE_DIRS = (EVENTS, LIVE, BLOBS, STATS, CHAIN, SUMMARIES, QUARANTINE)
-"""Every directory a store may hold."""
+STORE_DIRS = (EVENTS, LIVE, BLOBS, STATS, CHAIN, SUMMARIES, QUARANTINE, "scores", "datasets",
+              "experiments", "ingest", "records.lock", "prices.json")
+"""Every entry a store may hold at its top: its directories (score heads, datasets and
+experiments, the intake's raw batches among them) and its own files."""
 
 _ENV = "FOOTPRINT_STORE"
 _DEFAULT = ".footprint"
