@@ -18,7 +18,7 @@ if str(PLANTED) not in sys.path:  # main() imports the folder's _record, as a sc
 # Each example's expected outcome of `footprint why last --agent examples/planted/X.py:make_agent`.
 CONFIRMS_INJECTION = ("wrong_fact", "wrong_rag_chunk", "steering_over_fact", "skill_wrong_tool",
                       "lease_instruction", "early_instruction", "twin_tools", "mid_loop_rule",
-                      "long_run", "seed_wording")
+                      "long_run", "seed_wording", "euro_prices")
 NAMES = (*CONFIRMS_INJECTION, "stale_history", "bad_guard", "redundant_pair", "sampling",
          "crash", "tool_result", "conjunction", "redundant_triple", "wording_innocents",
          "yearless_date", "mixed_pair", "number_words", "two_causes")
@@ -39,6 +39,7 @@ ROOTS: dict[str, tuple[str, ...]] = {
     "wording_innocents": ("old-flyer",), "yearless_date": ("old-calendar",),
     "mixed_pair": ("fact 'spring-memo'", "tool promo_lookup #call_1"),
     "number_words": ("old-roster",), "two_causes": ("price-memo", "ship-memo"),
+    "euro_prices": ("supplier-note-2024",),
 }
 
 
