@@ -41,6 +41,7 @@ from lens.tui._model import request_messages
 from lens.tui._reader import RunReader
 from lens.tui._state import LensState, Resend
 from lens.tui._summary import clip
+from lens.tui._verdict import headline_text, suspect_prompt
 from lens.tui._whyread import (
     Failure,
     SearchCancelled,
@@ -55,9 +56,8 @@ from lens.tui._whyread import (
     resend_text,
 )
 
-__all__ = ["WhyRead", "WhyScreen", "causal_note", "chain_text", "chain_top", "headline_text",
-           "piece_detail", "piece_prompt", "prompt_line", "read_custody", "read_why",
-           "suspect_prompt"]
+__all__ = ["WhyRead", "WhyScreen", "causal_note", "chain_text", "chain_top", "piece_detail",
+           "piece_prompt", "prompt_line", "read_custody", "read_why"]
 
 
 def _tool_events(reader: RunReader, start: LLMStart) -> list[Event]:
@@ -181,36 +181,8 @@ def causal_note(run_id: str) -> str:
             f"footprint why {run_id[:13]} --agent module:factory")
 
 
-
-# ── the causal report, as the CLI prints it ────────────────────────────────
-
 _TICK_S = 0.1
 """The search's progress reaches the screen at most this often."""
-_VERDICT_STYLE = {"confirmed": "bold red", "inconclusive": "bold yellow", "broke": "magenta",
-                  "not-confirmed": "green", "untested": "dim"}
-_CONCLUSION_STYLE = {"confirmed": "bold red", "inconclusive": "bold yellow",
-                     "cause-not-found": "bold green", "broke": "bold magenta"}
-
-
-def headline_text(report: WhyReport) -> Text:
-    """The report's first line, exactly as ``footprint why`` prints it."""
-    return Text(render_why(report)[0], style=_CONCLUSION_STYLE.get(report.conclusion, "bold"))
-
-
-def suspect_prompt(s: Suspect) -> Text:
-    """``rank. [kind] label`` then the suspect's verdict and tally, when it was tested."""
-    text = Text()
-    text.append(f"{s.rank:>2}. [{s.kind}] {clip(s.label, 48):<48}", style="bold")
-    if s.verdict is None:
-        text.append(" not tested", style="dim")
-        return text
-    text.append(f" {s.verdict.upper()}", style=_VERDICT_STYLE.get(s.verdict, "bold"))
-    if s.runs:
-        text.append(f"  {s.flips}/{s.runs - s.broke} re-runs changed"
-                    + (f", {s.broke} broke" if s.broke else ""), style="dim")
-    if s.removal:
-        text.append(f"\n    {clip(s.removal, 100)}", style="dim")
-    return text
 
 
 # ── what the screen reads ──────────────────────────────────────────────────
@@ -353,7 +325,7 @@ class WhyScreen(RunScreen):
         self.set_class(report is not None, "-report")
         listing = self.query_one("#pieces", OptionList)
         if report is not None:
-            listing.set_options([Option(suspect_prompt(s)) for s in report.suspects])
+            listing.set_options([Option(suspect_prompt(s, report)) for s in report.suspects])
             self.query_one("#piece", Static).update(
                 Text("\n".join(render_why(report, top=len(report.suspects)))))
         else:

@@ -22,7 +22,7 @@ from tui_support import SIZE, lens_on, settle, text_of
 from footprint import Agent, FunctionModel, RunError, StepClock
 from footprint.providers import LLMRequest, Reply
 from lens.explain._cache import load_report
-from lens.explain._report import render_why
+from lens.explain._report import headline
 from lens.tui import LensApp
 from lens.tui._why import WhyScreen
 from lens.tui._whyread import causal_search
@@ -89,14 +89,15 @@ async def test_given_a_planted_run_and_its_agent_when_the_search_runs_then_verdi
         assert screen.search.state.name == "SUCCESS"
         headline = _shown(screen, "#chain")
         assert headline.startswith("CONFIRMED: ") and "supplier-memo" in headline
+        assert "\npath: fact 'supplier-memo' → answer" in headline
         listing = screen.query_one("#pieces", OptionList)
         prompts = [str(listing.get_option_at_index(i).prompt)
                    for i in range(listing.option_count)]
-        assert "supplier-memo" in prompts[0] and " CONFIRMED " in prompts[0]
-        assert all(" CONFIRMED " not in p for p in prompts[1:])
-        assert any("NOT-CONFIRMED" in p and "grinder-care" in p for p in prompts)
+        assert "supplier-memo" in prompts[0] and " CAUSAL · root cause\n" in prompts[0]
+        assert all("CAUSAL" not in p for p in prompts[1:])
+        assert any("not confirmed — " in p and "grinder-care" in p for p in prompts)
         report = _shown(screen, "#piece")
-        assert report.splitlines()[0] == headline and "baseline: " in report
+        assert report.startswith(headline + "\n") and "baseline: " in report
         assert f"computed with agent {WRONG_FACT} · cached in why/" in _shown(screen, "#causal")
     cached = list((planted_store / "why").glob("*.json"))
     assert len(cached) == 1 and json.loads(cached[0].read_text())["agent"] == WRONG_FACT
@@ -106,7 +107,7 @@ async def test_given_a_cached_report_when_the_why_screen_reopens_then_it_shows_a
     searched_store: Path,
 ) -> None:
     (path,) = (searched_store / "why").glob("*.json")
-    first = render_why(load_report(path).report)[0]  # type: ignore[union-attr]
+    first = "\n".join(headline(load_report(path).report))  # type: ignore[arg-type]
     async with lens_on(searched_store, agent=WRONG_FACT) as pilot:
         await pilot.press("w")
         await settle(pilot)
