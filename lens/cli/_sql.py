@@ -10,23 +10,12 @@ from __future__ import annotations
 
 import argparse
 import csv
-import datetime as dt
 import json
 import sys
 
-from lens.cli._common import open_from, table
+from lens.cli._common import jsonable, open_from, table
 
 __all__ = ["run"]
-
-
-def _jsonable(value: object) -> object:
-    if isinstance(value, dt.date | dt.datetime | dt.time):
-        return value.isoformat()
-    if isinstance(value, bytes):
-        return value.hex()
-    if isinstance(value, int | float | str | bool | type(None) | list | dict):
-        return value
-    return str(value)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -68,7 +57,7 @@ def _print(form: str, columns: list[str], rows: list[tuple[object, ...]]) -> Non
         writer.writerow(columns)
         writer.writerows(rows)
     elif form == "json":
-        records = [{c: _jsonable(v) for c, v in zip(columns, r, strict=True)} for r in rows]
+        records = [{c: jsonable(v) for c, v in zip(columns, r, strict=True)} for r in rows]
         print(json.dumps(records, ensure_ascii=False))
     else:
         print(table(columns, rows))
