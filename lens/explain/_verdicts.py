@@ -88,9 +88,10 @@ def _with_result(s: Suspect, r: Removal | None, result: SearchResult,
         spent = result.spent.get(r, 0)
         with_ = f" (with {' + '.join(x.key for x in isolated if x != r)})" \
             if len(isolated) > 1 else ""
-        return replace(s, verdict="inconclusive", removal=how, runs=spent,
-                       note=f"inconclusive (budget): the screens isolated it{with_} in {spent} "
-                            f"{seen.words.trials}; the budget stopped before its confirming test")
+        return replace(s, verdict="untested", removal=how,
+                       note=f"isolated by the screens{with_} in {spent} "
+                            f"{seen.words.trials}; the budget stopped before its confirming "
+                            "test ended")
     if r in result.unjudged:
         return replace(s, verdict="inconclusive", removal=how, note=result.unjudged_why)
     if r in result.broke:
@@ -246,7 +247,8 @@ def conclude(r: WhyReport, result: SearchResult | None,
     if order is not None and order.roots:
         r = replace(r, root_causes=tuple(_what(r, s) for s in order.roots), path=order.path,
                     necessary=order.necessary)
-        return replace(r, conclusion="confirmed", conclusion_text=_roots_text(r, order))
+        return replace(r, conclusion="confirmed",
+                       conclusion_text=_roots_text(r, order) + _unscreened(result))
     if order is not None:
         r = replace(r, necessary=order.necessary)
     budget = _budget(r, result)
@@ -278,6 +280,16 @@ def _inconclusive(r: WhyReport) -> str | None:
     return why + who
 
 
+def _unscreened(result: SearchResult | None) -> str:
+    """After a confirmed cause, what the budget left unscreened (``""`` when nothing)."""
+    if result is None or not result.stopped or not (result.untested or result.isolated):
+        return ""
+    more = f"--budget {result.more}" if result.more else "a larger --budget"
+    left = len(result.untested) + sum(len(f) for f in result.isolated)
+    return (f"; the budget stopped the search with {left} piece(s) not tested alone "
+            f"(another cause among them is unknown; {more} would finish it)")
+
+
 def _isolated(r: WhyReport, result: SearchResult, held: Sequence[Suspect]) -> list[str]:
     """Each set the screens isolated, as one item (``the set {A + B} (n re-runs)``): its
     members were isolated together, not each alone."""
@@ -288,7 +300,7 @@ def _isolated(r: WhyReport, result: SearchResult, held: Sequence[Suspect]) -> li
         members = [by_removal[x.describe()] for x in found if x.describe() in by_removal]
         if not members:
             continue
-        runs = max(s.runs for s in members)
+        runs = max(result.spent.get(x, 0) for x in found)
         names = " + ".join(s.label for s in members)
         out.append(f"the set {{{names}}} ({runs} {trials})" if len(members) > 1
                    else f"{names} ({runs} {trials})")
@@ -299,17 +311,18 @@ def _budget(r: WhyReport, result: SearchResult | None) -> str | None:
     """``budget spent: …`` with what the screens isolated and what one more budget tests."""
     if result is None or not result.stopped or not (result.isolated or result.untested):
         return None
-    held = [s for s in r.suspects if s.note.startswith("inconclusive (budget)")]
+    held = [s for s in r.suspects if s.verdict == "untested"
+            and s.note.startswith("isolated by the screens")]
     more = f"--budget {result.more}" if result.more else "a larger --budget"
     if held:
-        found = _isolated(r, result, held) or [
-            f"{s.label} ({s.runs} {tier_of(r).words.trials})" for s in held]
+        found = _isolated(r, result, held) or [s.label for s in held]
         return (f"budget spent: the screens isolated {', '.join(found)} but the budget "
                 f"stopped before the confirming test; {more} would test "
                 + ("it" if len(found) == 1 else "them")
                 + (f" and the {len(result.untested)} untested" if result.untested else ""))
     return (f"budget spent: {result.stopped} before the search ended; {more} would test "
-            f"the {len(result.untested)} untested: " + ", ".join(r.untested))
+            f"the {len(result.untested)} untested: " + ", ".join(r.untested[:10])
+            + (f" and {len(r.untested) - 10} more" if len(r.untested) > 10 else ""))
 
 
 def _only_needed(r: WhyReport) -> str:
