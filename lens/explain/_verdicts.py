@@ -8,7 +8,15 @@ from dataclasses import dataclass, field, replace
 from lens.explain._candidates import Candidate, Removal
 from lens.explain._outcome import changes, effect, wording
 from lens.explain._path import Order, joint_roots
-from lens.explain._report import Effect, Suspect, WhyReport, tier_of
+from lens.explain._report import (
+    Claim,
+    ClaimKind,
+    Effect,
+    Experiment,
+    Suspect,
+    WhyReport,
+    tier_of,
+)
 from lens.explain._search import Finding, SearchResult
 from lens.explain._stats import Ablation
 from lens.explain._tier import Tier, Words
@@ -112,8 +120,8 @@ def _sets(result: SearchResult, cands: Sequence[Candidate], seen: Seen) -> list[
         members = [next((c for c in cands if c.removal == r), None) for r in f.removals]
         ids = tuple(m.id if m is not None else r.key for m, r in zip(members, f.removals,
                                                                     strict=True))
-        weak = f.test.verdict == "confirmed" and all(
-            a.verdict != "confirmed" for _, a in f.alone)
+        weak = f.test.verdict == "confirmed" and all(  # each alone tested, none flipped
+            a.verdict == "not-confirmed" and a.tally.runs > 0 for _, a in f.alone)
         base = Suspect(rank=0, kind="set", id=None, ids=ids,
                        label="set: " + " + ".join(_member_labels(f.removals, cands)),
                        flavor=None, step_id=members[0].step_id if members[0] else "",
@@ -246,7 +254,8 @@ def conclude(r: WhyReport, result: SearchResult | None,
         return replace(r, conclusion="correlational", conclusion_text=text)
     if order is not None and order.roots:
         r = replace(r, root_causes=tuple(_what(r, s) for s in order.roots), path=order.path,
-                    necessary=order.necessary)
+                    necessary=order.necessary,
+                    claims=tuple(_claim(r, g) for g in joint_roots(order.roots)))
         return replace(r, conclusion="confirmed",
                        conclusion_text=_roots_text(r, order) + _unscreened(result))
     if order is not None:
@@ -278,6 +287,31 @@ def _inconclusive(r: WhyReport) -> str | None:
     why = (f"{w.unchanged}'s own answers vary across {w.trials}" if unstable
            else "some removals changed the outcome, but not at the required confidence")
     return why + who
+
+
+def _experiment(s: Suspect) -> Experiment:
+    return Experiment(removal=s.removal or s.label, runs=s.runs, flips=s.flips, broke=s.broke,
+                      verdict=s.verdict)
+
+
+def _claim(r: WhyReport, group: Sequence[Suspect]) -> Claim:
+    """A headline sentence with its experiments: each member's own removal; for a set, its
+    joint removal, then each member's own (tested alone only once the set held)."""
+    out: list[Experiment] = []
+    names: list[str] = []
+    for s in group:
+        out.append(_experiment(s))
+        members = [m for m in r.suspects
+                   if s.kind == "set" and m.kind != "set" and m.id in (s.ids or ())]
+        out += [_experiment(m) for m in members]
+        names += [m.label for m in members] or [_what(r, s)]
+    kind: ClaimKind = "conjunction" if len(group) > 1 else "cause"
+    if len(group) == 1 and group[0].kind == "set":
+        alone = out[1:]
+        kind = "redundant-set" if alone and all(
+            e.verdict == "not-confirmed" and e.runs for e in alone) else "set"
+    return Claim(kind=kind, names=tuple(dict.fromkeys(names)),
+                 experiments=tuple(dict.fromkeys(out)))
 
 
 def _unscreened(result: SearchResult | None) -> str:

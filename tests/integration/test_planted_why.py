@@ -586,3 +586,28 @@ def test_given_the_agent_tier_when_why_runs_from_the_cli_then_it_prints_its_plan
                      r"(\d+) re-runs; --budget 40 caps it at 40", err)
     assert plan is not None and int(plan.group(1)) > 40, err
     assert out.startswith("CONFIRMED: removing fact 'carrier-note'"), out[:300]
+
+
+@pytest.mark.parametrize("name", [n for n in NAMES if ROOTS[n]])
+def test_given_a_planted_run_when_why_reports_json_then_each_claim_names_the_experiments_behind_it(
+        reports: dict[str, Report], name: str) -> None:
+    claims = reports[name]["claims"]
+    if reports[name]["conclusion"] != "confirmed":  # nothing claimed, nothing to back
+        assert claims == [], claims
+        return
+    assert claims, name
+    named = [n for c in claims for n in c["names"]]
+    assert len(named) == len(set(named)), f"{name}: a piece named twice: {claims}"
+    for c in claims:
+        first, *rest = c["experiments"]
+        if c["kind"] in ("cause", "conjunction"):  # each member's own removal flipped it
+            assert all(e["verdict"] == "confirmed" and 2 * e["flips"] > e["runs"] - e["broke"]
+                       for e in c["experiments"]), c
+            assert len(c["experiments"]) == len(c["names"]) == (1 + (c["kind"] != "cause")
+                                                                 * (len(c["names"]) - 1)), c
+        else:  # the joint removal flipped it; a redundant set: each member's own did not
+            assert first["verdict"] == "confirmed" and " + " in first["removal"], c
+            assert len(rest) == len(c["names"]) >= 2, c
+            if c["kind"] == "redundant-set":
+                assert all(e["verdict"] == "not-confirmed" and e["runs"] > 0
+                           and e["flips"] == 0 for e in rest), c
