@@ -18,7 +18,7 @@ if str(PLANTED) not in sys.path:  # main() imports the folder's _record, as a sc
 # Each example's expected outcome of `footprint why last --agent examples/planted/X.py:make_agent`.
 CONFIRMS_INJECTION = ("wrong_fact", "wrong_rag_chunk", "steering_over_fact", "skill_wrong_tool",
                       "lease_instruction", "early_instruction", "twin_tools", "mid_loop_rule",
-                      "long_run", "seed_wording", "euro_prices")
+                      "long_run", "seed_wording", "euro_prices", "crowded_prompt")
 NAMES = (*CONFIRMS_INJECTION, "stale_history", "bad_guard", "redundant_pair", "sampling",
          "crash", "tool_result", "conjunction", "redundant_triple", "wording_innocents",
          "yearless_date", "mixed_pair", "number_words", "two_causes")
@@ -30,7 +30,8 @@ ROOTS: dict[str, tuple[str, ...]] = {
     "steering_over_fact": ("customer-delight",), "skill_wrong_tool": ("invoicing",),
     "lease_instruction": ("voucher-discount",), "early_instruction": ("snapshot-first",),
     "twin_tools": ("legacy-oms",), "mid_loop_rule": ("staff-rate",), "long_run": ("fee-memo",),
-    "seed_wording": ("room-memo",), "stale_history": ("message llm#2",),
+    "seed_wording": ("room-memo",), "crowded_prompt": ("carrier-note",),
+    "stale_history": ("message llm#2",),
     "bad_guard": ("cursor billing→auto_refund", "amount lte 1000 (saw 400)"),
     "redundant_pair": ("spec-2019", "forum-post"), "sampling": (),
     "crash": ("limit-raise",), "tool_result": ("price_feed",),

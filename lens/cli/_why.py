@@ -123,7 +123,8 @@ def run(args: argparse.Namespace) -> int:
                     report = why(store, args.run, agent=agent, step=args.step,
                                  expect=args.expect, judge=args.judge, budget=args.budget,
                                  label=args.label, seeds=args.seeds, alpha=args.alpha,
-                                 progress=tick, allow_mismatch=args.allow_mismatch)
+                                 progress=tick, allow_mismatch=args.allow_mismatch,
+                                 plan=_say)
         finally:
             store.close()
     except FootprintError as exc:
@@ -145,6 +146,11 @@ def run(args: argparse.Namespace) -> int:
         return 0
     print("\n".join(render_why(report)))
     return 0
+
+
+def _say(line: str) -> None:
+    """The plan, on stderr before any re-run or re-send is spent."""
+    print(f"footprint why: {line}", file=sys.stderr, flush=True)
 
 
 def _tier_args(args: argparse.Namespace) -> None:
@@ -179,11 +185,8 @@ def _resend(store: Any, args: argparse.Namespace) -> Any:
         call_s=DEFAULT_CALL_S if args.call_timeout is None else args.call_timeout,
         total_s=DEFAULT_TOTAL_S if args.timeout is None else args.timeout)
 
-    def plan(line: str) -> None:
-        print(f"footprint why: {line}", file=sys.stderr, flush=True)
-
     with _bar(True, "re-send") as tick:
         return why(store, args.run, resend=args.provider, base_url=args.base_url,
                    model=args.model, step=args.step, expect=args.expect, judge=args.judge,
                    budget=args.budget, label=args.label, seeds=args.seeds, alpha=args.alpha,
-                   progress=tick, plan=plan, params=params, limits=limits)
+                   progress=tick, plan=_say, params=params, limits=limits)

@@ -144,6 +144,14 @@ def _path(roots: Sequence[_Link], links: Sequence[_Link], step: str) -> tuple[st
     return (*out, f"answer ({step})")
 
 
+def _minimal(value: list[_Link]) -> list[_Link]:
+    """Value links without a set that holds a piece whose own removal changed the value: the
+    set is not minimal (that piece alone does it), and the piece is named once, alone."""
+    alone = {link.suspect.id for link in value if link.suspect.kind != "set"}
+    return [link for link in value
+            if link.suspect.kind != "set" or not alone & set(link.suspect.ids or ())]
+
+
 def causal_order(suspects: Sequence[Suspect], cands: Sequence[Candidate],
                  step: str, *, expect: bool = False) -> Order:
     """Roots, mediators and necessary pieces among the confirmed suspects (module doc).
@@ -157,8 +165,8 @@ def causal_order(suspects: Sequence[Suspect], cands: Sequence[Candidate],
         promoted = {id(s): replace(s, effect="value") for s in confirmed}
         suspects = [promoted.get(id(s), s) for s in suspects]
         confirmed = [promoted[id(s)] for s in confirmed]
-    value = [link for link in _links(confirmed, by_id) if link.suspect.effect == "value"
-             or link.suspect.effect is None]
+    value = _minimal([link for link in _links(confirmed, by_id)
+                      if link.suspect.effect == "value" or link.suspect.effect is None])
     needed = [s for s in confirmed if s.effect == "lost"]
     reworded = [s for s in confirmed if s.effect == "wording"]
     roots, mediators = _roots(value)

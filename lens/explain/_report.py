@@ -17,8 +17,10 @@ from lens.playback._stream import clip
 
 __all__ = [
     "Baseline",
+    "Claim",
     "Conclusion",
     "Effect",
+    "Experiment",
     "ModelCalls",
     "ResendInfo",
     "Role",
@@ -39,6 +41,32 @@ SuspectKind = Literal["injection", "tool_result", "message", "cursor_move", "gat
                       "tool_definition", "set"]
 Effect = Literal["value", "lost", "wording"]
 Role = Literal["root", "mediator", "necessary", "wording"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Experiment:
+    """One removal's test behind a claim: what was removed, its trials and their flips."""
+
+    removal: str
+    runs: int
+    flips: int
+    broke: int
+    verdict: Verdict | None
+
+
+ClaimKind = Literal["cause", "conjunction", "set", "redundant-set"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Claim:
+    """One sentence of the headline and the experiments that back it: a ``cause`` (its own
+    removal flipped the value), a ``conjunction`` (each member's own removal flipped the
+    same value), a ``set`` (the joint removal flipped it) or a ``redundant-set`` (the joint
+    removal flipped it and each member's own removal did not)."""
+
+    kind: ClaimKind
+    names: tuple[str, ...]
+    experiments: tuple[Experiment, ...]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -157,6 +185,8 @@ class WhyReport:
     """Pieces whose removal lost the answer: needed, reported apart from the root causes."""
     resend: ResendInfo | None = None
     """Set by the re-send tier (``why --resend``): claims hold for one recorded request."""
+    claims: tuple[Claim, ...] = ()
+    """Each claim of the headline with the experiments (removal, runs, flips) behind it."""
 
 
 def tier_of(r: WhyReport) -> Tier:

@@ -118,15 +118,16 @@ def why(store_or_events: Any, run: str | None = None, *, agent: Any | None = Non
     OpenAI-compatible server; ``model`` overrides the recorded model name), with the
     recorded generation parameters (:mod:`lens.explain._params`; ``params`` supplies or
     overrides some: ``{"max_tokens": 256, "stop": ["\n"]}``); ``plan(line)`` hears the
-    planned number of calls before any is spent. ``limits`` bound each call and all of them
-    (default 120 s a call, 900 s in all: :class:`lens.explain._resend.Limits`)."""
+    planned number of calls (re-runs, in the agent tier) before any is spent. ``limits``
+    bound each call and all of them (default 120 s a call, 900 s in all:
+    :class:`lens.explain._resend.Limits`)."""
     if resend is None and base_url is None:
-        if model is not None or plan is not None or params or limits is not None:
-            raise ConfigError("model=, plan=, params= and limits= belong to the re-send "
+        if model is not None or params or limits is not None:
+            raise ConfigError("model=, params= and limits= belong to the re-send "
                               "tier; pass resend= too")
         return rerun_why(store_or_events, run, agent=agent, step=step, expect=expect,
                          judge=judge, budget=budget, label=label, seeds=seeds, alpha=alpha,
-                         progress=progress)
+                         progress=progress, plan=plan)
     if agent is not None:
         raise ConfigError("agent= and resend= are two tiers (re-run the agent, or re-send one "
                           "request); pick one")

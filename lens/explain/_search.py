@@ -17,7 +17,9 @@
    piece the answer needs, or the source of the wanted answer, with the
    culprits hides their fix: such pieces stay in and the rest is screened
    again (:meth:`_Search.run`).
-2. **Confirm** (the claim): each found set, and each member of a *confirmed* set alone
+2. **Confirm** (the claim), as soon as the screens isolate a set, before any more
+   screening (so a budget that stops the screening of innocents leaves the suspect
+   tested): each found set, and each member of a *confirmed* set alone
    (a gate: a set that does not hold gives its members no tests of their own),
    is re-run on the *baseline's* seeds (fresh with respect to the screen,
    so picking the set does not bias its test), each re-run paired with a
@@ -27,22 +29,26 @@
    :func:`lens.explain._stats.sequential` at ``alpha`` / (number of removable
    candidates).
 
-A budget that runs out stops the search; what was never tested is named.
+A budget that runs out stops the search; what was never tested is named, a test it
+cut short is untested (never "changed in 0/N"), and the ``--budget`` that lets the
+search finish is worked out from what is left (:func:`_enough`). :func:`plan_line`
+says what the search will spend before any re-run.
 """
 
 from __future__ import annotations
 
 import random
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
 from lens.explain._candidates import Removal
 from lens.explain._rerun import BudgetSpent
 from lens.explain._stats import Ablation, Tally, Verdict, sequential
+from lens.explain._tier import Words
 from lens.explain._trial import Trial
 
-__all__ = ["Finding", "Probe", "SearchResult", "screen_budget", "search"]
+__all__ = ["Finding", "Probe", "SearchResult", "plan_line", "screen_budget", "search"]
 
 Screen = Literal["changed", "same", "broke"]
 SCREEN_SEED0 = 1000
@@ -103,6 +109,10 @@ class _Search:
     found: list[tuple[Removal, ...]] = field(default_factory=list)
     alone: dict[Removal, Screen] = field(default_factory=dict)
     wanted: bool = False
+    confirm: Callable[[tuple[Removal, ...]], None] | None = None
+    """Run a set's confirming test as soon as the screens isolate it (before screening more)."""
+    singling: bool = False
+    """Screening each piece alone (the groups are done): what is left costs one screen each."""
     needed: set[Removal] = field(default_factory=set)
     """Screened alone, the answer was lost, yet the comparator read "same" (``--expect``:
     a lost answer is not the one wanted): removed with others, it hides their fix."""
@@ -127,12 +137,19 @@ class _Search:
                 self.needed |= group
         return result
 
+    def isolate(self, removals: tuple[Removal, ...]) -> None:
+        """A set the screens isolated: confirmed at once, so a budget that stops the
+        screening of the rest still leaves the isolated suspect tested."""
+        self.found.append(removals)
+        if self.confirm is not None:
+            self.confirm(removals)
+
     def explore(self, group: frozenset[Removal]) -> None:
         if not group:
             return
         result = self.screen(group)
         if result == "changed":
-            self.found.append(tuple(sorted(self.minimize(sorted(group), frozenset()))))
+            self.isolate(tuple(sorted(self.minimize(sorted(group), frozenset()))))
         elif result == "broke":
             if len(group) == 1:
                 self.broke |= group
@@ -156,7 +173,9 @@ class _Search:
     def run(self, units: Sequence[Removal]) -> None:
         pool = frozenset(units)
         self.sets(pool)
+        self.singling = True
         self.singles(units)
+        self.singling = False
         if self.needed:  # the pieces the answer needs stay in; the rest is searched again
             self.sets(pool - self.needed, again=True)
         if self.wanted and not self.found and self.held_all(pool):
@@ -184,7 +203,7 @@ class _Search:
             before = len(self.found)
             if any(p.removed == rest and p.result == "changed" for p in self.probes):
                 # screened already (all but a source of the wanted answer): narrow it
-                self.found.append(tuple(sorted(self.minimize(sorted(rest), frozenset()))))
+                self.isolate(tuple(sorted(self.minimize(sorted(rest), frozenset()))))
             else:
                 self.explore(rest)
             if len(self.found) == before:
@@ -199,7 +218,7 @@ class _Search:
                 continue
             result = self.screen(frozenset({unit}))
             if result == "changed":
-                self.found.append((unit,))
+                self.isolate((unit,))
             elif result == "broke":
                 self.broke.add(unit)
 
@@ -269,11 +288,43 @@ def _unheld(test: Ablation) -> Ablation:
 
 
 def screen_budget(untested: int, seeds: int, screen_seeds: int = 1) -> int:
-    """The re-runs a search over ``untested`` removals takes at least: a screen of each,
-    the bisection's splits and one confirming test (``0`` when nothing is untested)."""
+    """The re-runs a search over ``untested`` removals takes at most when it finds one
+    cause: a screen of each, the bisection's splits and one confirming test (each of its
+    re-runs paired with a live baseline re-run); ``0`` when nothing is untested."""
     if not untested:
         return 0
-    return screen_seeds * (untested + 2 * untested.bit_length()) + seeds
+    return screen_seeds * (untested + 1 + 2 * untested.bit_length()) + 2 * seeds
+
+
+def plan_line(pieces: int, seeds: int, budget: int | None, words: Words) -> str:
+    """What a search over ``pieces`` will spend, said before any re-run is made."""
+    total = seeds + screen_budget(pieces, seeds)
+    cap = f"; --budget {budget} caps it at {budget}" if budget is not None and budget < total \
+        else ""
+    return (f"plan: {seeds} baseline {words.trials} (up to {2 * seeds} if they vary), about "
+            f"{total - seeds - 2 * seeds} screening {words.trials} over {pieces} pieces, and "
+            f"up to {2 * seeds} confirming {words.trials} per cause found (half of them "
+            f"interleaved baselines): about {total} {words.trials}{cap}")
+
+
+def _confirm_cost(members: int, seeds: int) -> int:
+    """A set's confirming test at most, and each member's alone when it has several."""
+    return 2 * seeds * (1 + (members > 1) * members)
+
+
+def _enough(s: _Search, spent: int, isolated: Sequence[tuple[Removal, ...]], untested: int,
+            seeds: int, pieces: int) -> int:
+    """A ``--budget`` that lets the stopped search finish: what it spent, the confirming
+    tests left, a screen of each untested piece (with the splits of a bisection) and a
+    confirming test for each set it may still find (at most ``MAX_SETS`` in all, or one per
+    untested piece screened alone); the search with the wanted answer may screen all of
+    ``pieces`` once more (:meth:`_Search.run`)."""
+    left = sum(_confirm_cost(len(f), seeds) for f in isolated)
+    new_sets = min(untested, max(1, MAX_SETS - len(s.found))) if untested else 0
+    splits = 0 if s.singling else 1 + 2 * untested.bit_length()
+    screens = s.screen_seeds * (untested + splits) if untested else 0
+    again = s.screen_seeds * (2 * pieces + 1) if s.wanted or s.needed else 0
+    return spent + left + screens + again + 2 * seeds * new_sets
 
 
 def search(rerunner: Trial, base: Tally, units: Sequence[Removal], *, seeds: int,
@@ -285,13 +336,14 @@ def search(rerunner: Trial, base: Tally, units: Sequence[Removal], *, seeds: int
     user asked for (``--expect``, ``--judge``, ``--label``), so removing every piece may
     also remove where that outcome comes from; when nothing else was found, each piece is
     then kept alone in turn (:meth:`_Search.sources`)."""
-    s = _Search(rerunner=rerunner, base=base, screen_seeds=1 if base.changed == 0 else 3,
-                wanted=wanted)
     findings: list[Finding] = []
+    rng = random.Random(order)
+    s = _Search(rerunner=rerunner, base=base, screen_seeds=1 if base.changed == 0 else 3,
+                wanted=wanted, confirm=lambda removals: _findings(
+                    rerunner, base, (removals,), seeds, alpha, findings, rng))
     stopped: str | None = None
     try:
         s.run(units)
-        _findings(rerunner, base, s.found, seeds, alpha, findings, random.Random(order))
     except BudgetSpent as exc:
         stopped = str(exc)
     done = {r for f in findings for r in f.removals}
@@ -302,9 +354,8 @@ def search(rerunner: Trial, base: Tally, units: Sequence[Removal], *, seeds: int
     for p in s.probes:
         for r in p.removed:
             spent[r] = spent.get(r, 0) + p.runs
-    more = None if stopped is None or rerunner.budget is None else (
-        rerunner.budget + 2 * seeds * sum(1 + (len(f) > 1) * len(f) for f in isolated)
-        + screen_budget(len(untested), seeds, s.screen_seeds))
+    more = None if stopped is None else _enough(s, rerunner.runs, isolated, len(untested),
+                                                 seeds, len(units))
     return SearchResult(findings=tuple(findings), probes=tuple(s.probes),
                         cleared=frozenset(s.cleared), broke=frozenset(s.broke),
                         untested=untested, stopped=stopped, isolated=isolated, spent=spent,

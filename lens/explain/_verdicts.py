@@ -8,7 +8,15 @@ from dataclasses import dataclass, field, replace
 from lens.explain._candidates import Candidate, Removal
 from lens.explain._outcome import changes, effect, wording
 from lens.explain._path import Order, joint_roots
-from lens.explain._report import Effect, Suspect, WhyReport, tier_of
+from lens.explain._report import (
+    Claim,
+    ClaimKind,
+    Effect,
+    Experiment,
+    Suspect,
+    WhyReport,
+    tier_of,
+)
 from lens.explain._search import Finding, SearchResult
 from lens.explain._stats import Ablation
 from lens.explain._tier import Tier, Words
@@ -88,9 +96,10 @@ def _with_result(s: Suspect, r: Removal | None, result: SearchResult,
         spent = result.spent.get(r, 0)
         with_ = f" (with {' + '.join(x.key for x in isolated if x != r)})" \
             if len(isolated) > 1 else ""
-        return replace(s, verdict="inconclusive", removal=how, runs=spent,
-                       note=f"inconclusive (budget): the screens isolated it{with_} in {spent} "
-                            f"{seen.words.trials}; the budget stopped before its confirming test")
+        return replace(s, verdict="untested", removal=how,
+                       note=f"isolated by the screens{with_} in {spent} "
+                            f"{seen.words.trials}; the budget stopped before its confirming "
+                            "test ended")
     if r in result.unjudged:
         return replace(s, verdict="inconclusive", removal=how, note=result.unjudged_why)
     if r in result.broke:
@@ -111,8 +120,8 @@ def _sets(result: SearchResult, cands: Sequence[Candidate], seen: Seen) -> list[
         members = [next((c for c in cands if c.removal == r), None) for r in f.removals]
         ids = tuple(m.id if m is not None else r.key for m, r in zip(members, f.removals,
                                                                     strict=True))
-        weak = f.test.verdict == "confirmed" and all(
-            a.verdict != "confirmed" for _, a in f.alone)
+        weak = f.test.verdict == "confirmed" and all(  # each alone tested, none flipped
+            a.verdict == "not-confirmed" and a.tally.runs > 0 for _, a in f.alone)
         base = Suspect(rank=0, kind="set", id=None, ids=ids,
                        label="set: " + " + ".join(_member_labels(f.removals, cands)),
                        flavor=None, step_id=members[0].step_id if members[0] else "",
@@ -245,8 +254,10 @@ def conclude(r: WhyReport, result: SearchResult | None,
         return replace(r, conclusion="correlational", conclusion_text=text)
     if order is not None and order.roots:
         r = replace(r, root_causes=tuple(_what(r, s) for s in order.roots), path=order.path,
-                    necessary=order.necessary)
-        return replace(r, conclusion="confirmed", conclusion_text=_roots_text(r, order))
+                    necessary=order.necessary,
+                    claims=tuple(_claim(r, g) for g in joint_roots(order.roots)))
+        return replace(r, conclusion="confirmed",
+                       conclusion_text=_roots_text(r, order) + _unscreened(result))
     if order is not None:
         r = replace(r, necessary=order.necessary)
     budget = _budget(r, result)
@@ -278,6 +289,41 @@ def _inconclusive(r: WhyReport) -> str | None:
     return why + who
 
 
+def _experiment(s: Suspect) -> Experiment:
+    return Experiment(removal=s.removal or s.label, runs=s.runs, flips=s.flips, broke=s.broke,
+                      verdict=s.verdict)
+
+
+def _claim(r: WhyReport, group: Sequence[Suspect]) -> Claim:
+    """A headline sentence with its experiments: each member's own removal; for a set, its
+    joint removal, then each member's own (tested alone only once the set held)."""
+    out: list[Experiment] = []
+    names: list[str] = []
+    for s in group:
+        out.append(_experiment(s))
+        members = [m for m in r.suspects
+                   if s.kind == "set" and m.kind != "set" and m.id in (s.ids or ())]
+        out += [_experiment(m) for m in members]
+        names += [m.label for m in members] or [_what(r, s)]
+    kind: ClaimKind = "conjunction" if len(group) > 1 else "cause"
+    if len(group) == 1 and group[0].kind == "set":
+        alone = out[1:]
+        kind = "redundant-set" if alone and all(
+            e.verdict == "not-confirmed" and e.runs for e in alone) else "set"
+    return Claim(kind=kind, names=tuple(dict.fromkeys(names)),
+                 experiments=tuple(dict.fromkeys(out)))
+
+
+def _unscreened(result: SearchResult | None) -> str:
+    """After a confirmed cause, what the budget left unscreened (``""`` when nothing)."""
+    if result is None or not result.stopped or not (result.untested or result.isolated):
+        return ""
+    more = f"--budget {result.more}" if result.more else "a larger --budget"
+    left = len(result.untested) + sum(len(f) for f in result.isolated)
+    return (f"; the budget stopped the search with {left} piece(s) not tested alone "
+            f"(another cause among them is unknown; {more} would finish it)")
+
+
 def _isolated(r: WhyReport, result: SearchResult, held: Sequence[Suspect]) -> list[str]:
     """Each set the screens isolated, as one item (``the set {A + B} (n re-runs)``): its
     members were isolated together, not each alone."""
@@ -288,7 +334,7 @@ def _isolated(r: WhyReport, result: SearchResult, held: Sequence[Suspect]) -> li
         members = [by_removal[x.describe()] for x in found if x.describe() in by_removal]
         if not members:
             continue
-        runs = max(s.runs for s in members)
+        runs = max(result.spent.get(x, 0) for x in found)
         names = " + ".join(s.label for s in members)
         out.append(f"the set {{{names}}} ({runs} {trials})" if len(members) > 1
                    else f"{names} ({runs} {trials})")
@@ -299,17 +345,18 @@ def _budget(r: WhyReport, result: SearchResult | None) -> str | None:
     """``budget spent: …`` with what the screens isolated and what one more budget tests."""
     if result is None or not result.stopped or not (result.isolated or result.untested):
         return None
-    held = [s for s in r.suspects if s.note.startswith("inconclusive (budget)")]
+    held = [s for s in r.suspects if s.verdict == "untested"
+            and s.note.startswith("isolated by the screens")]
     more = f"--budget {result.more}" if result.more else "a larger --budget"
     if held:
-        found = _isolated(r, result, held) or [
-            f"{s.label} ({s.runs} {tier_of(r).words.trials})" for s in held]
+        found = _isolated(r, result, held) or [s.label for s in held]
         return (f"budget spent: the screens isolated {', '.join(found)} but the budget "
                 f"stopped before the confirming test; {more} would test "
                 + ("it" if len(found) == 1 else "them")
                 + (f" and the {len(result.untested)} untested" if result.untested else ""))
     return (f"budget spent: {result.stopped} before the search ended; {more} would test "
-            f"the {len(result.untested)} untested: " + ", ".join(r.untested))
+            f"the {len(result.untested)} untested: " + ", ".join(r.untested[:10])
+            + (f" and {len(r.untested) - 10} more" if len(r.untested) > 10 else ""))
 
 
 def _only_needed(r: WhyReport) -> str:

@@ -185,8 +185,9 @@ def test_given_a_budget_spent_before_confirming_when_explained_then_the_isolated
 ) -> None:
     report = _explain(W.price_agent, budget=20)
     banner = next(s for s in report.suspects if s.id == "sale-banner")
-    assert banner.verdict == "inconclusive" and banner.runs > 0
-    assert banner.note.startswith("inconclusive (budget): the screens isolated it")
+    assert banner.verdict == "untested" and banner.runs == 0 and banner.flips == 0
+    assert banner.note.startswith("isolated by the screens in ")
+    assert "changed in 0/" not in "\n".join(render_why(report))
     assert report.conclusion == "inconclusive"
     assert report.conclusion_text.startswith(f"budget spent: the screens isolated {banner.label}")
     more = re.search(r"--budget (\d+) would test it", report.conclusion_text)

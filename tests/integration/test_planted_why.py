@@ -27,6 +27,7 @@ from planted_support import CONFIRMS_INJECTION, NAMES, ROOT, ROOTS, load, record
 from footprint import ListSink
 from lens import why
 from lens.cli import main
+from lens.explain._report import render_why
 
 Report = dict[str, Any]
 Suspect = dict[str, Any]
@@ -530,3 +531,83 @@ def test_given_a_budget_that_stops_before_a_pair_is_confirmed_when_why_runs_then
     assert re.search(r"\{(fact 'spring-memo' \+ tool promo_lookup #call_1|tool promo_lookup "
                      r"#call_1 \+ fact 'spring-memo')\} \(\d+ re-runs\)", text), text
     assert "would test it" in text, text
+
+
+def test_given_a_budget_on_120_injections_when_why_runs_then_it_confirms_first_and_names_a_budget_that_completes(  # noqa: E501
+) -> None:
+    module = load("crowded_prompt")
+    sink = ListSink()
+    run = module.converse(module.make_agent(sink=sink))
+    planned: list[str] = []
+    report = why(sink.events, run.run_id, agent=module.make_agent, budget=100,
+                 plan=planned.append)
+    assert report.reruns == 100 and report.conclusion == "confirmed", report.conclusion_text
+    assert [s.id for s in report.suspects if s.verdict == "confirmed"] == [module.CULPRIT]
+    (plan,) = planned
+    assert re.search(r"over 120 pieces.*about (\d+) re-runs; --budget 100 caps it at 100",
+                     plan), plan
+    more = re.search(r"(\d+) piece\(s\) not tested alone .*--budget (\d+) would finish it",
+                     report.conclusion_text)
+    assert more is not None, report.conclusion_text
+    assert int(more.group(1)) == len(report.untested) > 0
+    again = why(sink.events, run.run_id, agent=module.make_agent, budget=int(more.group(2)))
+    assert again.untested == () and again.conclusion == "confirmed", again.conclusion_text
+    assert "budget" not in again.conclusion_text and again.reruns <= int(more.group(2))
+
+
+def test_given_a_budget_that_stops_a_confirming_test_when_why_prints_then_it_reads_untested(
+) -> None:
+    module = load("crowded_prompt")
+    sink = ListSink()
+    run = module.converse(module.make_agent(sink=sink))
+    report = why(sink.events, run.run_id, agent=module.make_agent, budget=30)
+    memo = next(s for s in report.suspects if s.id == module.CULPRIT)
+    assert memo.verdict == "untested" and memo.runs == 0, memo
+    assert re.fullmatch(r"isolated by the screens in \d+ re-runs; the budget stopped before "
+                        r"its confirming test ended", memo.note), memo.note
+    text = "\n".join(render_why(report))
+    assert "changed in 0/" not in text, text
+    more = re.search(r"--budget (\d+) would test it", report.conclusion_text)
+    assert more is not None, report.conclusion_text
+    again = why(sink.events, run.run_id, agent=module.make_agent, budget=int(more.group(1)))
+    assert again.untested == () and [s.id for s in again.suspects
+                                     if s.verdict == "confirmed"] == [module.CULPRIT]
+
+
+def test_given_the_agent_tier_when_why_runs_from_the_cli_then_it_prints_its_plan_first(
+        tmp_path: Path) -> None:
+    store = tmp_path / "store"
+    record("crowded_prompt", store)
+    with _in_repo(store):
+        code, out, err = _cli(store, "why", "last", "--agent", ref("crowded_prompt"),
+                              "--budget", "40")
+    assert code == 0, err
+    plan = re.search(r"footprint why: plan: 12 baseline re-runs .* over 120 pieces.* about "
+                     r"(\d+) re-runs; --budget 40 caps it at 40", err)
+    assert plan is not None and int(plan.group(1)) > 40, err
+    assert out.startswith("CONFIRMED: removing fact 'carrier-note'"), out[:300]
+
+
+@pytest.mark.parametrize("name", [n for n in NAMES if ROOTS[n]])
+def test_given_a_planted_run_when_why_reports_json_then_each_claim_names_the_experiments_behind_it(
+        reports: dict[str, Report], name: str) -> None:
+    claims = reports[name]["claims"]
+    if reports[name]["conclusion"] != "confirmed":  # nothing claimed, nothing to back
+        assert claims == [], claims
+        return
+    assert claims, name
+    named = [n for c in claims for n in c["names"]]
+    assert len(named) == len(set(named)), f"{name}: a piece named twice: {claims}"
+    for c in claims:
+        first, *rest = c["experiments"]
+        if c["kind"] in ("cause", "conjunction"):  # each member's own removal flipped it
+            assert all(e["verdict"] == "confirmed" and 2 * e["flips"] > e["runs"] - e["broke"]
+                       for e in c["experiments"]), c
+            assert len(c["experiments"]) == len(c["names"]) == (1 + (c["kind"] != "cause")
+                                                                 * (len(c["names"]) - 1)), c
+        else:  # the joint removal flipped it; a redundant set: each member's own did not
+            assert first["verdict"] == "confirmed" and " + " in first["removal"], c
+            assert len(rest) == len(c["names"]) >= 2, c
+            if c["kind"] == "redundant-set":
+                assert all(e["verdict"] == "not-confirmed" and e["runs"] > 0
+                           and e["flips"] == 0 for e in rest), c
