@@ -52,8 +52,8 @@ CASES = {
                 ("end",)),  # the set's members rank last
     "wording": Case("number_words", (("judge", _exact),),
                     frozenset({"root", "wording", "not-confirmed"})),
-    "budget": Case("yearless_date", (("budget", 20),),
-                   frozenset({"inconclusive", "untested", "not-confirmed"})),
+    "budget": Case("yearless_date", (("budget", 20),),  # confirmed as soon as isolated
+                   frozenset({"root", "untested"})),
     "broke": Case("crash", (), frozenset({"root", "broke", "not-confirmed"})),
     "sampling": Case("sampling", (), frozenset({"inconclusive"})),
 }
