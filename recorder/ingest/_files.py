@@ -15,7 +15,8 @@ import orjson
 
 from recorder.ingest._intake import BatchReport, Intake, decode_body
 from recorder.ingest._otlp_proto import BadPayload, decode_logs, decode_traces
-from recorder.ingest._raw import forget_mapping, raw_batches
+from recorder.ingest._raw import RawBatch, forget_mapping, quarantine, raw_batches
+from recorder.ingest._spans import Batch
 
 __all__ = ["ingest_files", "remap"]
 
@@ -118,6 +119,18 @@ def ingest_files(paths: Iterable[str | Path], store: str | Path | None) -> Batch
     return _merge(reports)
 
 
+def _remap_one(intake: Intake, root: Path, raw: RawBatch) -> BatchReport:
+    """One raw batch mapped again; one that does not decode is named and quarantined."""
+    batch = decode_body(raw.read(), raw.signal, raw.format)
+    corrupt = sum(n for why, n in batch.problems.items() if why.startswith("corrupt"))
+    if not corrupt:
+        return intake.add(batch)
+    moved = quarantine(root, raw)
+    return intake.add(Batch(spans=batch.spans, logs=batch.logs, problems={
+        f"corrupt raw batch ({raw.path.name} did not decode: moved to {moved.parent}, "
+        "no remap reads it again)": 1}))
+
+
 def remap(store: str | Path) -> tuple[int, BatchReport]:
     """Drop the runs earlier mappings wrote and map every raw batch again, in arrival
     order; the number of files dropped and the new mapping's report."""
@@ -126,6 +139,6 @@ def remap(store: str | Path) -> tuple[int, BatchReport]:
     reports = []
     with Intake(root, keep_raw=False, defer=True) as intake:
         for raw in raw_batches(root):
-            reports.append(intake.add(decode_body(raw.read(), raw.signal, raw.format)))
+            reports.append(_remap_one(intake, root, raw))
         reports.append(intake.flush())
     return gone, _merge(reports)

@@ -3,11 +3,9 @@ and a trace is mapped to a run once its root span has arrived (or at ``flush``).
 
 from __future__ import annotations
 
-import gzip
 import logging
 import threading
 import time
-import zlib
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -18,6 +16,7 @@ import orjson
 
 from footprint._errors import ConfigError
 from footprint.events import ContextInjected, LLMEnd, RunStart
+from recorder.ingest._bounded import BadBody, inflate
 from recorder.ingest._dialects import kind_of
 from recorder.ingest._mapper import Conversation, MappedRun, map_trace
 from recorder.ingest._otlp_json import decode_json
@@ -115,16 +114,6 @@ def _stored_conversation(store: Path, key: str) -> Conversation | None:
     return conv if ids else None
 
 
-def _gunzip(body: bytes, encoding: str | None) -> bytes:
-    if encoding in (None, "", "identity"):
-        return body
-    if encoding == "gzip":
-        return gzip.decompress(body)
-    if encoding == "deflate":
-        return zlib.decompress(body)
-    raise BadPayload(f"unsupported Content-Encoding {encoding!r}")
-
-
 @dataclass(slots=True)
 class _Trace:
     spans: list[ForeignSpan] = field(default_factory=list)
@@ -188,8 +177,8 @@ class Intake:
              encoding: str | None = None) -> BatchReport:
         """One wire body: un-gzipped, stored raw, decoded, mapped. Never raises on bad input."""
         try:
-            plain = _gunzip(body, encoding)
-        except (BadPayload, OSError, EOFError, zlib.error) as exc:
+            plain = inflate(body, encoding)
+        except BadBody as exc:
             return self.count(BatchReport(problems={f"corrupt batch ({exc})": 1}))
         if self.keep_raw:
             store_raw(self.store, plain, signal, fmt, durable=self.durable)

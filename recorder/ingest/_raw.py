@@ -19,13 +19,14 @@ from pathlib import Path
 from typing import Literal, TypeAlias
 
 __all__ = ["Format", "RawBatch", "Signal", "forget_mapping", "mapped_traces", "note_mapped",
-           "note_writer", "raw_batches", "store_raw"]
+           "note_writer", "quarantine", "raw_batches", "store_raw"]
 
 Signal: TypeAlias = Literal["traces", "logs"]
 Format: TypeAlias = Literal["json", "pb"]
 RAW = Path("ingest") / "raw"
 WRITERS = Path("ingest") / "writers"
 MAPPED = Path("ingest") / "mapped"
+QUARANTINE = Path("ingest") / "quarantine"
 _MAPPED_DIRS = ("events", "blobs", "chain", "summaries", "stats", "live")
 
 
@@ -62,6 +63,16 @@ def raw_batches(store: Path) -> Iterator[RawBatch]:
         parts = path.name.split(".")
         if len(parts) == 3 and parts[1] in ("traces", "logs") and parts[2] in ("json", "pb"):
             yield RawBatch(path, parts[1], parts[2])  # type: ignore[arg-type]
+
+
+def quarantine(store: Path, raw: RawBatch) -> Path:
+    """Move a raw batch that does not decode out of the raw partition (into
+    ``ingest/quarantine/``), so no remap reads it again; where it went."""
+    folder = store / QUARANTINE
+    folder.mkdir(parents=True, exist_ok=True)
+    target = folder / raw.path.name
+    os.replace(raw.path, target)
+    return target
 
 
 def note_writer(store: Path, writer_id: str) -> None:
