@@ -26,6 +26,9 @@ def add_parser(sub: Any) -> None:
                    help="allow a non-loopback --host (anyone reaching it writes into the store)")
     p.add_argument("--store", metavar="DIR", default=None,
                    help="the store directory (default: $FOOTPRINT_STORE or ./.footprint)")
+    p.add_argument("--redact", action="store_true",
+                   help="redact before anything is written, raw batches included (the "
+                        "store's redaction.json, else the API-key patterns)")
 
 
 def _print_report(report: Any) -> None:
@@ -36,9 +39,10 @@ def _print_report(report: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     """Serve until interrupted; 130 after Ctrl-C (everything received is written first)."""
     from lens.cli._exits import INTERRUPTED
+    from lens.cli._ingest import redaction
     from recorder.ingest import Intake, Receiver
 
-    intake = Intake(args.store)
+    intake = Intake(args.store, processors=redaction(args))
     receiver = Receiver(intake, host=args.host, port=args.port, grpc_port=args.grpc_port,
                         allow_remote=args.allow_remote, on_report=_print_report).start()
     grpc = (f"; OTLP/gRPC on {args.host}:{receiver.grpc_port}"

@@ -7,7 +7,7 @@ from __future__ import annotations
 import gzip
 import zlib
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -15,8 +15,10 @@ import orjson
 
 from recorder.ingest._intake import BatchReport, Intake, decode_body
 from recorder.ingest._otlp_proto import BadPayload, decode_logs, decode_traces
-from recorder.ingest._raw import RawBatch, forget_mapping, quarantine, raw_batches
+from recorder.ingest._raw import RawBatch, forget_mapping, quarantine, raw_batches, replace_raw
+from recorder.ingest._redact import redact_body
 from recorder.ingest._spans import Batch
+from recorder.write._sink import Processor
 
 __all__ = ["ingest_files", "remap"]
 
@@ -102,11 +104,13 @@ def _unpacked(data: bytes, name: str) -> bytes | str:
     return data
 
 
-def ingest_files(paths: Iterable[str | Path], store: str | Path | None) -> BatchReport:
+def ingest_files(paths: Iterable[str | Path], store: str | Path | None, *,
+                 processors: Sequence[Processor] = ()) -> BatchReport:
     """Every file into ``store`` (raw first, then mapped); one report for all of them. A
-    gzipped file is read un-gzipped; a problem names its file."""
+    gzipped file is read un-gzipped; a problem names its file. ``processors``: as
+    :class:`Intake`'s (redaction)."""
     reports = []
-    with Intake(store) as intake:
+    with Intake(store, processors=processors) as intake:
         for path in paths:
             data = _unpacked(Path(path).read_bytes(), str(path))
             if isinstance(data, str):
@@ -121,7 +125,13 @@ def ingest_files(paths: Iterable[str | Path], store: str | Path | None) -> Batch
 
 def _remap_one(intake: Intake, root: Path, raw: RawBatch) -> BatchReport:
     """One raw batch mapped again; one that does not decode is named and quarantined."""
-    batch = decode_body(raw.read(), raw.signal, raw.format)
+    body = raw.read()
+    if intake.scrub is not None:  # redaction turned on later: the raw batch is redacted too
+        clean = redact_body(body, raw.signal, raw.format, intake.scrub)
+        if clean != body:
+            replace_raw(raw, clean)
+            body = clean
+    batch = decode_body(body, raw.signal, raw.format)
     corrupt = sum(n for why, n in batch.problems.items() if why.startswith("corrupt"))
     if not corrupt:
         return intake.add(batch)
@@ -131,13 +141,15 @@ def _remap_one(intake: Intake, root: Path, raw: RawBatch) -> BatchReport:
         "no remap reads it again)": 1}))
 
 
-def remap(store: str | Path) -> tuple[int, BatchReport]:
+def remap(store: str | Path, *,
+          processors: Sequence[Processor] = ()) -> tuple[int, BatchReport]:
     """Drop the runs earlier mappings wrote and map every raw batch again, in arrival
-    order; the number of files dropped and the new mapping's report."""
+    order; the number of files dropped and the new mapping's report. With a redactor
+    among ``processors``, a raw batch it changes is rewritten redacted."""
     root = Path(store)
     gone = forget_mapping(root)
     reports = []
-    with Intake(root, keep_raw=False, defer=True) as intake:
+    with Intake(root, keep_raw=False, defer=True, processors=processors) as intake:
         for raw in raw_batches(root):
             reports.append(_remap_one(intake, root, raw))
         reports.append(intake.flush())

@@ -7,7 +7,7 @@ import logging
 import threading
 import time
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -30,11 +30,13 @@ from recorder.ingest._raw import (
     note_writer,
     store_raw,
 )
+from recorder.ingest._redact import redact_body, scrubber
 from recorder.ingest._request import Call, Msg
 from recorder.ingest._spans import Batch, ForeignLog, ForeignSpan
 from recorder.write._layout import resolve_store
 from recorder.write._parquet_sink import ParquetSink
 from recorder.write._recorder import Recorder
+from recorder.write._sink import Processor
 
 __all__ = ["BatchReport", "Intake", "decode_body"]
 
@@ -146,11 +148,17 @@ class Intake:
     are written through a ``Recorder`` and ``ParquetSink`` like
     native runs (chained, crash-safe); ``keep_raw=False`` skips the raw partition and
     ``defer=True`` maps only at :meth:`flush`, so log records that came after their trace's
-    root are joined too (a remap does both).
+    root are joined too (a remap does both). ``processors`` are a native recording's
+    (``[Redactor()]``): they act on the mapped events before they are written, and every
+    redactor's patterns on each raw batch before it is stored.
     """
 
     def __init__(self, store: str | Path | None = None, *, keep_raw: bool = True,
-                 durable: bool = False, idle_s: float = 300.0, defer: bool = False) -> None:
+                 durable: bool = False, idle_s: float = 300.0, defer: bool = False,
+                 processors: Sequence[Processor] = ()) -> None:
+        if not all(callable(p) for p in processors):
+            raise ConfigError(f"Intake(processors={processors!r}): a list of processors, "
+                              "e.g. [Redactor()] (each takes an event, returns it or Drop)")
         if not isinstance(keep_raw, bool) or not isinstance(durable, bool):
             raise ConfigError(f"Intake(keep_raw={keep_raw!r}, durable={durable!r}): both "
                               "must be True or False")
@@ -163,6 +171,8 @@ class Intake:
             raise ConfigError(f"the store {str(self.store)!r} is a file, not a directory; "
                               "pass a store directory (or a new path) as --store")
         self.keep_raw, self.durable = keep_raw, durable
+        self.processors = tuple(processors)
+        self.scrub = scrubber(self.processors)
         self._lock = threading.Lock()
         self._traces: dict[str, _Trace] = {}
         self._mapped: dict[str, None] = dict.fromkeys(
@@ -180,6 +190,8 @@ class Intake:
             plain = inflate(body, encoding)
         except BadBody as exc:
             return self.count(BatchReport(problems={f"corrupt batch ({exc})": 1}))
+        if self.scrub is not None:
+            plain = redact_body(plain, signal, fmt, self.scrub)
         if self.keep_raw:
             store_raw(self.store, plain, signal, fmt, durable=self.durable)
         return self.add(decode_body(plain, signal, fmt))
@@ -269,7 +281,8 @@ class Intake:
         if self._recorder is None:
             sink = ParquetSink(self.store)
             note_writer(self.store, sink.writer_id)
-            self._recorder = Recorder(sinks=[sink], on_full="block", interval_s=_DRAIN_S)
+            self._recorder = Recorder(sinks=[sink], processors=self.processors,
+                                      on_full="block", interval_s=_DRAIN_S)
         self._recorder.emit_all(run.events)
         self.runs.append(run.run_id)
 

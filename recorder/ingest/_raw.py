@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Literal, TypeAlias
 
 __all__ = ["Format", "RawBatch", "Signal", "forget_mapping", "mapped_traces", "note_mapped",
-           "note_writer", "quarantine", "raw_batches", "store_raw"]
+           "note_writer", "quarantine", "raw_batches", "replace_raw", "store_raw"]
 
 Signal: TypeAlias = Literal["traces", "logs"]
 Format: TypeAlias = Literal["json", "pb"]
@@ -63,6 +63,16 @@ def raw_batches(store: Path) -> Iterator[RawBatch]:
         parts = path.name.split(".")
         if len(parts) == 3 and parts[1] in ("traces", "logs") and parts[2] in ("json", "pb"):
             yield RawBatch(path, parts[1], parts[2])  # type: ignore[arg-type]
+
+
+def replace_raw(raw: RawBatch, body: bytes) -> None:
+    """Rewrite a raw batch in place (temp name, fsync, rename): a redacted copy."""
+    temp = raw.path.with_name(raw.path.name + ".tmp")
+    with open(temp, "wb") as f:
+        f.write(body)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(temp, raw.path)
 
 
 def quarantine(store: Path, raw: RawBatch) -> Path:
