@@ -39,6 +39,7 @@ def redaction(args: argparse.Namespace) -> list[Any]:
 
 def run(args: argparse.Namespace) -> int:
     from lens.cli._exits import FINDING, OK, say
+    from lens.cli._progress import intake_progress
     from recorder.ingest import ingest_files, remap
     from recorder.write._layout import resolve_store
 
@@ -53,7 +54,9 @@ def run(args: argparse.Namespace) -> int:
         if missing:
             raise ConfigError(f"no such file {missing[0]!r}; pass OTLP/JSON lines or OTLP "
                               "protobuf files")
-        report = ingest_files(args.files, args.store, processors=redaction(args))
+        with intake_progress("ingest") as update:
+            report = ingest_files(args.files, args.store, processors=redaction(args),
+                                  progress=update)
         print(f"ingested: {report.line()}")
     for run_id in report.runs:
         print(f"  run {run_id}")

@@ -7,7 +7,7 @@ from __future__ import annotations
 import gzip
 import zlib
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -44,13 +44,18 @@ def _lines(numbers: list[int]) -> str:
     return f"line {shown}" if len(numbers) == 1 else f"lines {shown}"
 
 
-def _json_lines(intake: Intake, data: bytes, name: str) -> list[BatchReport]:
+def _json_lines(intake: Intake, data: bytes, name: str,
+                tick: Callable[[int], None]) -> list[BatchReport]:
     """OTLP/JSON lines (the Collector's file exporter), or one OTLP/JSON document written
-    over many lines; bad lines are named by number, a torn last line as such."""
+    over many lines; bad lines are named by number, a torn last line as such. ``tick``
+    gets the bytes read so far after each line."""
     lines = data.splitlines()
     out: list[BatchReport] = []
     bad: list[int] = []
+    read = 0
     for n, line in enumerate(lines, 1):
+        read += len(line) + 1
+        tick(read)
         if not line.strip():
             continue
         try:
@@ -104,21 +109,49 @@ def _unpacked(data: bytes, name: str) -> bytes | str:
     return data
 
 
+Progress = Callable[[float, Mapping[str, int]], None]
+"""``(share of the input read, 0..1, the intake's totals so far)``."""
+
+
+class _Ticker:
+    """Tells ``progress`` how far through all the files the intake is."""
+
+    def __init__(self, intake: Intake, sizes: list[int], progress: Progress | None) -> None:
+        self.intake, self.progress = intake, progress
+        self.total, self.before, self.size, self.length = max(sum(sizes), 1), 0, 0, 1
+
+    def file(self, size: int, length: int) -> None:
+        """The next file: ``size`` bytes on disk, ``length`` once unpacked."""
+        self.before += self.size
+        self.size, self.length = size, max(length, 1)
+
+    def __call__(self, read: int) -> None:
+        if self.progress is not None:
+            done = self.before + self.size * min(read / self.length, 1.0)
+            self.progress(done / self.total, self.intake.totals)
+
+
 def ingest_files(paths: Iterable[str | Path], store: str | Path | None, *,
-                 processors: Sequence[Processor] = ()) -> BatchReport:
+                 processors: Sequence[Processor] = (),
+                 progress: Progress | None = None) -> BatchReport:
     """Every file into ``store`` (raw first, then mapped); one report for all of them. A
     gzipped file is read un-gzipped; a problem names its file. ``processors``: as
-    :class:`Intake`'s (redaction)."""
+    :class:`Intake`'s (redaction); ``progress`` is told after every line or file."""
+    files = [Path(p) for p in paths]
+    sizes = [f.stat().st_size for f in files]
     reports = []
     with Intake(store, processors=processors) as intake:
-        for path in paths:
-            data = _unpacked(Path(path).read_bytes(), str(path))
+        tick = _Ticker(intake, sizes, progress)
+        for path, size in zip(files, sizes, strict=True):
+            data = _unpacked(path.read_bytes(), str(path))
+            tick.file(size, len(data))
             if isinstance(data, str):
                 reports.append(BatchReport(problems={data: 1}))
             elif data.lstrip()[:1] == b"{":
-                reports += _json_lines(intake, data, str(path))
+                reports += _json_lines(intake, data, str(path), tick)
             else:
                 reports.append(_protobuf(intake, data, str(path)))
+            tick(len(data))
         reports.append(intake.flush())
     return _merge(reports)
 

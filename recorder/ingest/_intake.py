@@ -15,13 +15,13 @@ from typing import Any
 import orjson
 
 from footprint._errors import ConfigError
-from footprint.events import ContextInjected, LLMEnd, RunStart
+from footprint.events import ContextInjected
 from recorder.ingest._bounded import BadBody, inflate
+from recorder.ingest._conversations import Conversations
 from recorder.ingest._dialects import kind_of
 from recorder.ingest._mapper import Conversation, MappedRun, map_trace
 from recorder.ingest._otlp_json import decode_json
 from recorder.ingest._otlp_proto import BadPayload, decode_proto
-from recorder.ingest._pieces import msg_key
 from recorder.ingest._raw import (
     Format,
     Signal,
@@ -31,7 +31,6 @@ from recorder.ingest._raw import (
     store_raw,
 )
 from recorder.ingest._redact import redact_body, scrubber
-from recorder.ingest._request import Call, Msg
 from recorder.ingest._spans import Batch, ForeignLog, ForeignSpan
 from recorder.write._layout import resolve_store
 from recorder.write._parquet_sink import ParquetSink
@@ -90,30 +89,6 @@ def _has_history(run: MappedRun | None) -> bool:
     return run is not None and any(
         type(e) is ContextInjected and (e.injection_id or "").startswith("history#")
         for e in run.events)
-
-
-def _stored_conversation(store: Path, key: str) -> Conversation | None:
-    """The conversation ``key`` as the store holds it (``None`` when it holds none of it):
-    the next turn, and where each of its messages came from (``turn<t>:person``,
-    ``turn<t>:llm#k``), as :func:`map_trace` remembers them."""
-    from recorder.store._catalog import open_store
-
-    conv = Conversation()
-    with open_store(store) as s:
-        ids = [r[0] for r in s.rows("SELECT run_id FROM runs WHERE conversation_id = ? "
-                                    "ORDER BY start_ns, run_id", [key])]
-        for run_id in ids:
-            for e in s.events(run_id):
-                tag = f"turn{e.turn}"
-                conv.turns = max(conv.turns, e.turn + 1)
-                if type(e) is RunStart and e.user_message:
-                    conv.origins.setdefault(msg_key(Msg(role="user", content=e.user_message)),
-                                            f"{tag}:person")
-                elif type(e) is LLMEnd:
-                    said = Msg(role="assistant", content=e.content, tool_calls=tuple(
-                        Call(id=c.id, name=c.name) for c in e.tool_calls))
-                    conv.origins.setdefault(msg_key(said), f"{tag}:{e.step_id}")
-    return conv if ids else None
 
 
 @dataclass(slots=True)
@@ -178,10 +153,10 @@ class Intake:
         self._mapped: dict[str, None] = dict.fromkeys(
             mapped_traces(self.store, _KEEP_MAPPED)) if self.store.is_dir() else {}
         self._noted: list[str] = []
-        self._conversations: dict[str, Conversation] = {}
+        self._conversations = Conversations()
+        self._indexed = False
         self._recorder: Recorder | None = None
         self.totals: Counter[str] = Counter()
-        self.runs: list[str] = []
 
     def take(self, body: bytes, *, signal: Signal, fmt: Format,
              encoding: str | None = None) -> BatchReport:
@@ -235,12 +210,11 @@ class Intake:
         if len(self._mapped) > _KEEP_MAPPED:
             del self._mapped[next(iter(self._mapped))]
         key = _conversation_key(trace.spans)
-        known = key is None or key in self._conversations
-        conv = self._conversations.setdefault(key, Conversation()) if key else None
+        conv = self._conversation(key)
         try:
             run = map_trace(trace.spans, trace.logs, conv)
-            if not known and not self.defer and _has_history(run):
-                run = self._earlier_turns(trace, key, run)
+            if key is not None:
+                run, conv = self._with_earlier_turns(trace, key, run, conv)
         except Exception as exc:  # a mapper bug costs this trace, never the receiver
             problems[f"trace not mapped ({type(exc).__name__}: {exc})"] += 1
             return []
@@ -259,23 +233,35 @@ class Intake:
             note_mapped(self.store, self._noted)
             self._noted.clear()
 
-    def _earlier_turns(self, trace: _Trace, key: str | None,
-                       run: MappedRun | None) -> MappedRun | None:
-        """A later turn of a conversation this intake has not seen (a receiver restarted
-        between turns, one file a day, an app's workers each with a ``SpanProcessor``):
-        its earlier turns are read back from the store, and the trace mapped again after
-        them, so its turn and its history's origins are the ones a single intake gives."""
-        assert key is not None
-        try:
-            earlier = _stored_conversation(self.store, key)
-        except Exception as exc:  # an unreadable store costs the origins, never the trace
-            _log.warning("recorder.ingest: earlier turns of conversation %r not read (%s: %s)",
-                         key, type(exc).__name__, exc)
-            return run
-        if earlier is None:
-            return run
-        self._conversations[key] = earlier
-        return map_trace(trace.spans, trace.logs, earlier)
+    def _conversation(self, key: str | None) -> Conversation | None:
+        """The conversation ``key`` as this intake knows it (the index is read from the
+        store once, at the first trace of any conversation); a new one when unknown."""
+        if key is None:
+            return None
+        if not self._indexed and not self.defer and self.store.is_dir():
+            self._indexed = True
+            try:
+                self._conversations.load(self.store)
+            except Exception as exc:  # an unreadable store costs the origins, never a trace
+                _log.warning("recorder.ingest: conversations not read from the store "
+                             "(%s: %s)", type(exc).__name__, exc)
+        held = self._conversations.get(key)
+        return held if held is not None else Conversation()
+
+    def _with_earlier_turns(self, trace: _Trace, key: str, run: MappedRun | None,
+                            conv: Conversation | None) -> tuple[MappedRun | None,
+                                                                 Conversation | None]:
+        """A later turn of a conversation the index does not hold (another process wrote
+        its earlier turns, or it fell out of the index): the store is read again (at most
+        once per ``refresh_s``) and the trace mapped after its earlier turns, so its turn
+        and its history's origins are the ones a single intake gives."""
+        assert conv is not None
+        if self._conversations.get(key) is None and not self.defer and _has_history(run):
+            earlier = self._conversations.earlier(self.store, key)
+            if earlier is not None:
+                return map_trace(trace.spans, trace.logs, earlier), earlier
+        self._conversations.put(key, conv)
+        return run, conv
 
     def _write(self, run: MappedRun) -> None:
         if self._recorder is None:
@@ -284,7 +270,12 @@ class Intake:
             self._recorder = Recorder(sinks=[sink], processors=self.processors,
                                       on_full="block", interval_s=_DRAIN_S)
         self._recorder.emit_all(run.events)
-        self.runs.append(run.run_id)
+
+    @property
+    def conversation_reads(self) -> int:
+        """How many times this intake read conversations back from the store (once at the
+        first conversation's trace; again only for a turn of one it does not hold)."""
+        return self._conversations.loads
 
     def count(self, report: BatchReport) -> BatchReport:
         with self._lock:
