@@ -6,32 +6,27 @@ from __future__ import annotations
 
 import gzip
 import zlib
-from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import orjson
 
-from recorder.ingest._intake import BatchReport, Intake, decode_body
+from recorder.ingest._intake import BatchReport, Intake, decode_body, merge_reports
 from recorder.ingest._otlp_proto import BadPayload, decode_logs, decode_traces
-from recorder.ingest._raw import RawBatch, forget_mapping, quarantine, raw_batches, replace_raw
+from recorder.ingest._raw import (
+    RawBatch,
+    forget_mapping,
+    quarantine,
+    raw_batches,
+    replace_raw,
+    settle,
+)
 from recorder.ingest._redact import redact_body
 from recorder.ingest._spans import Batch
 from recorder.write._sink import Processor
 
 __all__ = ["ingest_files", "remap"]
-
-
-def _merge(reports: Iterable[BatchReport]) -> BatchReport:
-    spans = logs = 0
-    runs: list[str] = []
-    problems: Counter[str] = Counter()
-    for r in reports:
-        spans, logs = spans + r.spans, logs + r.logs
-        runs += r.runs
-        problems.update(r.problems)
-    return BatchReport(spans=spans, logs=logs, runs=tuple(runs), problems=dict(problems))
 
 
 def _take_json(intake: Intake, doc: Any, body: bytes) -> BatchReport:
@@ -153,7 +148,7 @@ def ingest_files(paths: Iterable[str | Path], store: str | Path | None, *,
                 reports.append(_protobuf(intake, data, str(path)))
             tick(len(data))
         reports.append(intake.flush())
-    return _merge(reports)
+    return merge_reports(reports)
 
 
 def _remap_one(intake: Intake, root: Path, raw: RawBatch) -> BatchReport:
@@ -186,4 +181,6 @@ def remap(store: str | Path, *,
         for raw in raw_batches(root):
             reports.append(_remap_one(intake, root, raw))
         reports.append(intake.flush())
-    return gone, _merge(reports)
+    for raw in raw_batches(root, pending=True):  # every batch is mapped and written now
+        settle(raw.path)
+    return gone, merge_reports(reports)

@@ -15,20 +15,23 @@ from typing import Any
 import orjson
 
 from footprint._errors import ConfigError
-from footprint.events import ContextInjected
+from footprint.events import ContextInjected, EventBase
 from recorder.ingest._bounded import BadBody, inflate
 from recorder.ingest._conversations import Conversations
 from recorder.ingest._dialects import kind_of
 from recorder.ingest._mapper import Conversation, MappedRun, map_trace
 from recorder.ingest._otlp_json import decode_json
 from recorder.ingest._otlp_proto import BadPayload, decode_proto
+from recorder.ingest._pending import Pending, stored_traces
 from recorder.ingest._raw import (
     Format,
     Signal,
-    mapped_traces,
-    note_mapped,
     note_writer,
-    store_raw,
+    quarantine,
+    raw_batches,
+    raw_name,
+    settle,
+    write_raw,
 )
 from recorder.ingest._redact import redact_body, scrubber
 from recorder.ingest._spans import Batch, ForeignLog, ForeignSpan
@@ -37,7 +40,7 @@ from recorder.write._parquet_sink import ParquetSink
 from recorder.write._recorder import Recorder
 from recorder.write._sink import Processor
 
-__all__ = ["BatchReport", "Intake", "decode_body"]
+__all__ = ["BatchReport", "Intake", "decode_body", "merge_reports"]
 
 _log = logging.getLogger("recorder")
 
@@ -57,6 +60,18 @@ class BatchReport:
         if self.problems:
             text += "; " + ", ".join(f"{n} {why}" for why, n in sorted(self.problems.items()))
         return text
+
+
+def merge_reports(reports: Iterable[BatchReport]) -> BatchReport:
+    """Reports of many batches as one."""
+    spans = logs = 0
+    runs: list[str] = []
+    problems: Counter[str] = Counter()
+    for r in reports:
+        spans, logs = spans + r.spans, logs + r.logs
+        runs += r.runs
+        problems.update(r.problems)
+    return BatchReport(spans=spans, logs=logs, runs=tuple(runs), problems=dict(problems))
 
 
 def decode_body(body: bytes, signal: Signal, fmt: Format) -> Batch:
@@ -98,6 +113,7 @@ class _Trace:
     logs: list[ForeignLog] = field(default_factory=list)
     rooted: bool = False
     seen: float = field(default_factory=time.monotonic)
+    raws: list[Path] = field(default_factory=list)
 
 
 _DRAIN_S = 0.5
@@ -107,8 +123,13 @@ of one each per 50 ms (the raw batch is already stored, so a crash loses nothing
 cannot rebuild)."""
 
 _KEEP_MAPPED = 100_000
-"""Trace ids remembered as mapped (the store's ledger and this intake's own), so a span of
-a trace whose run is already stored is skipped, not stored twice; older ones are forgotten."""
+"""Trace ids remembered as mapped (the store's most recent runs and this intake's own), so
+a span of a trace whose run is already stored is skipped, not stored twice; older ones
+are forgotten."""
+
+_SETTLE_S = 1.0
+"""How often the raw batches whose runs are all mapped are settled (after a flush of the
+recorder: their runs are written first)."""
 
 AGAIN = ("spans of traces already in the store (skipped: a trace is mapped once; "
          "`footprint ingest --remap` maps it again with every span received)")
@@ -150,45 +171,72 @@ class Intake:
         self.scrub = scrubber(self.processors)
         self._lock = threading.Lock()
         self._traces: dict[str, _Trace] = {}
-        self._mapped: dict[str, None] = dict.fromkeys(
-            mapped_traces(self.store, _KEEP_MAPPED)) if self.store.is_dir() else {}
-        self._noted: list[str] = []
+        self._mapped: dict[str, int] = {} if defer else self._stored()
+        """trace id -> the last event number of its run in the store (-1: mapped here)"""
+        self._pending = Pending()
+        self._settle_lock = threading.Lock()
+        self._stop = threading.Event()
+        self._settler: threading.Thread | None = None
         self._conversations = Conversations()
         self._indexed = False
         self._recorder: Recorder | None = None
         self.totals: Counter[str] = Counter()
 
+    def _stored(self) -> dict[str, int]:
+        try:
+            return stored_traces(self.store, _KEEP_MAPPED) if self.store.is_dir() else {}
+        except Exception as exc:  # an unreadable store: traces are mapped, maybe again
+            _log.warning("recorder.ingest: the store's runs not read (%s: %s)",
+                         type(exc).__name__, exc)
+            return {}
+
     def take(self, body: bytes, *, signal: Signal, fmt: Format,
              encoding: str | None = None) -> BatchReport:
-        """One wire body: un-gzipped, stored raw, decoded, mapped. Never raises on bad input."""
+        """One wire body: un-gzipped, stored raw (with ``durable``: fsynced before this
+        returns), decoded, mapped. Never raises on bad input."""
         try:
             plain = inflate(body, encoding)
         except BadBody as exc:
             return self.count(BatchReport(problems={f"corrupt batch ({exc})": 1}))
         if self.scrub is not None:
             plain = redact_body(plain, signal, fmt, self.scrub)
+        path = None
         if self.keep_raw:
-            store_raw(self.store, plain, signal, fmt, durable=self.durable)
-        return self.add(decode_body(plain, signal, fmt))
+            with self._lock:
+                path = raw_name(self.store, signal, fmt)
+                self._pending.reserve(path)
+            try:
+                write_raw(path, plain, durable=self.durable)
+            except BaseException:
+                with self._lock:
+                    self._pending.forget(path)
+                raise
+            self._start_settler()
+        return self.add(decode_body(plain, signal, fmt), raw=path)
 
-    def add(self, batch: Batch) -> BatchReport:
+    def add(self, batch: Batch, *, raw: Path | None = None, again: bool = False) -> BatchReport:
+        """One decoded batch (``raw``: the pending raw batch it came from; ``again``: a
+        batch taken again after a crash, whose traces' runs may be in the store in part)."""
         problems: Counter[str] = Counter(batch.problems)
         with self._lock:
-            self._collect(batch, problems)
+            touched = self._collect(batch, problems, raw, again)
             due = time.monotonic() - self.idle_s
             ready = [] if self.defer else [t for t, trace in self._traces.items()
                                            if trace.rooted or trace.seen < due]
             runs = [r for t in ready for r in self._map(t, problems)]
-            self._note()
+            if raw is not None:
+                self._pending.resolve(raw, {t for t in touched if t in self._traces})
         return self.count(BatchReport(spans=len(batch.spans), logs=len(batch.logs),
                                        runs=tuple(runs), problems=dict(problems)))
 
-    def _collect(self, batch: Batch, problems: Counter[str]) -> None:
+    def _collect(self, batch: Batch, problems: Counter[str], raw: Path | None,
+                 again: bool) -> set[str]:
+        touched: set[str] = set()
         for span in batch.spans:
-            if span.trace_id in self._mapped:
+            if self._skipped(span.trace_id, again):
                 problems[AGAIN] += 1
                 continue
-            trace = self._traces.setdefault(span.trace_id, _Trace())
+            trace = self._trace(span.trace_id, raw, touched)
             if span.span_id in trace.span_ids:
                 problems[DUPLICATE] += 1
                 continue
@@ -202,13 +250,33 @@ class Intake:
             if log.trace_id is None:
                 problems["log record without a trace id"] += 1
                 continue
-            self._traces.setdefault(log.trace_id, _Trace()).logs.append(log)
+            self._trace(log.trace_id, raw, touched).logs.append(log)
+        return touched
+
+    def _skipped(self, trace_id: str, again: bool) -> bool:
+        """A span of a trace already mapped is skipped — unless taken ``again`` after a
+        crash while the store holds the trace's run (maybe in part: its events were being
+        written): it is mapped again and only the events the store lacks are written."""
+        if trace_id not in self._mapped:
+            return False
+        return not (again and (trace_id in self._traces or self._mapped[trace_id] >= 0))
+
+    def _trace(self, trace_id: str, raw: Path | None, touched: set[str]) -> _Trace:
+        trace = self._traces.get(trace_id)
+        if trace is None:
+            trace = self._traces[trace_id] = _Trace()
+        if raw is not None and trace_id not in touched:
+            touched.add(trace_id)
+            trace.raws.append(raw)
+        return trace
 
     def _map(self, trace_id: str, problems: Counter[str]) -> list[str]:
         trace = self._traces.pop(trace_id)
-        self._mapped[trace_id] = None
+        stored = self._mapped.get(trace_id, -1)
+        self._mapped[trace_id] = -1
         if len(self._mapped) > _KEEP_MAPPED:
             del self._mapped[next(iter(self._mapped))]
+        self._pending.mapped(trace_id, trace.raws)
         key = _conversation_key(trace.spans)
         conv = self._conversation(key)
         try:
@@ -223,15 +291,11 @@ class Intake:
             return []
         problems.update({"chat span with no content": run.empty_chats} if run.empty_chats
                         else {})
-        self._write(run)
-        self._noted.append(trace_id)
+        rest = [e for e in run.events if e.seq > stored]
+        if not rest:  # taken again after a crash, and the store holds all of it
+            return []
+        self._write(rest)
         return [run.run_id]
-
-    def _note(self) -> None:
-        """Write the traces mapped since the last call into the store's ledger."""
-        if self._noted:
-            note_mapped(self.store, self._noted)
-            self._noted.clear()
 
     def _conversation(self, key: str | None) -> Conversation | None:
         """The conversation ``key`` as this intake knows it (the index is read from the
@@ -263,13 +327,13 @@ class Intake:
         self._conversations.put(key, conv)
         return run, conv
 
-    def _write(self, run: MappedRun) -> None:
+    def _write(self, events: list[EventBase]) -> None:
         if self._recorder is None:
             sink = ParquetSink(self.store)
             note_writer(self.store, sink.writer_id)
             self._recorder = Recorder(sinks=[sink], processors=self.processors,
                                       on_full="block", interval_s=_DRAIN_S)
-        self._recorder.emit_all(run.events)
+        self._recorder.emit_all(events)
 
     @property
     def conversation_reads(self) -> int:
@@ -285,17 +349,77 @@ class Intake:
         return report
 
     def flush(self) -> BatchReport:
-        """Map every trace still waiting for its root, and write everything down."""
+        """Map every trace still waiting for its root, write everything down, and settle
+        the raw batches whose runs are all written."""
         problems: Counter[str] = Counter()
         with self._lock:
             runs = [r for t in list(self._traces) for r in self._map(t, problems)]
-            self._note()
-            if self._recorder is not None:
-                self._recorder.flush()
+        self._settle()
         return self.count(BatchReport(runs=tuple(runs), problems=dict(problems)))
+
+    def _settle(self) -> None:
+        """Flush the recorder, then settle the raw batches that were ready before it."""
+        with self._settle_lock:
+            with self._lock:
+                ready = self._pending.ready()
+                recorder = self._recorder
+            if recorder is not None:
+                failed = sum(recorder.stats().sink_failures.values())
+                recorder.flush()
+                if sum(recorder.stats().sink_failures.values()) > failed:
+                    return  # not written: the batches stay pending for the next start
+            for path in ready:
+                settle(path)
+
+    def _start_settler(self) -> None:
+        with self._lock:
+            if self._settler is None:
+                self._settler = threading.Thread(target=self._settling, daemon=True,
+                                                 name="footprint-intake-settle")
+                self._settler.start()
+
+    def _settling(self) -> None:
+        while not self._stop.wait(_SETTLE_S):
+            try:
+                self._settle()
+            except Exception as exc:  # a batch left pending is mapped again at the next start
+                _log.warning("recorder.ingest: raw batches not settled (%s: %s)",
+                             type(exc).__name__, exc)
+
+    @property
+    def pending(self) -> int:
+        """Raw batches of this intake whose runs are not all written yet."""
+        with self._lock:
+            return len(self._pending)
+
+    def recover(self) -> BatchReport:
+        """Map every pending raw batch again (a receiver stopped before their runs were
+        written: killed, or a second Ctrl-C); traces whose runs the store holds whole are
+        skipped, the rest of a run it holds in part is written. A batch that no longer
+        decodes is quarantined."""
+        reports = []
+        for raw in raw_batches(self.store, pending=True):
+            with self._lock:
+                self._pending.reserve(raw.path)
+            self._start_settler()
+            batch = decode_body(raw.read(), raw.signal, raw.format)
+            if any(why.startswith("corrupt") for why in batch.problems):
+                moved = quarantine(self.store, raw)
+                with self._lock:
+                    self._pending.forget(raw.path)
+                reports.append(self.count(BatchReport(problems={
+                    f"corrupt raw batch ({raw.path.name} did not decode: moved to "
+                    f"{moved.parent})": 1})))
+                continue
+            reports.append(self.add(batch, raw=raw.path, again=True))
+        return merge_reports(reports)
 
     def close(self) -> BatchReport:
         report = self.flush()
+        self._stop.set()
+        if self._settler is not None:
+            self._settler.join()
+        self._settle()
         with self._lock:
             if self._recorder is not None:
                 self._recorder.close()
