@@ -21,6 +21,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, TypeAlias
 
+from footprint._errors import ConfigError
+
 __all__ = ["Format", "RawBatch", "Signal", "forget_mapping", "note_writer", "quarantine",
            "raw_batches", "raw_name", "replace_raw", "settle", "store_raw", "write_raw"]
 
@@ -134,13 +136,38 @@ def note_writer(store: Path, writer_id: str) -> None:
         f.write(writer_id + "\n")
 
 
+def merged_mapping(store: Path, writers: tuple[str, ...]) -> list[Path]:
+    """Event files no mapping writer wrote that hold mapped runs (``run.source`` rows): a
+    compaction merged the mapping's files with others, under an id a remap cannot drop."""
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    found = []
+    for file in sorted((store / "events").rglob("*.parquet")):
+        if file.name.startswith(writers):
+            continue
+        types = pq.read_table(file, columns=["type"]).column("type")
+        if pc.any(pc.equal(types, "run.source")).as_py():
+            found.append(file)
+    return found
+
+
 def forget_mapping(store: Path) -> int:
-    """Delete every store file the mapping writers wrote; how many files went."""
-    (store / MAPPED).unlink(missing_ok=True)
+    """Delete every store file the mapping writers wrote; how many files went. Refused
+    (a ``ConfigError``, nothing deleted) when a compaction merged mapped runs into files
+    of its own: mapping again would store those runs twice."""
     path = store / WRITERS
+    writers = tuple(w for w in path.read_text(encoding="utf-8").split() if w) \
+        if path.exists() else ()
+    merged = merged_mapping(store, writers)
+    if merged:
+        raise ConfigError(
+            f"--remap refused: {len(merged)} event file(s) merged by a compaction hold "
+            f"mapped runs (e.g. {str(merged[0])!r}) under an id the remap cannot drop, so "
+            "mapping again would store those runs twice; the store is unchanged")
+    (store / MAPPED).unlink(missing_ok=True)
     if not path.exists():
         return 0
-    writers = tuple(w for w in path.read_text(encoding="utf-8").split() if w)
     gone = 0
     for folder in _MAPPED_DIRS:
         for file in (store / folder).rglob("*"):
