@@ -127,6 +127,12 @@ _KEEP_MAPPED = 100_000
 a span of a trace whose run is already stored is skipped, not stored twice; older ones
 are forgotten."""
 
+_BACKLOG = 32_768
+"""Mapped events waiting for the store writer at most: past it, taking a batch waits for
+the writer (back-pressure; the exporter waits for its 200), so memory stays flat however
+far the senders run ahead (the recorder's default, a million events, let a receiver grow
+by hundreds of MB)."""
+
 _SETTLE_S = 1.0
 """How often the raw batches whose runs are all mapped are settled (after a flush of the
 recorder: their runs are written first)."""
@@ -180,6 +186,7 @@ class Intake:
         self._conversations = Conversations()
         self._indexed = False
         self._recorder: Recorder | None = None
+        self._sink: ParquetSink | None = None
         self.totals: Counter[str] = Counter()
 
     def _stored(self) -> dict[str, int]:
@@ -294,6 +301,8 @@ class Intake:
         rest = [e for e in run.events if e.seq > stored]
         if not rest:  # taken again after a crash, and the store holds all of it
             return []
+        if stored >= 0:
+            self._resume(run.run_id)
         self._write(rest)
         return [run.run_id]
 
@@ -327,13 +336,33 @@ class Intake:
         self._conversations.put(key, conv)
         return run, conv
 
+    def _resume(self, run_id: str) -> None:
+        """The rest of a run a killed receiver wrote in part continues its chain."""
+        from recorder.store._catalog import open_store
+        from recorder.store._verify import ChainTail, chain_tail
+
+        try:
+            with open_store(self.store) as s:
+                tail = chain_tail(s, run_id)
+        except Exception as exc:  # the rest is written unlinked; verify names the break
+            _log.warning("recorder.ingest: run %s not resumed (%s: %s)", run_id,
+                         type(exc).__name__, exc)
+            return
+        if isinstance(tail, ChainTail):
+            self._write([])
+            assert self._sink is not None
+            self._sink.resume_chain(run_id, check=tail.check, stream=tail.stream,
+                                    records=tail.records)
+
     def _write(self, events: list[EventBase]) -> None:
         if self._recorder is None:
-            sink = ParquetSink(self.store)
+            sink = self._sink = ParquetSink(self.store)
             note_writer(self.store, sink.writer_id)
             self._recorder = Recorder(sinks=[sink], processors=self.processors,
-                                      on_full="block", interval_s=_DRAIN_S)
-        self._recorder.emit_all(events)
+                                      capacity=_BACKLOG, on_full="block",
+                                      interval_s=_DRAIN_S)
+        if events:
+            self._recorder.emit_all(events)
 
     @property
     def conversation_reads(self) -> int:
@@ -363,11 +392,9 @@ class Intake:
             with self._lock:
                 ready = self._pending.ready()
                 recorder = self._recorder
-            if recorder is not None:
-                failed = sum(recorder.stats().sink_failures.values())
-                recorder.flush()
-                if sum(recorder.stats().sink_failures.values()) > failed:
-                    return  # not written: the batches stay pending for the next start
+            if recorder is not None and not recorder.flush():
+                return  # maybe not written (a sink failed, or a timeout): the batches stay
+                # pending, and the next start maps them again
             for path in ready:
                 settle(path)
 

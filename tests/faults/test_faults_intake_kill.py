@@ -27,7 +27,7 @@ from recorder import open_store, verify_run
 
 ROOT = Path(__file__).resolve().parents[2]
 README = ROOT / "README.md"
-START, END = "<!-- intake-faults:start -->\n", "<!-- intake-faults:end -->"
+START, END = "  <!-- intake-faults:start -->\n", "  <!-- intake-faults:end -->"
 PER_BATCH = 8  # traces per POST (32 spans)
 
 
@@ -134,7 +134,7 @@ def test_given_kills_and_ctrl_c_under_load_when_restarted_then_every_acknowledge
 
 
 def _fragment(out: Outcome, kills: int, interrupts: int) -> str:
-    return (f"| {kills} SIGKILLs and {interrupts} Ctrl-Cs (half of them pressed twice) "
+    return (f"  | {kills} SIGKILLs and {interrupts} Ctrl-Cs (half of them pressed twice) "
             f"under load | {out.acknowledged:,} | {out.stored:,} | {out.lost} | "
             f"{out.duplicates} | {out.invalid} |\n")
 
