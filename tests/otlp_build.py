@@ -12,7 +12,8 @@ from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsSer
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
 
-__all__ = ["SpanSpec", "logs_request", "to_json", "trace_request"]
+__all__ = ["SpanSpec", "agent_trace", "conversation_turn", "logs_request", "to_json",
+           "trace_request"]
 
 SpanSpec = Mapping[str, Any]
 """``trace_id`` (32 hex), ``span_id`` (16 hex), ``parent_id``, ``name``, ``start``, ``end``,
@@ -215,4 +216,26 @@ def agent_trace(trace: int, calls: int = 2, dialect: str = "otel-genai",
     spans.append({"trace_id": tid, "span_id": root, "name": "invoke_agent desk", "start": t0 - 1,
                   "end": t + 1, "attributes": {"gen_ai.operation.name": "invoke_agent",
                                                "gen_ai.agent.name": "desk"}})
+    return spans
+
+
+def conversation_turn(c: int, t: int, system: str = "You are the desk.") -> list[SpanSpec]:
+    """Turn ``t`` of conversation ``c`` (``gen_ai.conversation.id`` on every span): an agent
+    trace whose chat requests hold every earlier turn's question and answer before this
+    turn's question ``order C<c>-<t>?``; its answer is ``OK C<c>-<t>``."""
+    history: list[dict[str, Any]] = []
+    for j in range(t):
+        history += [{"role": "user", "parts": [{"type": "text", "content": f"order C{c}-{j}?"}]},
+                    {"role": "assistant", "parts": [{"type": "text", "content": f"OK C{c}-{j}"}]}]
+    spans = [dict(x) for x in agent_trace(10_000_000 + c * 100 + t, calls=2, system=system)]
+    for span in spans:
+        attrs = dict(span["attributes"])
+        attrs["gen_ai.conversation.id"] = f"conversation-{c}"
+        if "gen_ai.input.messages" in attrs:
+            msgs = json.loads(attrs["gen_ai.input.messages"])
+            msgs[0]["parts"][0]["content"] = f"order C{c}-{t}?"
+            attrs["gen_ai.input.messages"] = json.dumps(history + msgs)
+            attrs["gen_ai.output.messages"] = attrs["gen_ai.output.messages"].replace(
+                '"APPROVED"', f'"OK C{c}-{t}"')
+        span["attributes"] = attrs
     return spans

@@ -24,10 +24,22 @@ def add_parser(sub: Any) -> None:
                         "again (after a mapper upgrade)")
     p.add_argument("--store", metavar="DIR", default=None,
                    help="the store directory (default: $FOOTPRINT_STORE or ./.footprint)")
+    p.add_argument("--redact", action="store_true",
+                   help="redact before anything is written, raw batches included (the "
+                        "store's redaction.json, else the API-key patterns)")
+
+
+def redaction(args: argparse.Namespace) -> list[Any]:
+    """``--redact``: the store's redaction as a processor list (empty without the flag)."""
+    from recorder.ingest import store_redactor
+    from recorder.write._layout import resolve_store
+
+    return [store_redactor(resolve_store(args.store))] if args.redact else []
 
 
 def run(args: argparse.Namespace) -> int:
     from lens.cli._exits import FINDING, OK, say
+    from lens.cli._progress import intake_progress
     from recorder.ingest import ingest_files, remap
     from recorder.write._layout import resolve_store
 
@@ -35,14 +47,16 @@ def run(args: argparse.Namespace) -> int:
         raise ConfigError("ingest takes FILE… or --remap (not both, not neither); e.g. "
                           "`footprint ingest traces.jsonl --store DIR`")
     if args.remap:
-        gone, report = remap(resolve_store(args.store))
+        gone, report = remap(resolve_store(args.store), processors=redaction(args))
         print(f"remapped: {gone} files of the earlier mapping dropped; {report.line()}")
     else:
         missing = [f for f in args.files if not Path(f).is_file()]
         if missing:
             raise ConfigError(f"no such file {missing[0]!r}; pass OTLP/JSON lines or OTLP "
                               "protobuf files")
-        report = ingest_files(args.files, args.store)
+        with intake_progress("ingest") as update:
+            report = ingest_files(args.files, args.store, processors=redaction(args),
+                                  progress=update)
         print(f"ingested: {report.line()}")
     for run_id in report.runs:
         print(f"  run {run_id}")

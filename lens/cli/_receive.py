@@ -26,6 +26,9 @@ def add_parser(sub: Any) -> None:
                    help="allow a non-loopback --host (anyone reaching it writes into the store)")
     p.add_argument("--store", metavar="DIR", default=None,
                    help="the store directory (default: $FOOTPRINT_STORE or ./.footprint)")
+    p.add_argument("--redact", action="store_true",
+                   help="redact before anything is written, raw batches included (the "
+                        "store's redaction.json, else the API-key patterns)")
 
 
 def _print_report(report: Any) -> None:
@@ -33,22 +36,57 @@ def _print_report(report: Any) -> None:
         print(f"batch: {report.line()}", flush=True)
 
 
+def _second_interrupt(intake: Any) -> None:
+    """While draining: a second Ctrl-C exits at once; the pending raw batches stay for
+    the next start."""
+    import os
+    import signal
+
+    from lens.cli._exits import INTERRUPTED, say
+
+    def now(signum: int, frame: object) -> None:
+        say(f"footprint receive: stopped before the drain finished; {intake.pending} raw "
+            "batches left pending — the next `footprint receive` on this store maps them")
+        os._exit(INTERRUPTED)
+    signal.signal(signal.SIGINT, now)
+
+
+def _own_interrupts() -> None:
+    """The command drains what it acknowledged itself, however long that takes: the CLI's
+    watchdog (which ends a command stuck in native code 1.5 s after Ctrl-C) is off."""
+    import signal
+
+    with contextlib.suppress(ValueError):  # not the main thread: there is no watchdog
+        signal.set_wakeup_fd(-1)
+
+
 def run(args: argparse.Namespace) -> int:
-    """Serve until interrupted; 130 after Ctrl-C (everything received is written first)."""
+    """Serve until interrupted; 130 after Ctrl-C (everything acknowledged is written first;
+    a second Ctrl-C exits at once and the next start finishes the job)."""
     from lens.cli._exits import INTERRUPTED
+    from lens.cli._ingest import redaction
     from recorder.ingest import Intake, Receiver
 
-    intake = Intake(args.store)
-    receiver = Receiver(intake, host=args.host, port=args.port, grpc_port=args.grpc_port,
-                        allow_remote=args.allow_remote, on_report=_print_report).start()
-    grpc = (f"; OTLP/gRPC on {args.host}:{receiver.grpc_port}"
-            if receiver.grpc_port is not None else "")
-    print(f"footprint receive: set OTEL_EXPORTER_OTLP_ENDPOINT={receiver.endpoint} "
-          f"(OTLP/HTTP, protobuf or JSON{grpc}) and turn on the framework's content capture; "
-          f"store {intake.store}; Ctrl-C stops", flush=True)
+    _own_interrupts()
+    intake = Intake(args.store, processors=redaction(args), durable=True)
+    receiver = None
     with contextlib.suppress(KeyboardInterrupt):
+        recovered = intake.recover()
+        if recovered.spans or recovered.problems:
+            print(f"footprint receive: mapped again what an earlier receiver acknowledged "
+                  f"but had not written: {recovered.line()}", flush=True)
+        receiver = Receiver(intake, host=args.host, port=args.port, grpc_port=args.grpc_port,
+                            allow_remote=args.allow_remote, on_report=_print_report).start()
+        grpc = (f"; OTLP/gRPC on {args.host}:{receiver.grpc_port}"
+                if receiver.grpc_port is not None else "")
+        print(f"footprint receive: set OTEL_EXPORTER_OTLP_ENDPOINT={receiver.endpoint} "
+              f"(OTLP/HTTP, protobuf or JSON{grpc}) and turn on the framework's content "
+              f"capture; store {intake.store}; Ctrl-C stops", flush=True)
         threading.Event().wait()
-    last = receiver.stop()
+    _second_interrupt(intake)
+    print(f"footprint receive: stopping — writing what was acknowledged ({intake.pending} raw "
+          "batches pending; Ctrl-C again exits now, the next start finishes)", flush=True)
+    last = receiver.stop() if receiver is not None else intake.close()
     totals = intake.totals
     problems = {k: v for k, v in totals.items() if k not in ("spans", "logs", "runs")}
     print(f"footprint receive: stopped; {totals['spans']} spans, {totals['logs']} log records, "

@@ -4,7 +4,10 @@ Three doors, one mapper: :class:`Receiver` (OTLP/HTTP protobuf and JSON, gzip,
 ``/v1/traces`` and ``/v1/logs``; optional gRPC) behind ``footprint receive``,
 :func:`ingest_files` (OTLP/JSON lines as the Collector's file exporter writes them,
 and OTLP protobuf files) behind ``footprint ingest``, and :class:`SpanProcessor` for
-an app's own OpenTelemetry SDK. Every batch is stored raw first
+an app's own OpenTelemetry SDK. Each takes ``processors=`` as a native recording does
+(``[Redactor()]``; :func:`store_redactor` reads ``STORE/redaction.json``): every
+redactor's patterns act on the raw batch before it is stored, and all processors on
+the mapped events before they are written. Every batch is stored raw first
 (``STORE/ingest/raw/``), then decoded and mapped; :func:`remap` drops the mapped runs
 and maps every raw batch again. A bad batch, an unknown dialect or a span with no
 content is counted per batch (:class:`BatchReport`), never raised.
@@ -57,6 +60,7 @@ from recorder.ingest._otlp_json import decode_json
 from recorder.ingest._otlp_proto import decode_logs, decode_traces
 from recorder.ingest._processor import SpanProcessor
 from recorder.ingest._receiver import MAX_BODY, Receiver
+from recorder.ingest._redact import store_redactor
 from recorder.ingest._spans import Batch, ForeignLog, ForeignSpan, SpanEvent
 
 __all__ = [
@@ -77,4 +81,5 @@ __all__ = [
     "map_trace",
     "remap",
     "run_id_for",
+    "store_redactor",
 ]

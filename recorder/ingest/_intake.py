@@ -3,13 +3,11 @@ and a trace is mapped to a run once its root span has arrived (or at ``flush``).
 
 from __future__ import annotations
 
-import gzip
 import logging
 import threading
 import time
-import zlib
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -17,27 +15,32 @@ from typing import Any
 import orjson
 
 from footprint._errors import ConfigError
-from footprint.events import ContextInjected, LLMEnd, RunStart
+from footprint.events import ContextInjected, EventBase
+from recorder.ingest._bounded import BadBody, inflate
+from recorder.ingest._conversations import Conversations
 from recorder.ingest._dialects import kind_of
 from recorder.ingest._mapper import Conversation, MappedRun, map_trace
 from recorder.ingest._otlp_json import decode_json
 from recorder.ingest._otlp_proto import BadPayload, decode_proto
-from recorder.ingest._pieces import msg_key
+from recorder.ingest._pending import Pending, stored_traces
 from recorder.ingest._raw import (
     Format,
     Signal,
-    mapped_traces,
-    note_mapped,
     note_writer,
-    store_raw,
+    quarantine,
+    raw_batches,
+    raw_name,
+    settle,
+    write_raw,
 )
-from recorder.ingest._request import Call, Msg
+from recorder.ingest._redact import redact_body, scrubber
 from recorder.ingest._spans import Batch, ForeignLog, ForeignSpan
 from recorder.write._layout import resolve_store
 from recorder.write._parquet_sink import ParquetSink
 from recorder.write._recorder import Recorder
+from recorder.write._sink import Processor
 
-__all__ = ["BatchReport", "Intake", "decode_body"]
+__all__ = ["BatchReport", "Intake", "decode_body", "merge_reports"]
 
 _log = logging.getLogger("recorder")
 
@@ -57,6 +60,18 @@ class BatchReport:
         if self.problems:
             text += "; " + ", ".join(f"{n} {why}" for why, n in sorted(self.problems.items()))
         return text
+
+
+def merge_reports(reports: Iterable[BatchReport]) -> BatchReport:
+    """Reports of many batches as one."""
+    spans = logs = 0
+    runs: list[str] = []
+    problems: Counter[str] = Counter()
+    for r in reports:
+        spans, logs = spans + r.spans, logs + r.logs
+        runs += r.runs
+        problems.update(r.problems)
+    return BatchReport(spans=spans, logs=logs, runs=tuple(runs), problems=dict(problems))
 
 
 def decode_body(body: bytes, signal: Signal, fmt: Format) -> Batch:
@@ -91,40 +106,6 @@ def _has_history(run: MappedRun | None) -> bool:
         for e in run.events)
 
 
-def _stored_conversation(store: Path, key: str) -> Conversation | None:
-    """The conversation ``key`` as the store holds it (``None`` when it holds none of it):
-    the next turn, and where each of its messages came from (``turn<t>:person``,
-    ``turn<t>:llm#k``), as :func:`map_trace` remembers them."""
-    from recorder.store._catalog import open_store
-
-    conv = Conversation()
-    with open_store(store) as s:
-        ids = [r[0] for r in s.rows("SELECT run_id FROM runs WHERE conversation_id = ? "
-                                    "ORDER BY start_ns, run_id", [key])]
-        for run_id in ids:
-            for e in s.events(run_id):
-                tag = f"turn{e.turn}"
-                conv.turns = max(conv.turns, e.turn + 1)
-                if type(e) is RunStart and e.user_message:
-                    conv.origins.setdefault(msg_key(Msg(role="user", content=e.user_message)),
-                                            f"{tag}:person")
-                elif type(e) is LLMEnd:
-                    said = Msg(role="assistant", content=e.content, tool_calls=tuple(
-                        Call(id=c.id, name=c.name) for c in e.tool_calls))
-                    conv.origins.setdefault(msg_key(said), f"{tag}:{e.step_id}")
-    return conv if ids else None
-
-
-def _gunzip(body: bytes, encoding: str | None) -> bytes:
-    if encoding in (None, "", "identity"):
-        return body
-    if encoding == "gzip":
-        return gzip.decompress(body)
-    if encoding == "deflate":
-        return zlib.decompress(body)
-    raise BadPayload(f"unsupported Content-Encoding {encoding!r}")
-
-
 @dataclass(slots=True)
 class _Trace:
     spans: list[ForeignSpan] = field(default_factory=list)
@@ -132,6 +113,7 @@ class _Trace:
     logs: list[ForeignLog] = field(default_factory=list)
     rooted: bool = False
     seen: float = field(default_factory=time.monotonic)
+    raws: list[Path] = field(default_factory=list)
 
 
 _DRAIN_S = 0.5
@@ -141,8 +123,19 @@ of one each per 50 ms (the raw batch is already stored, so a crash loses nothing
 cannot rebuild)."""
 
 _KEEP_MAPPED = 100_000
-"""Trace ids remembered as mapped (the store's ledger and this intake's own), so a span of
-a trace whose run is already stored is skipped, not stored twice; older ones are forgotten."""
+"""Trace ids remembered as mapped (the store's most recent runs and this intake's own), so
+a span of a trace whose run is already stored is skipped, not stored twice; older ones
+are forgotten."""
+
+_BACKLOG = 32_768
+"""Mapped events waiting for the store writer at most: past it, taking a batch waits for
+the writer (back-pressure; the exporter waits for its 200), so memory stays flat however
+far the senders run ahead (the recorder's default, a million events, let a receiver grow
+by hundreds of MB)."""
+
+_SETTLE_S = 1.0
+"""How often the raw batches whose runs are all mapped are settled (after a flush of the
+recorder: their runs are written first)."""
 
 AGAIN = ("spans of traces already in the store (skipped: a trace is mapped once; "
          "`footprint ingest --remap` maps it again with every span received)")
@@ -157,11 +150,17 @@ class Intake:
     are written through a ``Recorder`` and ``ParquetSink`` like
     native runs (chained, crash-safe); ``keep_raw=False`` skips the raw partition and
     ``defer=True`` maps only at :meth:`flush`, so log records that came after their trace's
-    root are joined too (a remap does both).
+    root are joined too (a remap does both). ``processors`` are a native recording's
+    (``[Redactor()]``): they act on the mapped events before they are written, and every
+    redactor's patterns on each raw batch before it is stored.
     """
 
     def __init__(self, store: str | Path | None = None, *, keep_raw: bool = True,
-                 durable: bool = False, idle_s: float = 300.0, defer: bool = False) -> None:
+                 durable: bool = False, idle_s: float = 300.0, defer: bool = False,
+                 processors: Sequence[Processor] = ()) -> None:
+        if not all(callable(p) for p in processors):
+            raise ConfigError(f"Intake(processors={processors!r}): a list of processors, "
+                              "e.g. [Redactor()] (each takes an event, returns it or Drop)")
         if not isinstance(keep_raw, bool) or not isinstance(durable, bool):
             raise ConfigError(f"Intake(keep_raw={keep_raw!r}, durable={durable!r}): both "
                               "must be True or False")
@@ -174,45 +173,77 @@ class Intake:
             raise ConfigError(f"the store {str(self.store)!r} is a file, not a directory; "
                               "pass a store directory (or a new path) as --store")
         self.keep_raw, self.durable = keep_raw, durable
+        self.processors = tuple(processors)
+        self.scrub = scrubber(self.processors)
         self._lock = threading.Lock()
         self._traces: dict[str, _Trace] = {}
-        self._mapped: dict[str, None] = dict.fromkeys(
-            mapped_traces(self.store, _KEEP_MAPPED)) if self.store.is_dir() else {}
-        self._noted: list[str] = []
-        self._conversations: dict[str, Conversation] = {}
+        self._mapped: dict[str, int] = {} if defer else self._stored()
+        """trace id -> the last event number of its run in the store (-1: mapped here)"""
+        self._pending = Pending()
+        self._settle_lock = threading.Lock()
+        self._stop = threading.Event()
+        self._settler: threading.Thread | None = None
+        self._conversations = Conversations()
+        self._indexed = False
         self._recorder: Recorder | None = None
+        self._sink: ParquetSink | None = None
         self.totals: Counter[str] = Counter()
-        self.runs: list[str] = []
+
+    def _stored(self) -> dict[str, int]:
+        try:
+            return stored_traces(self.store, _KEEP_MAPPED) if self.store.is_dir() else {}
+        except Exception as exc:  # an unreadable store: traces are mapped, maybe again
+            _log.warning("recorder.ingest: the store's runs not read (%s: %s)",
+                         type(exc).__name__, exc)
+            return {}
 
     def take(self, body: bytes, *, signal: Signal, fmt: Format,
              encoding: str | None = None) -> BatchReport:
-        """One wire body: un-gzipped, stored raw, decoded, mapped. Never raises on bad input."""
+        """One wire body: un-gzipped, stored raw (with ``durable``: fsynced before this
+        returns), decoded, mapped. Never raises on bad input."""
         try:
-            plain = _gunzip(body, encoding)
-        except (BadPayload, OSError, EOFError, zlib.error) as exc:
+            plain = inflate(body, encoding)
+        except BadBody as exc:
             return self.count(BatchReport(problems={f"corrupt batch ({exc})": 1}))
+        if self.scrub is not None:
+            plain = redact_body(plain, signal, fmt, self.scrub)
+        path = None
         if self.keep_raw:
-            store_raw(self.store, plain, signal, fmt, durable=self.durable)
-        return self.add(decode_body(plain, signal, fmt))
+            with self._lock:
+                path = raw_name(self.store, signal, fmt)
+                self._pending.reserve(path)
+            try:
+                write_raw(path, plain, durable=self.durable)
+            except BaseException:
+                with self._lock:
+                    self._pending.forget(path)
+                raise
+            self._start_settler()
+        return self.add(decode_body(plain, signal, fmt), raw=path)
 
-    def add(self, batch: Batch) -> BatchReport:
+    def add(self, batch: Batch, *, raw: Path | None = None, again: bool = False) -> BatchReport:
+        """One decoded batch (``raw``: the pending raw batch it came from; ``again``: a
+        batch taken again after a crash, whose traces' runs may be in the store in part)."""
         problems: Counter[str] = Counter(batch.problems)
         with self._lock:
-            self._collect(batch, problems)
+            touched = self._collect(batch, problems, raw, again)
             due = time.monotonic() - self.idle_s
             ready = [] if self.defer else [t for t, trace in self._traces.items()
                                            if trace.rooted or trace.seen < due]
             runs = [r for t in ready for r in self._map(t, problems)]
-            self._note()
+            if raw is not None:
+                self._pending.resolve(raw, {t for t in touched if t in self._traces})
         return self.count(BatchReport(spans=len(batch.spans), logs=len(batch.logs),
                                        runs=tuple(runs), problems=dict(problems)))
 
-    def _collect(self, batch: Batch, problems: Counter[str]) -> None:
+    def _collect(self, batch: Batch, problems: Counter[str], raw: Path | None,
+                 again: bool) -> set[str]:
+        touched: set[str] = set()
         for span in batch.spans:
-            if span.trace_id in self._mapped:
+            if self._skipped(span.trace_id, again):
                 problems[AGAIN] += 1
                 continue
-            trace = self._traces.setdefault(span.trace_id, _Trace())
+            trace = self._trace(span.trace_id, raw, touched)
             if span.span_id in trace.span_ids:
                 problems[DUPLICATE] += 1
                 continue
@@ -226,20 +257,39 @@ class Intake:
             if log.trace_id is None:
                 problems["log record without a trace id"] += 1
                 continue
-            self._traces.setdefault(log.trace_id, _Trace()).logs.append(log)
+            self._trace(log.trace_id, raw, touched).logs.append(log)
+        return touched
+
+    def _skipped(self, trace_id: str, again: bool) -> bool:
+        """A span of a trace already mapped is skipped — unless taken ``again`` after a
+        crash while the store holds the trace's run (maybe in part: its events were being
+        written): it is mapped again and only the events the store lacks are written."""
+        if trace_id not in self._mapped:
+            return False
+        return not (again and (trace_id in self._traces or self._mapped[trace_id] >= 0))
+
+    def _trace(self, trace_id: str, raw: Path | None, touched: set[str]) -> _Trace:
+        trace = self._traces.get(trace_id)
+        if trace is None:
+            trace = self._traces[trace_id] = _Trace()
+        if raw is not None and trace_id not in touched:
+            touched.add(trace_id)
+            trace.raws.append(raw)
+        return trace
 
     def _map(self, trace_id: str, problems: Counter[str]) -> list[str]:
         trace = self._traces.pop(trace_id)
-        self._mapped[trace_id] = None
+        stored = self._mapped.get(trace_id, -1)
+        self._mapped[trace_id] = -1
         if len(self._mapped) > _KEEP_MAPPED:
             del self._mapped[next(iter(self._mapped))]
+        self._pending.mapped(trace_id, trace.raws)
         key = _conversation_key(trace.spans)
-        known = key is None or key in self._conversations
-        conv = self._conversations.setdefault(key, Conversation()) if key else None
+        conv = self._conversation(key)
         try:
             run = map_trace(trace.spans, trace.logs, conv)
-            if not known and not self.defer and _has_history(run):
-                run = self._earlier_turns(trace, key, run)
+            if key is not None:
+                run, conv = self._with_earlier_turns(trace, key, run, conv)
         except Exception as exc:  # a mapper bug costs this trace, never the receiver
             problems[f"trace not mapped ({type(exc).__name__}: {exc})"] += 1
             return []
@@ -248,41 +298,77 @@ class Intake:
             return []
         problems.update({"chat span with no content": run.empty_chats} if run.empty_chats
                         else {})
-        self._write(run)
-        self._noted.append(trace_id)
+        rest = [e for e in run.events if e.seq > stored]
+        if not rest:  # taken again after a crash, and the store holds all of it
+            return []
+        if stored >= 0:
+            self._resume(run.run_id)
+        self._write(rest)
         return [run.run_id]
 
-    def _note(self) -> None:
-        """Write the traces mapped since the last call into the store's ledger."""
-        if self._noted:
-            note_mapped(self.store, self._noted)
-            self._noted.clear()
+    def _conversation(self, key: str | None) -> Conversation | None:
+        """The conversation ``key`` as this intake knows it (the index is read from the
+        store once, at the first trace of any conversation); a new one when unknown."""
+        if key is None:
+            return None
+        if not self._indexed and not self.defer and self.store.is_dir():
+            self._indexed = True
+            try:
+                self._conversations.load(self.store)
+            except Exception as exc:  # an unreadable store costs the origins, never a trace
+                _log.warning("recorder.ingest: conversations not read from the store "
+                             "(%s: %s)", type(exc).__name__, exc)
+        held = self._conversations.get(key)
+        return held if held is not None else Conversation()
 
-    def _earlier_turns(self, trace: _Trace, key: str | None,
-                       run: MappedRun | None) -> MappedRun | None:
-        """A later turn of a conversation this intake has not seen (a receiver restarted
-        between turns, one file a day, an app's workers each with a ``SpanProcessor``):
-        its earlier turns are read back from the store, and the trace mapped again after
-        them, so its turn and its history's origins are the ones a single intake gives."""
-        assert key is not None
+    def _with_earlier_turns(self, trace: _Trace, key: str, run: MappedRun | None,
+                            conv: Conversation | None) -> tuple[MappedRun | None,
+                                                                 Conversation | None]:
+        """A later turn of a conversation the index does not hold (another process wrote
+        its earlier turns, or it fell out of the index): the store is read again (at most
+        once per ``refresh_s``) and the trace mapped after its earlier turns, so its turn
+        and its history's origins are the ones a single intake gives."""
+        assert conv is not None
+        if self._conversations.get(key) is None and not self.defer and _has_history(run):
+            earlier = self._conversations.earlier(self.store, key)
+            if earlier is not None:
+                return map_trace(trace.spans, trace.logs, earlier), earlier
+        self._conversations.put(key, conv)
+        return run, conv
+
+    def _resume(self, run_id: str) -> None:
+        """The rest of a run a killed receiver wrote in part continues its chain."""
+        from recorder.store._catalog import open_store
+        from recorder.store._verify import ChainTail, chain_tail
+
         try:
-            earlier = _stored_conversation(self.store, key)
-        except Exception as exc:  # an unreadable store costs the origins, never the trace
-            _log.warning("recorder.ingest: earlier turns of conversation %r not read (%s: %s)",
-                         key, type(exc).__name__, exc)
-            return run
-        if earlier is None:
-            return run
-        self._conversations[key] = earlier
-        return map_trace(trace.spans, trace.logs, earlier)
+            with open_store(self.store) as s:
+                tail = chain_tail(s, run_id)
+        except Exception as exc:  # the rest is written unlinked; verify names the break
+            _log.warning("recorder.ingest: run %s not resumed (%s: %s)", run_id,
+                         type(exc).__name__, exc)
+            return
+        if isinstance(tail, ChainTail):
+            self._write([])
+            assert self._sink is not None
+            self._sink.resume_chain(run_id, check=tail.check, stream=tail.stream,
+                                    records=tail.records)
 
-    def _write(self, run: MappedRun) -> None:
+    def _write(self, events: list[EventBase]) -> None:
         if self._recorder is None:
-            sink = ParquetSink(self.store)
+            sink = self._sink = ParquetSink(self.store)
             note_writer(self.store, sink.writer_id)
-            self._recorder = Recorder(sinks=[sink], on_full="block", interval_s=_DRAIN_S)
-        self._recorder.emit_all(run.events)
-        self.runs.append(run.run_id)
+            self._recorder = Recorder(sinks=[sink], processors=self.processors,
+                                      capacity=_BACKLOG, on_full="block",
+                                      interval_s=_DRAIN_S)
+        if events:
+            self._recorder.emit_all(events)
+
+    @property
+    def conversation_reads(self) -> int:
+        """How many times this intake read conversations back from the store (once at the
+        first conversation's trace; again only for a turn of one it does not hold)."""
+        return self._conversations.loads
 
     def count(self, report: BatchReport) -> BatchReport:
         with self._lock:
@@ -292,17 +378,75 @@ class Intake:
         return report
 
     def flush(self) -> BatchReport:
-        """Map every trace still waiting for its root, and write everything down."""
+        """Map every trace still waiting for its root, write everything down, and settle
+        the raw batches whose runs are all written."""
         problems: Counter[str] = Counter()
         with self._lock:
             runs = [r for t in list(self._traces) for r in self._map(t, problems)]
-            self._note()
-            if self._recorder is not None:
-                self._recorder.flush()
+        self._settle()
         return self.count(BatchReport(runs=tuple(runs), problems=dict(problems)))
+
+    def _settle(self) -> None:
+        """Flush the recorder, then settle the raw batches that were ready before it."""
+        with self._settle_lock:
+            with self._lock:
+                ready = self._pending.ready()
+                recorder = self._recorder
+            if recorder is not None and not recorder.flush():
+                return  # maybe not written (a sink failed, or a timeout): the batches stay
+                # pending, and the next start maps them again
+            for path in ready:
+                settle(path)
+
+    def _start_settler(self) -> None:
+        with self._lock:
+            if self._settler is None:
+                self._settler = threading.Thread(target=self._settling, daemon=True,
+                                                 name="footprint-intake-settle")
+                self._settler.start()
+
+    def _settling(self) -> None:
+        while not self._stop.wait(_SETTLE_S):
+            try:
+                self._settle()
+            except Exception as exc:  # a batch left pending is mapped again at the next start
+                _log.warning("recorder.ingest: raw batches not settled (%s: %s)",
+                             type(exc).__name__, exc)
+
+    @property
+    def pending(self) -> int:
+        """Raw batches of this intake whose runs are not all written yet."""
+        with self._lock:
+            return len(self._pending)
+
+    def recover(self) -> BatchReport:
+        """Map every pending raw batch again (a receiver stopped before their runs were
+        written: killed, or a second Ctrl-C); traces whose runs the store holds whole are
+        skipped, the rest of a run it holds in part is written. A batch that no longer
+        decodes is quarantined."""
+        reports = []
+        for raw in raw_batches(self.store, pending=True):
+            with self._lock:
+                self._pending.reserve(raw.path)
+            self._start_settler()
+            batch = decode_body(raw.read(), raw.signal, raw.format)
+            if any(why.startswith("corrupt") for why in batch.problems):
+                moved = quarantine(self.store, raw)
+                with self._lock:
+                    self._pending.forget(raw.path)
+                reports.append(self.count(BatchReport(problems={
+                    f"corrupt raw batch ({raw.path.name} did not decode: moved to "
+                    f"{moved.parent})": 1})))
+                continue
+            reports.append(self.add(batch, raw=raw.path, again=True))
+        return merge_reports(reports)
 
     def close(self) -> BatchReport:
         report = self.flush()
+        self._stop.set()
+        if self._settler is not None:
+            self._settler.join()
+        self._settle()
         with self._lock:
             if self._recorder is not None:
                 self._recorder.close()

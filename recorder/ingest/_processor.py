@@ -12,6 +12,7 @@ from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter, SpanExportResult
 
 from recorder.ingest._intake import Intake
+from recorder.write._sink import Processor
 
 __all__ = ["SpanProcessor"]
 
@@ -48,10 +49,13 @@ class SpanProcessor(BatchSpanProcessor):
     ``tracer_provider.add_span_processor(SpanProcessor(".footprint"))``: spans are
     queued (bounded, dropped and counted by the SDK when full), encoded as OTLP and
     taken like a received batch — raw first, then mapped — on the SDK's export thread.
+    ``processors`` are a native recording's (``[Redactor()]``), applied to the raw batch
+    and the mapped events before either is written.
     """
 
     def __init__(self, store: str | Path | None = None, *, max_queue_size: int = 8192,
-                 schedule_delay_millis: float = 500) -> None:
-        self.intake = Intake(store)
+                 schedule_delay_millis: float = 500,
+                 processors: Sequence[Processor] = ()) -> None:
+        self.intake = Intake(store, processors=processors)
         super().__init__(_IntakeExporter(self.intake), max_queue_size=max_queue_size,
                          schedule_delay_millis=schedule_delay_millis)

@@ -1,31 +1,39 @@
 """The raw partition: every batch as it arrived, stored before it is mapped.
 
 ``STORE/ingest/raw/date=YYYY-MM-DD/<ns>-<pid>-<rand>.<signal>.<json|pb>`` holds the
-(un-gzipped) body, written to a temp name and renamed, so a crash leaves whole files
-only; names sort by arrival. ``STORE/ingest/writers`` lists the store writers that
-mapped them, so ``remap`` can drop that mapping and map every raw batch again, and
-``STORE/ingest/mapped`` the trace ids whose runs are in the store, so a trace that comes
-again (the same file ingested twice, an exporter's retry) is not stored a second time.
+(un-gzipped) body, written to a temp name and renamed (with ``durable``, the file and its
+folder fsynced first), so a crash leaves whole files only; names sort by arrival. A batch
+is first named ``….pending``, and loses that suffix only once every trace it holds is
+mapped *and its run written* (after the runs, never ahead of them): a receiver that starts
+maps every pending batch again, skipping the traces whose runs the store holds.
+``STORE/ingest/writers`` lists the store writers that mapped them, so ``remap`` can drop
+that mapping and map every raw batch again.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import secrets
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, TypeAlias
 
-__all__ = ["Format", "RawBatch", "Signal", "forget_mapping", "mapped_traces", "note_mapped",
-           "note_writer", "raw_batches", "store_raw"]
+from footprint._errors import ConfigError
+
+__all__ = ["Format", "RawBatch", "Signal", "forget_mapping", "note_writer", "quarantine",
+           "raw_batches", "raw_name", "replace_raw", "settle", "store_raw", "write_raw"]
 
 Signal: TypeAlias = Literal["traces", "logs"]
 Format: TypeAlias = Literal["json", "pb"]
 RAW = Path("ingest") / "raw"
 WRITERS = Path("ingest") / "writers"
 MAPPED = Path("ingest") / "mapped"
+"""The ledger of mapped trace ids earlier versions wrote ahead of the runs (no longer read)."""
+PENDING = ".pending"
+QUARANTINE = Path("ingest") / "quarantine"
 _MAPPED_DIRS = ("events", "blobs", "chain", "summaries", "stats", "live")
 
 
@@ -34,18 +42,28 @@ class RawBatch:
     path: Path
     signal: Signal
     format: Format
+    pending: bool = False
 
     def read(self) -> bytes:
         return self.path.read_bytes()
 
 
-def store_raw(store: Path, body: bytes, signal: Signal, fmt: Format, *,
-              durable: bool = False) -> Path:
-    """Write one batch body into the raw partition (temp name, then rename)."""
-    ns = time.time_ns()
+_last_ns = 0
+
+
+def raw_name(store: Path, signal: Signal, fmt: Format) -> Path:
+    """A new raw batch's (pending) path; names from one process sort in the order they
+    were given."""
+    global _last_ns
+    ns = _last_ns = max(time.time_ns(), _last_ns + 1)
     folder = store / RAW / f"date={time.strftime('%Y-%m-%d', time.gmtime(ns / 1e9))}"
-    folder.mkdir(parents=True, exist_ok=True)
-    final = folder / f"{ns:020d}-{os.getpid()}-{secrets.token_hex(4)}.{signal}.{fmt}"
+    return folder / f"{ns:020d}-{os.getpid()}-{secrets.token_hex(4)}.{signal}.{fmt}{PENDING}"
+
+
+def write_raw(final: Path, body: bytes, *, durable: bool = False) -> Path:
+    """Write one batch body (temp name, then rename; ``durable``: fsynced, file and folder,
+    before this returns)."""
+    final.parent.mkdir(parents=True, exist_ok=True)
     temp = final.with_name(final.name + ".tmp")
     with open(temp, "wb") as f:
         f.write(body)
@@ -53,15 +71,61 @@ def store_raw(store: Path, body: bytes, signal: Signal, fmt: Format, *,
             f.flush()
             os.fsync(f.fileno())
     os.replace(temp, final)
+    if durable:
+        _fsync_dir(final.parent)
     return final
 
 
-def raw_batches(store: Path) -> Iterator[RawBatch]:
-    """Every stored batch, in arrival order (torn ``.tmp`` files are skipped)."""
+def _fsync_dir(folder: Path) -> None:
+    fd = os.open(folder, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def store_raw(store: Path, body: bytes, signal: Signal, fmt: Format, *,
+              durable: bool = False) -> Path:
+    """Write one batch body into the raw partition under a new name."""
+    return write_raw(raw_name(store, signal, fmt), body, durable=durable)
+
+
+def settle(path: Path) -> None:
+    """A pending raw batch whose runs are all written loses its ``.pending`` suffix."""
+    if path.name.endswith(PENDING):
+        with contextlib.suppress(FileNotFoundError):  # a remap may have settled it
+            os.replace(path, path.with_name(path.name[: -len(PENDING)]))
+
+
+def raw_batches(store: Path, *, pending: bool = False) -> Iterator[RawBatch]:
+    """Every stored batch (``pending``: only those not yet settled), in arrival order
+    (torn ``.tmp`` files are skipped)."""
     for path in sorted((store / RAW).glob("date=*/*"), key=lambda p: p.name):
         parts = path.name.split(".")
-        if len(parts) == 3 and parts[1] in ("traces", "logs") and parts[2] in ("json", "pb"):
-            yield RawBatch(path, parts[1], parts[2])  # type: ignore[arg-type]
+        waiting = len(parts) == 4 and parts[3] == PENDING[1:]
+        if (len(parts) == 3 or waiting) and parts[1] in ("traces", "logs") \
+                and parts[2] in ("json", "pb") and (waiting or not pending):
+            yield RawBatch(path, parts[1], parts[2], waiting)  # type: ignore[arg-type]
+
+
+def replace_raw(raw: RawBatch, body: bytes) -> None:
+    """Rewrite a raw batch in place (temp name, fsync, rename): a redacted copy."""
+    temp = raw.path.with_name(raw.path.name + ".tmp")
+    with open(temp, "wb") as f:
+        f.write(body)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(temp, raw.path)
+
+
+def quarantine(store: Path, raw: RawBatch) -> Path:
+    """Move a raw batch that does not decode out of the raw partition (into
+    ``ingest/quarantine/``), so no remap reads it again; where it went."""
+    folder = store / QUARANTINE
+    folder.mkdir(parents=True, exist_ok=True)
+    target = folder / raw.path.name
+    os.replace(raw.path, target)
+    return target
 
 
 def note_writer(store: Path, writer_id: str) -> None:
@@ -72,46 +136,38 @@ def note_writer(store: Path, writer_id: str) -> None:
         f.write(writer_id + "\n")
 
 
-_LINE_BYTES = 64
-"""At least the bytes one ledger line takes (a trace id is 32 hex digits and a newline)."""
+def merged_mapping(store: Path, writers: tuple[str, ...]) -> list[Path]:
+    """Event files no mapping writer wrote that hold mapped runs (``run.source`` rows): a
+    compaction merged the mapping's files with others, under an id a remap cannot drop."""
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
 
-
-def mapped_traces(store: Path, last: int) -> list[str]:
-    """The ``last`` trace ids most recently noted as mapped into ``store``, oldest first.
-
-    Only the ledger's tail is read: a receiver that has taken in millions of traces
-    starts as fast as a new one."""
-    try:
-        with open(store / MAPPED, "rb") as f:
-            size = f.seek(0, os.SEEK_END)
-            start = max(size - last * _LINE_BYTES, 0)
-            f.seek(start)
-            lines = f.read().decode("utf-8", "replace").split("\n")
-    except FileNotFoundError:
-        return []
-    if start:
-        lines = lines[1:]  # the first line read may be the end of an earlier one
-    return [t for t in (line.strip() for line in lines) if t][-last:]
-
-
-def note_mapped(store: Path, trace_ids: Iterable[str]) -> None:
-    """Remember traces whose runs were written (one line each, one append per call)."""
-    text = "".join(f"{t}\n" for t in trace_ids)
-    if not text:
-        return
-    path = store / MAPPED
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "a", encoding="utf-8") as f:
-        f.write(text)
+    found = []
+    for file in sorted((store / "events").rglob("*.parquet")):
+        if file.name.startswith(writers):
+            continue
+        types = pq.read_table(file, columns=["type"]).column("type")
+        if pc.any(pc.equal(types, "run.source")).as_py():
+            found.append(file)
+    return found
 
 
 def forget_mapping(store: Path) -> int:
-    """Delete every store file the mapping writers wrote; how many files went."""
-    (store / MAPPED).unlink(missing_ok=True)
+    """Delete every store file the mapping writers wrote; how many files went. Refused
+    (a ``ConfigError``, nothing deleted) when a compaction merged mapped runs into files
+    of its own: mapping again would store those runs twice."""
     path = store / WRITERS
+    writers = tuple(w for w in path.read_text(encoding="utf-8").split() if w) \
+        if path.exists() else ()
+    merged = merged_mapping(store, writers)
+    if merged:
+        raise ConfigError(
+            f"--remap refused: {len(merged)} event file(s) merged by a compaction hold "
+            f"mapped runs (e.g. {str(merged[0])!r}) under an id the remap cannot drop, so "
+            "mapping again would store those runs twice; the store is unchanged")
+    (store / MAPPED).unlink(missing_ok=True)
     if not path.exists():
         return 0
-    writers = tuple(w for w in path.read_text(encoding="utf-8").split() if w)
     gone = 0
     for folder in _MAPPED_DIRS:
         for file in (store / folder).rglob("*"):

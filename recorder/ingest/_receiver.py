@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ipaddress
 import logging
+import socket
 import threading
 from collections.abc import Callable
 from concurrent import futures
@@ -16,6 +17,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from footprint._errors import ConfigError
+from recorder.ingest._bounded import BadBody, TooLarge, body_length, inflate, read_chunked
 from recorder.ingest._intake import BatchReport, Intake
 from recorder.ingest._raw import Signal
 
@@ -35,6 +37,11 @@ def _loopback(host: str) -> bool:
         return False
 
 
+def _bracketed(host: str) -> str:
+    """``host`` as a URL or gRPC target writes it (an IPv6 address in brackets)."""
+    return f"[{host}]" if ":" in host else host
+
+
 class _Handler(BaseHTTPRequestHandler):
     receiver: Receiver  # set on the per-receiver subclass
     protocol_version = "HTTP/1.1"
@@ -49,25 +56,45 @@ class _Handler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(body)
 
+    def _body(self) -> bytes:
+        """The request's body within the cap: chunked, or exactly ``Content-Length`` bytes."""
+        limit = self.receiver.max_body
+        if "chunked" in (self.headers.get("Transfer-Encoding") or "").lower():
+            return read_chunked(self.rfile, limit)  # type: ignore[arg-type]
+        length = body_length(self.headers.get("Content-Length"))
+        if length is None:
+            raise _NoLength
+        if length > limit:
+            raise TooLarge(f"body over the {limit}-byte limit")
+        body = self.rfile.read(length)
+        if len(body) < length:
+            raise BadBody(f"body cut short ({len(body)} of {length} bytes)")
+        return body
+
+    def _refused(self, code: int, why: str) -> None:
+        self.receiver.refuse(why)
+        self.close_connection = True  # what is left of the body is never read
+        self._answer(code)
+
     def do_POST(self) -> None:
         signal = _PATHS.get(self.path.split("?")[0])
-        length = int(self.headers.get("Content-Length") or 0)
         if signal is None:
-            self.receiver.refuse(f"POST to unknown path {self.path!r}")
-            return self._answer(404)
-        if length > self.receiver.max_body:
-            self.receiver.refuse(f"body over the {self.receiver.max_body}-byte limit")
-            self.close_connection = True
-            return self._answer(413)
-        body = self.rfile.read(length)
-        kind = (self.headers.get("Content-Type") or "").split(";")[0].strip().lower()
-        fmt = {"application/x-protobuf": "pb", "application/json": "json"}.get(kind)
-        if fmt is None:
-            self.receiver.refuse(f"wrong content type {kind!r} (want application/x-protobuf "
-                                 "or application/json)")
-            return self._answer(415)
-        report = self.receiver.intake.take(body, signal=signal, fmt=fmt,  # type: ignore[arg-type]
-                                           encoding=self.headers.get("Content-Encoding"))
+            return self._refused(404, f"POST to unknown path {self.path!r}")
+        try:
+            body = self._body()
+            kind = (self.headers.get("Content-Type") or "").split(";")[0].strip().lower()
+            fmt = {"application/x-protobuf": "pb", "application/json": "json"}.get(kind)
+            if fmt is None:
+                return self._refused(415, f"wrong content type {kind!r} (want "
+                                     "application/x-protobuf or application/json)")
+            plain = inflate(body, self.headers.get("Content-Encoding"), self.receiver.max_body)
+        except _NoLength:
+            return self._refused(411, "POST with neither Content-Length nor chunked body")
+        except TooLarge as exc:
+            return self._refused(413, str(exc))
+        except BadBody as exc:
+            return self._refused(400, f"corrupt batch ({exc})")
+        report = self.receiver.intake.take(plain, signal=signal, fmt=fmt)  # type: ignore[arg-type]
         self.receiver.reported(report)
         bad = any(why.startswith("corrupt") for why in report.problems)
         if fmt == "json":
@@ -75,9 +102,23 @@ class _Handler(BaseHTTPRequestHandler):
         return self._answer(400 if bad else 200)
 
 
+class _NoLength(Exception):
+    """A POST whose length is unknown (answered 411)."""
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+
+
+class _Server6(_Server):
+    address_family = socket.AF_INET6
+
+
 class Receiver:
     """Serve OTLP into ``intake`` until :meth:`stop`. ``port=0`` picks a free port; a body
-    over ``max_body`` bytes is refused (413) and counted."""
+    over ``max_body`` bytes, on the wire or once inflated, is refused (413, nothing kept)
+    and counted; a ``Content-Length`` that is not a byte count is refused (400), a POST
+    with no length 411; chunked bodies are read within the cap. ``host`` may be IPv6."""
 
     def __init__(self, intake: Intake, *, host: str = "127.0.0.1", port: int = 4318,
                  grpc_port: int | None = None, allow_remote: bool = False,
@@ -94,8 +135,7 @@ class Receiver:
             raise ConfigError(f"Receiver(max_body={max_body!r}): a positive byte count")
         self.intake, self.on_report, self.max_body = intake, on_report, max_body
         handler = type("Handler", (_Handler,), {"receiver": self})
-        self._http = ThreadingHTTPServer((host, port), handler)
-        self._http.daemon_threads = True
+        self._http = (_Server6 if ":" in host else _Server)((host, port), handler)
         self.host, self.port = host, int(self._http.server_address[1])
         self.grpc_port: int | None = None
         self._grpc: Any = None
@@ -106,7 +146,7 @@ class Receiver:
 
     @property
     def endpoint(self) -> str:
-        return f"http://{self.host}:{self.port}"
+        return f"http://{_bracketed(self.host)}:{self.port}"
 
     def start(self) -> Receiver:
         self._thread.start()
@@ -155,5 +195,5 @@ def _grpc_server(receiver: Receiver, host: str, port: int) -> tuple[Any, int]:
         Traces(), server)
     logs_service_pb2_grpc.add_LogsServiceServicer_to_server(  # type: ignore[no-untyped-call]
         Logs(), server)
-    bound = server.add_insecure_port(f"{host}:{port}")
+    bound = server.add_insecure_port(f"{_bracketed(host)}:{port}")
     return server, bound

@@ -171,6 +171,12 @@ class Redactor:
                 object.__setattr__(clean, f.name, self._scrub(value))
         return clean
 
+    def scrub(self, value: Any) -> Any:
+        """``value`` (a text, or lists and mappings of them) with every pattern's match
+        redacted; ``value`` itself when nothing matched. What the intake applies to a
+        foreign batch before it is stored raw (paths name event fields a batch has not)."""
+        return self._scrub(value)
+
     def _scrub(self, value: Any) -> Any:
         """``value`` with every match replaced (mapping keys too); ``value`` itself when
         nothing matched."""

@@ -9,6 +9,13 @@
   receiver that gets no batch, taken off).
 - ``ingest_span_per_otel_span``: ``ingest_cpu_us_per_span`` / ``otel_span_us`` (one span
   through the OTel SDK, the same clock, measured in this run): goal ≤ 1.
+- ``ingest_conversation_spans_per_s``: the same, for 10-turn conversations
+  (``gen_ai.conversation.id``, each turn's requests holding every earlier turn's question
+  and answer), in 512-span batches; ``ingest_conversation_ratio`` is it over the flat
+  figure (goal ≥ 0.8).
+- ``ingest_peak_rss_30k_mb``: the receiver's peak RSS (its own process, ``ru_maxrss``)
+  after 30,000 such traces; ``ingest_rss_30k_over_1k`` is it over the peak after 1,000
+  (goal ≤ 1.2: memory flat).
 """
 
 from __future__ import annotations
@@ -27,7 +34,7 @@ sys.path.insert(0, str(HERE))
 
 import httpx  # noqa: E402
 from bench_otel import span_us  # noqa: E402
-from otlp_build import agent_trace, trace_request  # noqa: E402
+from otlp_build import SpanSpec, agent_trace, conversation_turn, trace_request  # noqa: E402
 
 BATCH = 512
 _SYSTEM = ("You are the support desk of Kettle & Co. Refund policy: refunds inside 30 days "
@@ -45,6 +52,19 @@ def batches(count: int) -> list[bytes]:
     return out
 
 
+TURNS = 10
+
+
+def conversation_batches(traces: int) -> list[bytes]:
+    """``traces`` turns (conversations of ``TURNS``, each turn after the one before) as
+    protobuf bodies of ``BATCH`` spans."""
+    spans: list[SpanSpec] = []
+    for n in range(traces):
+        spans += conversation_turn(n // TURNS, n % TURNS, system=_SYSTEM)
+    return [trace_request(spans[i:i + BATCH]).SerializeToString()
+            for i in range(0, len(spans), BATCH)]
+
+
 def _receiver(store: str) -> tuple[subprocess.Popen[str], str]:
     env = {**os.environ, "PYTHONPATH": str(HERE.parent.parent)}
     proc = subprocess.Popen([sys.executable, "-m", "lens.cli", "receive", "--port", "0",
@@ -54,17 +74,18 @@ def _receiver(store: str) -> tuple[subprocess.Popen[str], str]:
     return proc, line.split("OTEL_EXPORTER_OTLP_ENDPOINT=")[1].split()[0]
 
 
-def _stop(proc: subprocess.Popen[str]) -> float:
-    """SIGINT (the receiver flushes and exits 130); its CPU seconds."""
+def _stop(proc: subprocess.Popen[str]) -> tuple[float, float]:
+    """SIGINT (the receiver flushes and exits 130); its CPU seconds and peak RSS in MB."""
     proc.send_signal(signal.SIGINT)
     _, status, usage = os.wait4(proc.pid, 0)
     proc.returncode = os.waitstatus_to_exitcode(status)
     assert proc.returncode == 130, proc.returncode
-    return usage.ru_utime + usage.ru_stime
+    return usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024
 
 
-def ingest(bodies: list[bytes]) -> tuple[float, float]:
-    """(wall seconds, receiver CPU seconds) to take ``bodies`` into a fresh store."""
+def ingest(bodies: list[bytes]) -> tuple[float, float, float]:
+    """(wall seconds, receiver CPU seconds, receiver peak RSS MB) to take ``bodies`` into
+    a fresh store."""
     with tempfile.TemporaryDirectory() as tmp:
         proc, endpoint = _receiver(tmp)
         started = time.perf_counter()
@@ -73,8 +94,8 @@ def ingest(bodies: list[bytes]) -> tuple[float, float]:
                 answer = client.post(f"{endpoint}/v1/traces", content=body,
                                      headers={"Content-Type": "application/x-protobuf"})
                 assert answer.status_code == 200, answer.status_code
-        cpu = _stop(proc)
-        return time.perf_counter() - started, cpu
+        cpu, rss = _stop(proc)
+        return time.perf_counter() - started, cpu, rss
 
 
 def figures(quick: bool) -> dict[str, float]:
@@ -82,11 +103,22 @@ def figures(quick: bool) -> dict[str, float]:
     bodies = batches(count)
     spans = count * BATCH
     idle = min(ingest([])[1] for _ in range(2))
-    wall, cpu = min((ingest(bodies) for _ in range(1 if quick else 2)), key=lambda r: r[0])
+    wall, cpu, _ = min((ingest(bodies) for _ in range(1 if quick else 2)),
+                       key=lambda r: r[0])
     cpu_us = max(cpu - idle, 0.0) / spans * 1e6
     otel = span_us(quick)
+    talk = conversation_batches(count * BATCH // 4)
+    talk_wall = min(ingest(talk)[0] for _ in range(1 if quick else 2))
+    small = ingest(conversation_batches(1000))[2]
+    large = ingest(conversation_batches(3000 if quick else 30_000))[2]
     return {
         "ingest_spans_per_s": round(spans / wall, 1),
+        "ingest_conversation_spans_per_s": round(count * BATCH / talk_wall, 1),
+        "ingest_conversation_ratio": round(spans / wall and (count * BATCH / talk_wall)
+                                           / (spans / wall), 3),
+        "ingest_peak_rss_1k_mb": round(small, 1),
+        "ingest_peak_rss_30k_mb": round(large, 1),
+        "ingest_rss_30k_over_1k": round(large / small, 3),
         "ingest_cpu_us_per_span": round(cpu_us, 2),
         "ingest_span_per_otel_span": round(cpu_us / otel, 3),
         "ingest_otel_span_us": round(otel, 2),
