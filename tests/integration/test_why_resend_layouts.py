@@ -57,7 +57,7 @@ def test_given_a_stale_part_in_a_common_layout_when_resent_then_that_part_alone_
     if layout in DOCUMENTS:
         assert roots[0]["id"] == f"doc:{MEMO_ID}"
     confirmed = [s for s in suspects if s["verdict"] == "confirmed" and s is not roots[0]]
-    assert all(s["effect"] == "necessary" and s["kind"] == "tool_result" for s in confirmed)
+    assert all(s["effect"] == "lost" and s["kind"] == "tool_result" for s in confirmed)
     assert report["root_causes"] == [roots[0]["label"]]
     assert not [f for f in report["flags"] if str(f).startswith("unsplit:")]
 
