@@ -175,7 +175,7 @@ class _Evaluation:
         self.since = 0.0
         self.written: list[FeedbackRecorded] = []
         self.failure: Exception | None = None
-        self.stops = 0
+        self.stops, self.told = 0, 0
         self.running: dict[Future[list[Score] | Exception], dict[str, Any]] = {}
 
     def run(self, rows: list[dict[str, Any]], concurrency: int) -> list[FeedbackRecorded]:
@@ -184,6 +184,7 @@ class _Evaluation:
         try:
             with _ctrl_c(self.interrupt):
                 while True:
+                    self._heed()
                     self._start(pool, todo, 2 * concurrency)
                     if not self.running or self.stops >= 2:
                         break
@@ -250,14 +251,23 @@ class _Evaluation:
                                           chain_key=self.key, refused=self._refused)
 
     def interrupt(self) -> None:
-        """Ctrl-C: the first stops starting runs, the second stops waiting for them."""
+        """Ctrl-C (the signal handler): the first stops starting runs, the second stops
+        waiting for them; the loop acts on it (:meth:`_heed`)."""
         self.stops += 1
+
+    def _heed(self) -> None:
+        """Act on a new Ctrl-C: drop the runs queued but not started, say what happens."""
+        if self.told >= self.stops:
+            return
+        self.told = self.stops
+        for future in [f for f in self.running if f.cancel()]:
+            del self.running[future]
         if self.notice is None:
             return
-        if self.stops == 1:
+        if self.told == 1:
             self.notice(f"stopping: waiting for the {len(self.running)} judges running, then "
                         "writing every score (Ctrl-C again to stop now)")
-        elif self.stops == 2:
+        else:
             self.notice(f"stopping now: writing the finished scores; {len(self.running)} "
                         "judges abandoned")
 
