@@ -180,6 +180,8 @@ class _Evaluation:
 
     def run(self, rows: list[dict[str, Any]], concurrency: int) -> list[FeedbackRecorded]:
         todo, done = iter(rows), 0
+        if self.progress is not None:
+            self.progress(0, len(rows))
         pool = ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="footprint-judge")
         try:
             with _ctrl_c(self.interrupt):

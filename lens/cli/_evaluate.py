@@ -103,7 +103,10 @@ def _interrupted(stopped: KeyboardInterrupt, judge: str) -> int:
 
     if not isinstance(stopped, EvaluateInterrupted):
         raise stopped
-    _summary(stopped.recorded, judge, failed=0, skipped=0)
+    if stopped.recorded:
+        _summary(stopped.recorded, judge, failed=0, skipped=0)
+    else:
+        print("no scores recorded")
     say("footprint evaluate: interrupted; the scores above are kept, run the same command "
         "again to judge the rest (runs already scored are skipped)")
     if stopped.abandoned:
