@@ -22,6 +22,8 @@ import argparse
 import os
 import sys
 from collections import defaultdict
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from lens.cli._common import count_arg, key_file_option
@@ -83,17 +85,45 @@ def _judge_all(args: argparse.Namespace, judge: Any, failed: list[tuple[str, Exc
                skipped: list[str]) -> list[Any]:
     from lens.cli._common import chain_key_from, open_from
     from lens.cli._exits import own_interrupts
-    from lens.cli._progress import progress
     from recorder import evaluate
 
-    with open_from(args) as store, progress("judging", None, "runs", rate=True) as advance, \
-            own_interrupts():
+    with open_from(args) as store, _bar() as advance, own_interrupts():
         return evaluate(store, judge, where=args.where, by=f"judge:{args.judge}",
                         progress=advance, chain_key=chain_key_from(args.key_file),
                         on_error=lambda run_id, exc: failed.append((run_id, exc)),
                         concurrency=args.concurrency, force=args.force,
                         skipped=skipped.extend,
                         notice=lambda line: say(f"footprint evaluate: {line}"))
+
+
+@contextmanager
+def _bar() -> Iterator[Callable[[int, int], None]]:
+    """Yield ``advance(done, total)``: a rich bar of the runs judged, with the runs a
+    second; on stderr, only on a terminal, cleared at the end."""
+    from rich.console import Console
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
+
+    console = Console(stderr=True)
+    with Progress(TextColumn("judging"), BarColumn(), MofNCompleteColumn(), TextColumn("runs"),
+                  TextColumn("{task.fields[speed]} runs/s"), TimeElapsedColumn(),
+                  TimeRemainingColumn(), console=console, transient=True,
+                  disable=not console.is_terminal) as bar:
+        task = bar.add_task("judging", total=None, speed="…")
+        job = bar.tasks[-1]
+
+        def advance(done: int, total: int) -> None:
+            per_s = job.speed
+            bar.update(task, total=total, completed=done,
+                       speed="…" if per_s is None else f"{per_s:.3g}")
+
+        yield advance
 
 
 def _interrupted(stopped: KeyboardInterrupt, judge: str) -> int:
