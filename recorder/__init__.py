@@ -16,7 +16,8 @@ from typing import TYPE_CHECKING
 from footprint._lazy import lazy_names
 
 if TYPE_CHECKING:
-    from recorder._feedback import Score, StoredRun, evaluate, feedback, record_scores
+    from recorder._evaluate import EvaluateInterrupted, StoredRun, evaluate
+    from recorder._feedback import Score, feedback, record_scores
     from recorder.store._bounded import SqlTimeout
     from recorder.store._catalog import Store, open_store
     from recorder.store._discover import StoreWarning
@@ -70,8 +71,9 @@ if TYPE_CHECKING:
 
 _HOME = {
     "Score": "recorder._feedback",
-    "StoredRun": "recorder._feedback",
-    "evaluate": "recorder._feedback",
+    "EvaluateInterrupted": "recorder._evaluate",
+    "StoredRun": "recorder._evaluate",
+    "evaluate": "recorder._evaluate",
     "feedback": "recorder._feedback",
     "record_scores": "recorder._feedback",
     "adopt_orphans": "recorder.write._adopt",
@@ -152,6 +154,7 @@ __all__ = [
     "CaptureLevel",
     "Drop",
     "EmitSink",
+    "EvaluateInterrupted",
     "EventQuery",
     "ExportResult",
     "IterationSpan",

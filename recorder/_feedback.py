@@ -1,4 +1,4 @@
-"""Feedback and scores on recorded runs: ``feedback(...)``, ``Score``, ``evaluate(...)``.
+"""Feedback and scores on recorded runs: ``feedback(...)``, ``Score``, ``record_scores(...)``.
 
 A score is one ``feedback.recorded`` event of the run it judges. In a store
 it is appended after the run's terminal event as a segment of its own (no
@@ -11,7 +11,10 @@ with a chain key (``ParquetSink(chain_key=…)``) takes feedback only with
 that key (``chain_key=…``, ``$FOOTPRINT_CHAIN_KEY``, ``--key-file``): its
 head is the HMAC like the run's, and without the key nothing is written. With an
 ``OTelSink`` it goes out as a ``gen_ai.evaluation.result`` under the run's
-root span (``recorder.otel._mapping.evaluation_span``).
+root span (``recorder.otel._mapping.evaluation_span``). A batch of scores on
+many runs (``record_scores``; ``recorder._evaluate`` writes a judge's that way)
+walks all their chains in a few queries (``recorder.store._tails``) and goes
+into one segment, with one update of the score heads.
 """
 
 from __future__ import annotations
@@ -21,18 +24,19 @@ import datetime
 import math
 import os
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from footprint._errors import ConfigError, RunError
-from footprint.events import Event, FeedbackRecorded
+from footprint.events import FeedbackRecorded
 from recorder.otel._sink import OTelSink
 from recorder.store._catalog import Store, open_store
 from recorder.store._filters import score_label_problem, score_name_problem
-from recorder.store._runlist import RunQuery, count_runs, list_runs
-from recorder.store._verify import ChainTail, chain_tail
+from recorder.store._tails import chain_tails
+from recorder.store._verify import ChainTail, VerifyResult
 from recorder.write._chain import CHAIN_FORMAT, KEY_ENV, KEYED_FORMAT, chain_key
 from recorder.write._parquet_sink import ParquetSink
 from recorder.write._scorehead import score_head, write_score_heads
@@ -43,9 +47,11 @@ try:
 except ImportError:  # pragma: no cover - not POSIX: feedback writers are not serialized
     fcntl = None  # type: ignore[assignment]
 
-__all__ = ["Score", "StoredRun", "evaluate", "feedback", "record_scores"]
+__all__ = ["Refused", "Score", "feedback", "record_scores"]
 
 Target = Store | str | os.PathLike[str] | ParquetSink | OTelSink
+Refused = Callable[[str, RunError], object]
+"""``refused(run_id, error)``: a run whose chain cannot take feedback, left out of the batch."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -79,34 +85,6 @@ class Score:
         if value is None and self.label is None:
             raise ConfigError(f"Score(name={self.name!r}): give a value=… or a label=… "
                               "(or both)")
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class StoredRun:
-    """One stored run as a judge sees it: its row of ``runs`` and its events on demand."""
-
-    run_id: str
-    row: Mapping[str, Any]
-    store: Store = field(repr=False)
-
-    def __post_init__(self) -> None:
-        if not isinstance(self.run_id, str) or not isinstance(self.row, Mapping) or \
-                not isinstance(self.store, Store):
-            raise ConfigError(f"StoredRun(run_id={self.run_id!r}, …): pass a run id, its row "
-                              "of runs (a mapping) and the open Store")
-
-    @property
-    def answer(self) -> str | None:
-        value = self.row.get("answer")
-        return value if isinstance(value, str) else None
-
-    @property
-    def status(self) -> str:
-        return str(self.row.get("status"))
-
-    def events(self) -> list[Event]:
-        """The run's typed events, in seq order."""
-        return self.store.events(self.run_id)
 
 
 def _moment(at: datetime.datetime | int | None) -> int:
@@ -143,9 +121,13 @@ def feedback(target: Target | Sequence[Target], run_id: str, name: str, *,
 
 def record_scores(target: Target | Sequence[Target], scores: Iterable[tuple[str, Score]], *,
                   by: str | None = None, at: int | None = None,
-                  chain_key: bytes | str | None = None) -> list[FeedbackRecorded]:
+                  chain_key: bytes | str | None = None,
+                  refused: Refused | None = None) -> list[FeedbackRecorded]:
     """Write many ``(run_id, Score)`` at once: one new segment for all of them
-    (``chain_key``: as :func:`feedback` takes it)."""
+    (``chain_key``: as :func:`feedback` takes it). A run whose chain cannot take them
+    (broken, or not ended) raises ``RunError`` before anything is written; with
+    ``refused(run_id, error)`` its scores are left out, it is named to ``refused``, and
+    the others are written."""
     stores, mirrors = _targets(target)
     pending = list(scores)
     events: list[FeedbackRecorded] = []
@@ -153,7 +135,7 @@ def record_scores(target: Target | Sequence[Target], scores: Iterable[tuple[str,
     if stores:
         secret = _secret(chain_key)
         for root in stores:
-            events = _append(root, pending, by, stamp, secret)
+            events = _append(root, pending, by, stamp, secret, refused)
     else:
         events = [_event(run, score, by, stamp, seq=0, turn=0) for run, score in pending]
     for sink in mirrors:
@@ -213,32 +195,69 @@ def _one_at_a_time(root: Path) -> Iterator[None]:
 
 
 def _append(where: Store | str | os.PathLike[str], pending: list[tuple[str, Score]],
-            by: str | None, ts: int, key: bytes | None) -> list[FeedbackRecorded]:
+            by: str | None, ts: int, key: bytes | None,
+            refused: Refused | None = None) -> list[FeedbackRecorded]:
     store = where if isinstance(where, Store) else open_store(where)
     try:
         with _one_at_a_time(store.root):
-            return _append_locked(store, pending, by, ts, key)
+            return _append_locked(store, pending, by, ts, key, refused)
     finally:
         if not isinstance(where, Store):
             store.close()
 
 
 def _append_locked(store: Store, pending: list[tuple[str, Score]], by: str | None,
-                   ts: int, key: bytes | None) -> list[FeedbackRecorded]:
+                   ts: int, key: bytes | None,
+                   refused: Refused | None) -> list[FeedbackRecorded]:
+    """Append ``pending`` after each run's verified chain, all in one segment (a run whose
+    chain cannot take it raises, or with ``refused`` is left out and named to it)."""
     store.refresh()
-    tails: dict[str, tuple[ChainTail, int]] = {}
+    ids, turns = _resolved(store, [ref for ref, _ in pending])
+    tails = _tails(store, sorted(set(ids)), key, refused)
     events: list[FeedbackRecorded] = []
-    for ref, score in pending:
-        run_id = store.resolve_run(ref)
-        if run_id not in tails:
-            tails[run_id] = (_tail(store, run_id, key), _turn(store, run_id))
-        tail, turn = tails[run_id]
-        seq = tail.next_seq + len([e for e in events if e.run_id == run_id])
-        events.append(_event(run_id, score, by, ts, seq=seq, turn=turn))
-    _write(store.root, events, [t for t, _ in tails.values()], key)
+    taken: Counter[str] = Counter()
+    for run_id, (_, score) in zip(ids, pending, strict=True):
+        if run_id in tails:
+            seq = tails[run_id].next_seq + taken[run_id]
+            taken[run_id] += 1
+            events.append(_event(run_id, score, by, ts, seq=seq, turn=turns[run_id]))
+    if not events:
+        return []
+    _write(store.root, events, list(tails.values()), key)
     store.refresh()
     _score_heads(store, sorted(tails), key)
     return events
+
+
+def _resolved(store: Store, refs: list[str]) -> tuple[list[str], dict[str, int]]:
+    """Each ref's full run id (a full id, a unique prefix or ``last``) and each run's last
+    turn, the full ids found in one query."""
+    turns = {str(run): int(turn or 0) for run, turn in store.rows(
+        "SELECT run_id, max(turn) FROM _events_all WHERE run_id IN ? GROUP BY run_id",
+        [sorted(set(refs))])} if refs else {}
+    ids = [ref if ref in turns else store.resolve_run(ref) for ref in refs]
+    for run_id in set(ids) - turns.keys():
+        turns[run_id] = _turn(store, run_id)
+    return ids, turns
+
+
+def _tails(store: Store, runs: list[str], key: bytes | None,
+           refused: Refused | None) -> dict[str, ChainTail]:
+    """The runs' verified chain tails; a keying that differs from a run's is refused
+    before anything is walked."""
+    kinds = _formats(store, runs)
+    for run_id in runs:
+        _same_keying(store, run_id, key, kinds[run_id])
+    usable: dict[str, ChainTail] = {}
+    for run_id, tail in chain_tails(store, runs, key=key).items():
+        problem = _unusable(run_id, tail)
+        if problem is None and isinstance(tail, ChainTail):
+            usable[run_id] = tail
+        elif refused is None:
+            raise problem or RunError(f"run {run_id!r} cannot take feedback")
+        else:
+            refused(run_id, problem or RunError(f"run {run_id!r} cannot take feedback"))
+    return usable
 
 
 def _score_heads(store: Store, runs: list[str], key: bytes | None) -> None:
@@ -258,16 +277,15 @@ def _score_heads(store: Store, runs: list[str], key: bytes | None) -> None:
     write_score_heads(store.root, heads, KEYED_FORMAT if key is not None else CHAIN_FORMAT)
 
 
-def _tail(store: Store, run_id: str, key: bytes | None) -> ChainTail:
-    _same_keying(store, run_id, key)
-    tail = chain_tail(store, run_id, key=key)
+def _unusable(run_id: str, tail: ChainTail | VerifyResult) -> RunError | None:
+    """Why feedback cannot continue the run's chain, or ``None``."""
     if not isinstance(tail, ChainTail):
-        raise RunError(f"run {run_id!r} cannot take feedback: its chain is {tail.summary()}; "
-                       f"see `footprint verify {run_id}`")
+        return RunError(f"run {run_id!r} cannot take feedback: its chain is {tail.summary()}; "
+                        f"see `footprint verify {run_id}`")
     if not tail.ended:
-        raise RunError(f"run {run_id!r} has not ended (still running, or cut off); "
-                       "feedback goes on a run that ended")
-    return tail
+        return RunError(f"run {run_id!r} has not ended (still running, or cut off); "
+                        "feedback goes on a run that ended")
+    return None
 
 
 def _formats(store: Store, run_ids: list[str]) -> dict[str, set[str]]:
@@ -315,85 +333,3 @@ def _write(root: Any, events: list[FeedbackRecorded], tails: list[ChainTail],
         sink.export(events)
     finally:
         sink.shutdown()
-
-
-Judge = Callable[[StoredRun], "Score | Iterable[Score] | None"]
-OnJudgeError = Callable[[str, Exception], object]
-
-
-def evaluate(store: Store | str | os.PathLike[str], judge: Judge, *,
-             where: str | Mapping[str, object] | None = None, by: str | None = None,
-             progress: Callable[[int, int], object] | None = None,
-             mirrors: Sequence[OTelSink] = (),
-             chain_key: bytes | str | None = None,
-             on_error: OnJudgeError | None = None) -> list[FeedbackRecorded]:
-    """Run ``judge(run) -> Score`` (or several, or ``None``) over the stored runs that
-    match ``where`` and record what it returns as feedback (``by``: the judge's name).
-    ``progress(done, total)`` hears each run; ``chain_key`` as :func:`feedback` takes it.
-    A judge that raises on a run: with ``on_error(run_id, error)`` that run is skipped
-    (``on_error`` hears why) and the others are scored; without it, a ``RunError`` naming
-    the run and the judge's error, before anything is written."""
-    secret = _secret(chain_key)
-    opened = store if isinstance(store, Store) else open_store(store)
-    try:
-        scores = list(_judged(opened, judge, where, progress, secret, on_error))
-        if not scores:
-            return []
-        return record_scores([opened, *mirrors], scores, by=by, chain_key=secret)
-    finally:
-        if not isinstance(store, Store):
-            opened.close()
-
-
-def _judged(store: Store, judge: Judge, where: str | Mapping[str, object] | None,
-            progress: Callable[[int, int], object] | None, key: bytes | None,
-            on_error: OnJudgeError | None) -> Iterator[tuple[str, Score]]:
-    query = RunQuery.from_where(where or {}, limit=10**9, newest_first=False)
-    total = count_runs(store, query)
-    rows = list_runs(store, query).to_pylist()
-    formats = _formats(store, [r["run_id"] for r in rows if r["status"] != "incomplete"])
-    for done, row in enumerate(rows, 1):
-        if row["status"] != "incomplete":  # still running or cut off: nothing to judge yet
-            # refused before the judge spends anything on it
-            _same_keying(store, row["run_id"], key, formats[row["run_id"]])
-            for score in _judge_one(store, judge, row, on_error):
-                yield row["run_id"], score
-        if progress is not None:
-            progress(done, total)
-
-
-def _judge_one(store: Store, judge: Judge, row: dict[str, Any],
-               on_error: OnJudgeError | None) -> list[Score]:
-    """What ``judge`` says of one run, as a list of scores (``[]`` when it raised and
-    ``on_error`` heard it)."""
-    run_id = row["run_id"]
-    try:
-        said = judge(StoredRun(run_id=run_id, row=row, store=store))
-        many = [said] if isinstance(said, Score) else _many(said)
-    except _WrongReturn as wrong:
-        raise ConfigError(f"judge returned {wrong.args[0]!r} for run {run_id!r}; return a "
-                          "recorder.Score (or a list of them, or None)") from None
-    except Exception as exc:
-        if on_error is None:
-            raise RunError(f"the judge raised {type(exc).__name__} on run {run_id!r}: {exc}; "
-                           "fix the judge, or pass on_error= to score the other runs and "
-                           "hear which failed") from exc
-        on_error(run_id, exc)
-        return []
-    return many
-
-
-class _WrongReturn(Exception):
-    """A judge returned something other than scores (its ``args[0]``)."""
-
-
-def _many(said: object) -> list[Score]:
-    if said is None:
-        return []
-    if isinstance(said, str | bytes | Mapping) or not isinstance(said, Iterable):
-        raise _WrongReturn(said)
-    many = list(said)
-    for score in many:
-        if not isinstance(score, Score):
-            raise _WrongReturn(score)
-    return many

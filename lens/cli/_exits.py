@@ -10,10 +10,10 @@ import sys
 import threading
 import traceback
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 __all__ = ["BROKEN_PIPE", "BUG", "EXIT_CODES", "FINDING", "INCOMPLETE", "INTERRUPTED", "OK",
-           "SYSTEM", "USAGE", "epilog", "guarded", "say", "short_epilog"]
+           "SYSTEM", "USAGE", "epilog", "guarded", "own_interrupts", "say", "short_epilog"]
 
 OK = 0
 FINDING = 1
@@ -100,6 +100,22 @@ def _report(prefix: str, exc: Exception) -> int:
     return BUG
 
 
+_OWNED = threading.Event()
+"""Set while a command handles Ctrl-C itself (:func:`own_interrupts`)."""
+
+
+@contextlib.contextmanager
+def own_interrupts() -> Iterator[None]:
+    """While the block runs, a Ctrl-C is the command's to handle (``evaluate`` finishes the
+    judges running and writes their scores): the guard's watcher does not end the process
+    after ``GRACE_S``."""
+    _OWNED.set()
+    try:
+        yield
+    finally:
+        _OWNED.clear()
+
+
 def _watch_interrupts(prefix: str, handled: threading.Event, seen: threading.Event) -> None:
     """Make Ctrl-C end the command even when Python cannot see it in time.
 
@@ -116,7 +132,7 @@ def _watch_interrupts(prefix: str, handled: threading.Event, seen: threading.Eve
         return
 
     def watch() -> None:
-        while signal.SIGINT not in os.read(read_end, 64):
+        while signal.SIGINT not in os.read(read_end, 64) or _OWNED.is_set():
             pass
         seen.set()
         if not handled.wait(GRACE_S):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -113,7 +113,7 @@ Progress = Callable[[int, int], object]
 WINDOW = 32_768
 """Seqs read per query: the walk holds one window of rows in memory, never the run."""
 
-_COLUMNS = (*ENVELOPE_NAMES, "payload", "prev_check", "row_check", *DERIVED_COLUMNS)
+COLUMNS = (*ENVELOPE_NAMES, "payload", "prev_check", "row_check", *DERIVED_COLUMNS)
 
 
 def verify_run(store: Store, run_id: str, *, progress: Progress | None = None,
@@ -161,12 +161,17 @@ def chain_tail(store: Store, run_id: str, *,
     result, walk = _verify(store, run_id, None, None, key)
     if not result.valid or walk is None or walk.rows == 0:
         return result
-    return ChainTail(run_id=run_id, records=walk.rows, next_seq=walk.expected,
+    return tail_of(walk)
+
+
+def tail_of(walk: Walk) -> ChainTail:
+    """Where a fully walked, unbroken run's chain stands."""
+    return ChainTail(run_id=walk.run_id, records=walk.rows, next_seq=walk.expected,
                      check=walk.check, stream=walk.stream.copy(), ended=walk.end is not None)
 
 
 def _verify(store: Store, run_id: str, progress: Progress | None, window: int | None,
-            key: bytes | str | None) -> tuple[VerifyResult, _Walk | None]:
+            key: bytes | str | None) -> tuple[VerifyResult, Walk | None]:
     window = WINDOW if window is None else window
     if type(window) is not int or window < 1:
         raise ConfigError(f"verify_run(window={window!r}): pass a positive int (seqs per read)")
@@ -178,18 +183,18 @@ def _verify(store: Store, run_id: str, progress: Progress | None, window: int | 
     if isinstance(heads, VerifyResult):
         return heads, None
     total, lo, hi = _bounds(store, run_id)
-    walk = _Walk(run_id, total, heads, secret)
+    walk = Walk(run_id, total, heads, secret)
     walk.score_at = _score_at(store, run_id)
-    for rows in _windows(store, run_id, lo, hi, window):
+    for rows in windows(store, run_id, lo, hi, window):
         broken = walk.feed(rows)
         if broken is not None:
-            return _located(store, broken), None
+            return located(store, broken), None
         if progress is not None:
             progress(walk.rows, total)
-    return _located(store, _after_walk(store, walk)), walk
+    return located(store, _after_walk(store, walk)), walk
 
 
-def _located(store: Store, result: VerifyResult) -> VerifyResult:
+def located(store: Store, result: VerifyResult) -> VerifyResult:
     """A broken verdict with where its record is stored (file and row), and the store's
     damaged files named: a file left out may be where the run's missing records were."""
     if result.valid or result.broken_seq is None:
@@ -213,9 +218,25 @@ def _located(store: Store, result: VerifyResult) -> VerifyResult:
                         filtered=result.filtered)
 
 
-def _after_walk(store: Store, walk: _Walk) -> VerifyResult:
-    """The verdicts that need the whole walk: heads never reached, records after the last
-    head of an ended run, a derived column, a blob; else valid."""
+def _after_walk(store: Store, walk: Walk) -> VerifyResult:
+    """The verdicts that need the whole walk (:func:`walk_break`); else valid, with the
+    run's drops and the note on its scores."""
+    broken = walk_break(store, walk, bad_blobs(store, walk.refs))
+    if broken is not None:
+        return broken
+    run_id, total = walk.run_id, walk.total
+    dropped, filtered = _drops(store, run_id)
+    note = "" if walk.scored or not walk.scores else (
+        f"completeness of its {walk.scores} scores unknown (no score head in {SCORE_HEADS}: "
+        "scored before footprint kept score heads)")
+    return VerifyResult(run_id=run_id, valid=True, records=total, skipped=walk.skipped,
+                        dropped=dropped, filtered=filtered, note=note)
+
+
+def walk_break(store: Store, walk: Walk, bad: set[str]) -> VerifyResult | None:
+    """What breaks a fully walked run: heads never reached, records after the last head of
+    an ended run, a derived column, a blob among ``bad`` (:func:`bad_blobs`); ``None``:
+    nothing."""
     run_id, total = walk.run_id, walk.total
     if walk.heads:
         last, (_, segment) = max(walk.heads.items())
@@ -235,16 +256,12 @@ def _after_walk(store: Store, walk: _Walk) -> VerifyResult:
         seq, column = walk.bad_column
         return _broken(run_id, total, seq, "hash mismatch",
                        f"column {column} no longer matches the payload it was lifted from")
-    bad_blob = _first_bad_blob(store, walk.refs)
-    if bad_blob is not None:
-        return _broken(run_id, total, walk.refs[bad_blob], "blob mismatch",
-                       f"blob {bad_blob[:12]}… is missing or its text does not hash to its id")
-    dropped, filtered = _drops(store, run_id)
-    note = "" if walk.scored or not walk.scores else (
-        f"completeness of its {walk.scores} scores unknown (no score head in {SCORE_HEADS}: "
-        "scored before footprint kept score heads)")
-    return VerifyResult(run_id=run_id, valid=True, records=total, skipped=walk.skipped,
-                        dropped=dropped, filtered=filtered, note=note)
+    wrong = [digest for digest in walk.refs if digest in bad]
+    if wrong:
+        first = min(wrong, key=walk.refs.__getitem__)
+        return _broken(run_id, total, walk.refs[first], "blob mismatch",
+                       f"blob {first[:12]}… is missing or its text does not hash to its id")
+    return None
 
 
 def _score_at(store: Store, run_id: str) -> ScoreHead | None:
@@ -263,10 +280,10 @@ def _bounds(store: Store, run_id: str) -> tuple[int, int, int]:
     return int(n or 0), int(lo or 0), int(hi or 0)
 
 
-def _windows(store: Store, run_id: str, lo: int, hi: int,
+def windows(store: Store, run_id: str, lo: int, hi: int,
              window: int) -> Iterator[list[tuple[Any, ...]]]:
     """The run's rows in seq order, one seq window at a time."""
-    select = ", ".join(_COLUMNS)
+    select = ", ".join(COLUMNS)
     while lo <= hi:
         table = store.arrow(f"SELECT {select} FROM _events_all WHERE run_id = ? AND seq >= ? "
                             "AND seq <= ? ORDER BY seq", [run_id, lo, lo + window - 1])
@@ -274,7 +291,7 @@ def _windows(store: Store, run_id: str, lo: int, hi: int,
         lo += window
 
 
-def _unheaded_end(store: Store, walk: _Walk) -> VerifyResult | None:
+def _unheaded_end(store: Store, walk: Walk) -> VerifyResult | None:
     """Records of an ended run that no head covers: the writer heads every batch it
     writes, so these were added, or their head removed, after it wrote them.
 
@@ -320,6 +337,13 @@ def _heads(store: Store, run_id: str,
            key: bytes | None) -> dict[int, tuple[bytes, str]] | VerifyResult:
     found = store.rows("SELECT last_seq, head, segment, format FROM _chain_all WHERE run_id = ?",
                        [run_id])
+    return head_map(run_id, found, key)
+
+
+def head_map(run_id: str, found: list[tuple[Any, ...]],
+             key: bytes | None) -> dict[int, tuple[bytes, str]] | VerifyResult:
+    """The run's stored heads ``(last_seq, head, segment, format)`` as ``seq -> (head,
+    segment)``, or the verdict when one is not of the kind ``key`` makes."""
     want = KEYED_FORMAT if key is not None else CHAIN_FORMAT
     for seq, _, segment, kind in sorted(found):
         if kind == want:
@@ -341,7 +365,7 @@ def _heads(store: Store, run_id: str,
     return {int(seq): (bytes(head), str(segment)) for seq, head, segment, _ in found}
 
 
-class _Walk:
+class Walk:
     """One run's chain walk, fed a window of rows at a time (see :func:`verify_run`)."""
 
     __slots__ = ("bad_column", "block", "check", "derived", "end", "expected", "heads",
@@ -475,12 +499,14 @@ _BLOB_ROWS = 256
 """Blob texts held at once while checking them (a request can be many KiB)."""
 
 
-def _first_bad_blob(store: Store, refs: dict[str, int]) -> str | None:
-    if not refs:
-        return None
-    good, bad = guarded(store, lambda: _check_blobs(store, sorted(refs)))
-    bad |= refs.keys() - good  # absent
-    return min(bad, key=refs.__getitem__) if bad else None
+def bad_blobs(store: Store, digests: Iterable[str]) -> set[str]:
+    """Which of the blobs ``digests`` are missing, or have a stored copy whose text does
+    not hash to its id."""
+    wanted = sorted(set(digests))
+    if not wanted:
+        return set()
+    good, bad = guarded(store, lambda: _check_blobs(store, wanted))
+    return bad | (set(wanted) - good)
 
 
 def _check_blobs(store: Store, digests: list[str]) -> tuple[set[str], set[str]]:

@@ -36,8 +36,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-__all__ = ["SCORE_HEADS", "SCORE_HEAD_FORMAT", "ScoreHead", "read_score_head", "score_head",
-           "write_score_heads"]
+__all__ = ["SCORE_HEADS", "SCORE_HEAD_FORMAT", "ScoreHead", "read_score_head",
+           "read_score_heads", "score_head", "write_score_heads"]
 
 SCORE_HEAD_FORMAT = "footprint-scores/1"
 SCORE_HEADS = Path("scores") / "heads.parquet"
@@ -78,6 +78,15 @@ def read_score_head(root: Path, run_id: str) -> ScoreHead | None:
         return None
     row = found[-1]
     return int(row["last_seq"]), int(row["scores"]), bytes(row["head"])
+
+
+def read_score_heads(root: Path) -> dict[str, ScoreHead]:
+    """Every run's score head (as :func:`read_score_head` reads one), by run id."""
+    heads: dict[str, ScoreHead] = {}
+    for row in _read(root).to_pylist():
+        heads[str(row["run_id"])] = (int(row["last_seq"]), int(row["scores"]),
+                                     bytes(row["head"]))
+    return heads
 
 
 def write_score_heads(root: Path, heads: dict[str, ScoreHead], fmt: str) -> None:

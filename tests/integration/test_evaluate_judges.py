@@ -91,7 +91,7 @@ def test_given_a_judge_returning_a_number_when_evaluate_then_exit_2_naming_the_r
     assert _scored(tmp_path / "s") == {}
 
 
-def test_given_a_raising_judge_and_no_on_error_when_evaluate_is_called_then_nothing_is_written(
+def test_given_a_raising_judge_and_no_on_error_when_evaluate_is_called_then_the_others_are_kept(
     tmp_path: Path,
 ) -> None:
     ids = _store(tmp_path)
@@ -104,11 +104,13 @@ def test_given_a_raising_judge_and_no_on_error_when_evaluate_is_called_then_noth
     with pytest.raises(RunError, match=f"raised ZeroDivisionError on run {ids[2]!r}") as caught:
         evaluate(tmp_path, judge)
     assert isinstance(caught.value.__cause__, ZeroDivisionError)
-    assert _scored(tmp_path) == {}
+    assert _scored(tmp_path) == {ids[0]: "ok", ids[1]: "ok"}
     heard: list[tuple[str, str]] = []
-    events = evaluate(tmp_path, judge, on_error=lambda r, e: heard.append((r, str(e))))
-    assert [e.run_id for e in events] == ids[:2]
+    assert evaluate(tmp_path, judge, on_error=lambda r, e: heard.append((r, str(e)))) == []
     assert heard == [(ids[2], "division by zero")]
+    assert _scored(tmp_path) == {ids[0]: "ok", ids[1]: "ok"}
+    with open_store(tmp_path) as store:
+        assert all(verify_run(store, run_id).valid for run_id in ids)
 
 
 @pytest.mark.parametrize("returned", ["good", {"name": "ok"}, 1, True])

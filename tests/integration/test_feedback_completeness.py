@@ -12,8 +12,19 @@ import pyarrow.parquet as pq
 import pytest
 
 from footprint import Agent, ScriptedModel
-from recorder import ParquetSink, Recorder, Score, feedback, open_store, record_scores, verify_run
+from recorder import (
+    ParquetSink,
+    Recorder,
+    Score,
+    evaluate,
+    feedback,
+    open_store,
+    record_scores,
+    verify_run,
+)
 from recorder.store._doctor import examine
+from recorder.store._tails import chain_tails
+from recorder.store._verify import ChainTail, chain_tail
 from recorder.write._chain import KEY_ENV
 
 KEY = b"k" * 32
@@ -112,3 +123,23 @@ def test_given_a_damaged_score_heads_file_when_doctor_runs_then_it_is_named(
         found = examine(store)
         assert [d.path for d in found.damaged] == [heads], found
         assert "unknown" in verify_run(store, run_id).summary()
+
+
+def test_given_runs_some_scored_when_their_tails_are_read_together_then_each_is_chain_tails_one(
+    tmp_path: Path,
+) -> None:
+    with Recorder(sinks=[ParquetSink(tmp_path)]) as rec:
+        ids = [Agent(provider=ScriptedModel([f"a{i}"]), model="m", sink=rec)
+               .run_sync("hi").run_id for i in range(4)]
+    evaluate(tmp_path, lambda run: Score(name="ok", value=1), where={"answer": "a1"})
+
+    def shape(tail: object) -> tuple[object, ...]:
+        if isinstance(tail, ChainTail):
+            return (tail.records, tail.next_seq, tail.check, tail.stream.digest(), tail.ended)
+        return (repr(tail),)
+
+    with open_store(tmp_path) as store:
+        together = chain_tails(store, [*ids, "no-such-run"])
+        assert {run: shape(t) for run, t in together.items()} == {
+            run: shape(chain_tail(store, run)) for run in [*ids, "no-such-run"]}
+    assert all(isinstance(together[run], ChainTail) for run in ids)

@@ -151,3 +151,23 @@ def test_given_a_keyed_store_when_footprint_evaluate_has_the_key_file_then_every
     with open_store(root) as store:
         assert all(verify_run(store, r, key=KEY).valid for r in ids)
         assert store.rows("SELECT count(*) FROM scores") == [(2,)]
+
+
+def test_given_a_keyed_store_when_evaluate_scores_in_batches_with_the_key_then_all_verify(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str],
+) -> None:
+
+    ids = _record(tmp_path / "s", KEY, runs=5)
+    (tmp_path / "judges.py").write_text(
+        "from recorder import Score\n\ndef ok(run):\n    return [Score(name='ok', value=1), "
+        "Score(name='tone', label='calm')]\n", encoding="utf-8")
+    judge = ["evaluate", "--judge", f"{tmp_path / 'judges.py'}:ok", "--store",
+             str(tmp_path / "s"), "--concurrency", "3"]
+    assert footprint(judge) == 2  # a keyed store without its key: refused, nothing judged
+    assert "recorded with a chain key" in capsys.readouterr().err
+    assert footprint([*judge, "--key-file", str(_key_file(tmp_path))]) == 0
+    assert "10 scores recorded on 5 runs" in capsys.readouterr().out
+    with open_store(tmp_path / "s") as store:
+        verdicts = [verify_run(store, run_id, key=KEY) for run_id in ids]
+        assert store.rows("SELECT count(*), count(DISTINCT run_id) FROM scores") == [(10, 5)]
+    assert all(v.valid and not v.note for v in verdicts), [v.summary() for v in verdicts]
