@@ -28,6 +28,36 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--agent", metavar="MODULE:FACTORY", default=None,
                    help="rebuild this agent to re-run without candidates (causal verdicts); "
                         "without it the report is correlational only")
+    _resend_options(p)
+    p.add_argument("--allow-mismatch", action="store_true",
+                   help="with --agent: re-run even when the agent is not configured as the "
+                        "recorded run (another model, tool, graph or injection); by default "
+                        "that exits 2 naming the difference")
+    p.add_argument("--step", default=None, metavar="llm#k",
+                   help="explain this model call instead of the last one")
+    outcome = p.add_mutually_exclusive_group()
+    outcome.add_argument("--expect", metavar="TEXT|/REGEX/", default=None,
+                         help="the answer you wanted: a re-run 'fixes' the run when its answer "
+                              "contains TEXT (whole words, facts in normal form) or "
+                              "matches /REGEX/")
+    outcome.add_argument("--judge", metavar="MODULE:FUNC", default=None,
+                         help="label answers with your function answer -> label")
+    outcome.add_argument("--label", action="store_true",
+                         help="compare answers by their first word only (APPROVED: …)")
+    p.add_argument("--budget", type=count_arg(1, 10_000), default=None, metavar="N",
+                   help="at most N re-runs or re-sends (default: as many as the search needs)")
+    p.add_argument("--seeds", type=count_arg(1, 10_000), default=None, metavar="N",
+                   help="live baseline re-runs and most re-runs per test (default 12)")
+    p.add_argument("--alpha", type=float, default=0.05, metavar="A",
+                   help="the error level of a causal claim, family-wise (default 0.05)")
+    p.add_argument("--json", action="store_true",
+                   help="print the report as JSON (checked against the shipped schema)")
+    p.add_argument("--store", metavar="DIR", default=None,
+                   help="the store directory (default: $FOOTPRINT_STORE or ./.footprint)")
+
+
+def _resend_options(p: Any) -> None:
+    """The re-send tier's options (``--resend`` and what shapes each re-send)."""
     tier = p.add_argument_group("re-send tier (request-level, no agent needed)")
     tier.add_argument("--resend", action="store_true",
                       help="re-send the explained call's recorded request with pieces removed "
@@ -57,31 +87,6 @@ def add_parser(sub: Any) -> None:
     tier.add_argument("--param", action="append", default=None, metavar="KEY=JSON",
                       help="with --resend: any other parameter of every re-send, e.g. "
                            "top_p=0.9 (repeat for more; default: the recorded ones)")
-    p.add_argument("--allow-mismatch", action="store_true",
-                   help="with --agent: re-run even when the agent is not configured as the "
-                        "recorded run (another model, tool, graph or injection); by default "
-                        "that exits 2 naming the difference")
-    p.add_argument("--step", default=None, metavar="llm#k",
-                   help="explain this model call instead of the last one")
-    outcome = p.add_mutually_exclusive_group()
-    outcome.add_argument("--expect", metavar="TEXT|/REGEX/", default=None,
-                         help="the answer you wanted: a re-run 'fixes' the run when its answer "
-                              "contains TEXT (whole words, facts in normal form) or "
-                              "matches /REGEX/")
-    outcome.add_argument("--judge", metavar="MODULE:FUNC", default=None,
-                         help="label answers with your function answer -> label")
-    outcome.add_argument("--label", action="store_true",
-                         help="compare answers by their first word only (APPROVED: …)")
-    p.add_argument("--budget", type=count_arg(1, 10_000), default=None, metavar="N",
-                   help="at most N re-runs or re-sends (default: as many as the search needs)")
-    p.add_argument("--seeds", type=count_arg(1, 10_000), default=None, metavar="N",
-                   help="live baseline re-runs and most re-runs per test (default 12)")
-    p.add_argument("--alpha", type=float, default=0.05, metavar="A",
-                   help="the error level of a causal claim, family-wise (default 0.05)")
-    p.add_argument("--json", action="store_true",
-                   help="print the report as JSON (checked against the shipped schema)")
-    p.add_argument("--store", metavar="DIR", default=None,
-                   help="the store directory (default: $FOOTPRINT_STORE or ./.footprint)")
 
 
 @contextmanager
