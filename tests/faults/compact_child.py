@@ -66,8 +66,11 @@ def _serve_one(store: str, kill_at: int, log: str) -> None:
         os._exit(code)
     print(f"pid {pid}", flush=True)
     _, status = os.waitpid(pid, 0)
-    with open(log, encoding="utf-8") as file:
-        steps = sum(1 for _ in file)
+    try:
+        with open(log, encoding="utf-8") as file:
+            steps = sum(1 for _ in file)
+    except FileNotFoundError:  # killed before its hooks made the log: no step begun
+        steps = 0
     print(f"done {os.waitstatus_to_exitcode(status)} {steps}", flush=True)
 
 
