@@ -18,10 +18,10 @@ if str(PLANTED) not in sys.path:  # main() imports the folder's _record, as a sc
 # Each example's expected outcome of `footprint why last --agent examples/planted/X.py:make_agent`.
 CONFIRMS_INJECTION = ("wrong_fact", "wrong_rag_chunk", "steering_over_fact", "skill_wrong_tool",
                       "lease_instruction", "early_instruction", "twin_tools", "mid_loop_rule",
-                      "long_run", "seed_wording", "euro_prices", "crowded_prompt")
+                      "long_run", "seed_wording", "crowded_prompt")
 NAMES = (*CONFIRMS_INJECTION, "stale_history", "bad_guard", "redundant_pair", "sampling",
          "crash", "tool_result", "conjunction", "redundant_triple", "wording_innocents",
-         "yearless_date", "mixed_pair", "number_words", "two_causes")
+         "yearless_date", "mixed_pair", "number_words", "two_causes", "euro_prices")
 
 # What the first line of each example's report must name: its root cause(s), every member
 # of a conjunction or a redundant set (the sampling model has none: why stays inconclusive).

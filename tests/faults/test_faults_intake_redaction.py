@@ -51,7 +51,7 @@ def _marked(store: Path) -> bool:
     """The runs were mapped, with the key's place marked (not dropped)."""
     with open_store(store) as s:
         texts = [r[0] for r in s.rows("SELECT coalesce(raw_content, '') FROM injections")]
-    return any("[redacted sha256:" in t for t in texts)
+    return any("[redacted hmac-sha256:" in t for t in texts)
 
 
 @pytest.mark.parametrize("redact", [True, False], ids=["redacted", "control"])
@@ -98,7 +98,7 @@ def test_given_the_store_redaction_when_ingest_and_remap_redact_then_paths_and_p
     assert _leaks(store) == [] and _marked(store)
     with open_store(store) as s:
         results = [r[0] for r in s.rows("SELECT result FROM tool_calls")]
-    assert results and SSN not in results[0] and "[redacted sha256:" in results[0], results
+    assert results and SSN not in results[0] and "[redacted hmac-sha256:" in results[0], results
     # a store first filled without redaction: --remap --redact rewrites its raw batches
     plain = tmp_path / "plain"
     assert _footprint("ingest", str(lines), "--store", str(plain)).returncode == 0

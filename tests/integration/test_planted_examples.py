@@ -71,6 +71,16 @@ def test_given_the_yearless_date_when_its_style_is_removed_then_only_the_wording
         assert _answer("yearless_date", decoy) == "Your membership renews on March 3.", decoy
 
 
+def test_given_the_euro_prices_when_the_format_is_removed_then_only_the_wording_changes(
+) -> None:
+    assert _answer("euro_prices") == "Die Siebträgermaschine S9 kostet 1.620,00 €."
+    assert _answer("euro_prices", "amount-format") == "Die Siebträgermaschine S9 kostet €1,620.00."
+    assert _answer("euro_prices", "supplier-note-2024") == \
+        "Die Siebträgermaschine S9 kostet 1.490,00 €."
+    for decoy in ("shop-voice", "price-list"):
+        assert _answer("euro_prices", decoy) == "Die Siebträgermaschine S9 kostet 1.620,00 €."
+
+
 def test_given_the_number_words_when_its_style_is_removed_then_only_the_wording_changes(
 ) -> None:
     assert _answer("number_words") == "There are three seats left on the Tuesday tour."

@@ -131,7 +131,7 @@ def test_given_a_planted_run_when_why_runs_then_no_decoy_is_confirmed(
 
 
 @pytest.mark.parametrize("name", (*CONFIRMS_INJECTION, "wording_innocents", "yearless_date",
-                                  "number_words"))
+                                  "number_words", "euro_prices"))
 def test_given_an_injection_culprit_when_why_runs_then_it_alone_is_confirmed(
     name: str, reports: dict[str, Report],
 ) -> None:
