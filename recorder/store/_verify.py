@@ -285,8 +285,11 @@ def windows(store: Store, run_id: str, lo: int, hi: int,
     """The run's rows in seq order, one seq window at a time."""
     select = ", ".join(COLUMNS)
     while lo <= hi:
+        # a seq stored twice: the copy with its checks first, so the second reads as the
+        # duplicate it is (in scan order a stray copy without checks read as a broken chain)
         table = store.arrow(f"SELECT {select} FROM _events_all WHERE run_id = ? AND seq >= ? "
-                            "AND seq <= ? ORDER BY seq", [run_id, lo, lo + window - 1])
+                            "AND seq <= ? ORDER BY seq, prev_check IS NULL, row_check IS NULL",
+                            [run_id, lo, lo + window - 1])
         yield list(zip(*(column.to_pylist() for column in table.columns), strict=True))
         lo += window
 
