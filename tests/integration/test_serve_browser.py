@@ -223,7 +223,9 @@ def test_given_a_deep_link_when_chromium_opens_it_and_presses_d_then_the_screen_
     page.keyboard.press("d")
     _sent(page, "decisions", after=frames)
     decisions_png = _screenshot(page, tmp_path / "decisions.png")
-    [title, *rest] = _terminal_text(page, f"decisions · run {RUN4}", "5 of 5 events")
+    # the rows may paint a frame after the title and count: wait for one of them too
+    [title, *rest] = _terminal_text(page, f"decisions · run {RUN4}", "5 of 5 events",
+                                    "route.decided")
     assert title.split()[:5] == ["footprint", "lens", "decisions", "·", "run"]
     assert any("route.decided" in line for line in rest)
     assert decisions_png != why_png
