@@ -50,6 +50,9 @@ def add_parser(sub: Any) -> None:
                    help="live baseline re-runs and most re-runs per test (default 12)")
     p.add_argument("--alpha", type=float, default=0.05, metavar="A",
                    help="the error level of a causal claim, family-wise (default 0.05)")
+    p.add_argument("--no-sentences", action="store_true",
+                   help="do not search a confirmed piece for the sentence(s) or line(s) its "
+                        "effect comes from (saves those re-runs or re-sends)")
     p.add_argument("--json", action="store_true",
                    help="print the report as JSON (checked against the shipped schema)")
     p.add_argument("--store", metavar="DIR", default=None,
@@ -129,7 +132,7 @@ def run(args: argparse.Namespace) -> int:
                                  expect=args.expect, judge=args.judge, budget=args.budget,
                                  label=args.label, seeds=args.seeds, alpha=args.alpha,
                                  progress=tick, allow_mismatch=args.allow_mismatch,
-                                 plan=_say)
+                                 plan=_say, sentences=not args.no_sentences)
         finally:
             store.close()
     except FootprintError as exc:
@@ -194,4 +197,5 @@ def _resend(store: Any, args: argparse.Namespace) -> Any:
         return why(store, args.run, resend=args.provider, base_url=args.base_url,
                    model=args.model, step=args.step, expect=args.expect, judge=args.judge,
                    budget=args.budget, label=args.label, seeds=args.seeds, alpha=args.alpha,
-                   progress=tick, plan=_say, params=params, limits=limits)
+                   progress=tick, plan=_say, params=params, limits=limits,
+                   sentences=not args.no_sentences)

@@ -24,12 +24,16 @@ __all__ = [
     "ModelCalls",
     "ResendInfo",
     "Role",
+    "SentenceClaim",
+    "SentenceKind",
+    "Span",
     "Suspect",
     "WhyReport",
     "headline",
     "path_line",
     "render_why",
     "schema",
+    "sentence_line",
     "tier_of",
     "verdict_line",
     "why_dict",
@@ -54,7 +58,7 @@ class Experiment:
     verdict: Verdict | None
 
 
-ClaimKind = Literal["cause", "conjunction", "set", "redundant-set"]
+ClaimKind = Literal["cause", "conjunction", "set", "redundant-set", "sentence"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -67,6 +71,42 @@ class Claim:
     kind: ClaimKind
     names: tuple[str, ...]
     experiments: tuple[Experiment, ...]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Span:
+    """One sentence or line of a piece: where it is (``line 23``, ``sentence 2``) and its
+    text, ``piece_text[start:end]``."""
+
+    where: str
+    start: int
+    end: int
+    text: str
+
+
+SentenceKind = Literal["sentence", "each", "together", "whole", "unknown"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SentenceClaim:
+    """Which sentence(s) of a confirmed piece the value comes from
+    (:mod:`lens.explain._sentence_search`): ``sentence`` (removing it alone flipped the
+    value), ``each`` (several, each one's own removal flipped it), ``together`` (only their
+    joint removal flipped it), ``whole`` (the piece is one sentence: its own test names it)
+    or ``unknown`` (not found within the budget, or not searchable: ``note``)."""
+
+    piece: str
+    removal: str
+    kind: SentenceKind
+    spans: tuple[Span, ...]
+    units: int
+    """The sentences and lines the piece was cut into."""
+    experiments: tuple[Experiment, ...]
+    trials: int
+    """Trials spent on this piece's sentences (screens and tests)."""
+    model_calls: int
+    """Model calls those trials made live."""
+    note: str = ""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -187,6 +227,8 @@ class WhyReport:
     """Set by the re-send tier (``why --resend``): claims hold for one recorded request."""
     claims: tuple[Claim, ...] = ()
     """Each claim of the headline with the experiments (removal, runs, flips) behind it."""
+    sentences: tuple[SentenceClaim, ...] = ()
+    """For each confirmed piece searched inside: the sentence(s) its value comes from."""
 
 
 def tier_of(r: WhyReport) -> Tier:
@@ -209,7 +251,21 @@ def headline(r: WhyReport) -> list[str]:
     if r.necessary:
         lines.append("necessary (the answer is lost without it; not a cause of its value): "
                      + ", ".join(r.necessary))
-    return lines
+    return lines + [sentence_line(c) for c in r.sentences if c.kind != "whole"]
+
+
+def sentence_line(c: SentenceClaim) -> str:
+    """``sentence: line 23 of rag 'manual': “Weight: 1.9 kg”`` — what a claim names."""
+    said = "; ".join(f"{s.where} of {c.piece}: “{clip(s.text, 100)}”" for s in c.spans)
+    if c.kind == "sentence":
+        return f"sentence: {said}"
+    if c.kind == "each":
+        return f"sentences (each one's removal alone changed the value): {said}"
+    if c.kind == "together":
+        return f"sentences (only removed together did the value change): {said}"
+    if c.kind == "whole":
+        return f"sentence: {c.piece} is one sentence: “{clip(c.spans[0].text, 100)}”"
+    return f"sentence of {c.piece}: unknown — {c.note}"
 
 
 # ── text ───────────────────────────────────────────────────────────────────

@@ -30,6 +30,7 @@ from lens.explain._custody import said
 from lens.explain._facts import canonical
 from lens.explain._outcome import FAILED, STOPPED, Comparator, effect, normalise
 from lens.explain._past import Past
+from lens.explain._sentences import EditedProvider, TextEdit
 from lens.explain._tier import Tier
 from lens.playback._cassette import _response
 from lens.playback._stream import clip
@@ -93,6 +94,20 @@ def _brains(agent: Any) -> dict[str, list[Provider]]:
     return found
 
 
+class _Routed:
+    """A provider that sends each request to the provider serving its model."""
+
+    def __init__(self, live: Callable[[str], Provider]) -> None:
+        self._live = live
+
+    @property
+    def name(self) -> str:
+        return "routed"
+
+    async def complete(self, request: LLMRequest) -> LLMResponse:
+        return await self._live(request.model).complete(request)
+
+
 def run_turn(agent: Any, message: str, continue_from: Mapping[str, Any] | None) -> None:
     """Run one turn of ``agent`` (its events go to the sink it was built with)."""
     agent.run_sync(message, continue_from=continue_from)
@@ -134,6 +149,8 @@ class Rerunner:
         self.answers: list[str] = []
         self.factory = factory
         self._brains = _brains(agent)
+        self.edit: TextEdit | None = None
+        """When set, every request of a non-live re-run is edited (a piece's sentences out)."""
 
     def use(self, comparator: Comparator) -> None:
         """Compare re-runs by ``comparator`` from now on."""
@@ -214,6 +231,9 @@ class Rerunner:
             extra: dict[str, Any] = {"seed": seed, "sink": sink}
             if cassette is not None:
                 extra["model_source"] = cassette
+            if self.edit is not None and not live:
+                extra["model_source"] = EditedProvider(self.edit, cassette or _Routed(
+                    self._live_of(root)))
             agent = self.variant(removals, root=root, **extra)
             start = _withhold_all(self.continue_from, self.past, removals)
             run_turn(agent, self.past.user_message, start)

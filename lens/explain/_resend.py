@@ -31,6 +31,7 @@ from lens.explain._params import SendParams
 from lens.explain._past import Past
 from lens.explain._request import RecordedRequest
 from lens.explain._rerun import BudgetSpent, Progress, Rerun
+from lens.explain._sentences import TextEdit
 from lens.explain._tier import Tier
 from lens.playback._stream import clip
 
@@ -89,6 +90,8 @@ class Resender:
         self.called: dict[frozenset[Removal], set[str]] = defaultdict(set)
         """Per removal set: the tools a re-send asked for instead of answering in text."""
         self._loop = asyncio.new_event_loop()
+        self.edit: TextEdit | None = None
+        """When set, every re-send with removals is edited (a piece's sentences out)."""
 
     def close(self) -> None:
         """Release the provider's connections (an abandoned call's too) and the loop."""
@@ -125,9 +128,12 @@ class Resender:
     def cassette_ok(self) -> bool:
         return True  # every re-send is one live call; nothing is served from the recording
 
-    def request(self, removals: Sequence[Removal], seed: int) -> LLMRequest:
+    def request(self, removals: Sequence[Removal], seed: int, *,
+                live: bool = False) -> LLMRequest:
         """The request a trial sends: the recorded one without ``removals``, on ``seed``."""
         req = self.rec.without(r.key for r in removals)
+        if self.edit is not None and not live:
+            req = self.edit.apply(req)
         return replace(req, seed=seed, model=self.model or req.model)
 
     def rerun(self, removals: Sequence[Removal], seed: int, *, live: bool = False,
@@ -143,7 +149,7 @@ class Resender:
             self.progress(self.runs, self.budget, what or self.tier.words.trial)
         limit = min(self.limits.call_s, left)
         try:
-            got = self._send(self.request(removals, seed), limit)
+            got = self._send(self.request(removals, seed, live=live), limit)
         except TimeoutError:
             which = "--call-timeout" if limit == self.limits.call_s else "--timeout"
             note = f"no answer within {limit:.3g} s ({which}); the call was cancelled"

@@ -32,6 +32,7 @@ from lens.explain._request import (
 )
 from lens.explain._rerun import Progress
 from lens.explain._resend import Limits, Plan, Resender, plan_of, provider_of
+from lens.explain._sentence_search import sentence_plan
 from lens.explain._why import DEFAULT_SEEDS, Judge, _causal, _judge, _load, _Loaded
 from lens.explain._why import why as rerun_why
 from lens.playback._stream import clip
@@ -111,7 +112,7 @@ def why(store_or_events: Any, run: str | None = None, *, agent: Any | None = Non
         alpha: float = 0.05, progress: Progress | None = None, resend: Any | None = None,
         base_url: str | None = None, model: str | None = None,
         plan: Plan | None = None, params: Mapping[str, Any] | None = None,
-        limits: Limits | None = None) -> WhyReport:
+        limits: Limits | None = None, sentences: bool = True) -> WhyReport:
     """:func:`lens.explain._why.why`, plus the re-send tier: with ``resend`` (a
     ``Provider``, a factory of one or ``FILE.py:FACTORY``) the recorded request of the
     explained call is re-sent without pieces (or, with ``base_url``, through an
@@ -120,14 +121,15 @@ def why(store_or_events: Any, run: str | None = None, *, agent: Any | None = Non
     overrides some: ``{"max_tokens": 256, "stop": ["\n"]}``); ``plan(line)`` hears the
     planned number of calls (re-runs, in the agent tier) before any is spent. ``limits``
     bound each call and all of them (default 120 s a call, 900 s in all:
-    :class:`lens.explain._resend.Limits`)."""
+    :class:`lens.explain._resend.Limits`). ``sentences=False`` skips the search for the
+    sentence(s) inside a confirmed piece."""
     if resend is None and base_url is None:
         if model is not None or params or limits is not None:
             raise ConfigError("model=, params= and limits= belong to the re-send "
                               "tier; pass resend= too")
         return rerun_why(store_or_events, run, agent=agent, step=step, expect=expect,
                          judge=judge, budget=budget, label=label, seeds=seeds, alpha=alpha,
-                         progress=progress, plan=plan)
+                         progress=progress, plan=plan, sentences=sentences)
     if agent is not None:
         raise ConfigError("agent= and resend= are two tiers (re-run the agent, or re-send one "
                           "request); pick one")
@@ -137,7 +139,8 @@ def why(store_or_events: Any, run: str | None = None, *, agent: Any | None = Non
     ask = _Ask(step=step, expect=expect, judge=judge, budget=budget, label=label,
                seeds=seeds or DEFAULT_SEEDS, alpha=alpha, progress=progress, model=model,
                plan=plan, supplied=dict(params or {}),
-               limits=limits if limits is not None else Limits(), wire=base_url is not None)
+               limits=limits if limits is not None else Limits(), wire=base_url is not None,
+               sentences=sentences)
     chosen = provider_of(resend) if base_url is None else None
 
     def through(sent: SendParams) -> Provider:
@@ -173,6 +176,8 @@ class _Ask:
     limits: Limits
     wire: bool
     """Re-sent through ``--base-url``: every parameter goes on the wire as recorded."""
+    sentences: bool = True
+    """Search a confirmed piece for its sentence(s) (``--no-sentences``: not)."""
 
 
 def _sent(loaded: _Loaded, past: Past, a: _Ask, request: LLMRequest,
@@ -235,7 +240,7 @@ def _tiered(loaded: _Loaded, through: Callable[[SendParams], Provider], a: _Ask)
     flags += _foreign(loaded, step)
     planned, line = plan_of(len(cands), a.seeds, a.budget, a.limits)
     if a.plan is not None:
-        a.plan(line)
+        a.plan(line + sentence_plan(a.sentences))
     info = ResendInfo(provider=provider.name, request=step, pieces=len(cands),
                       planned_calls=planned, scope=SCOPE, params=dict(sent.params),
                       not_in_trace=sent.missing)
@@ -251,7 +256,7 @@ def _tiered(loaded: _Loaded, through: Callable[[SendParams], Provider], a: _Ask)
     rr = Resender(rec, provider, past, comparator, model=a.model, budget=a.budget,
                   progress=a.progress, limits=a.limits)
     try:
-        out = _causal(report, rr, cands, a.seeds, a.alpha)
+        out = _causal(report, rr, cands, a.seeds, a.alpha, sentences=a.sentences)
     finally:
         rr.close()
     base = out.baseline

@@ -35,6 +35,7 @@ from lens.explain._path import causal_order
 from lens.explain._report import Baseline, ModelCalls, WhyReport
 from lens.explain._rerun import BudgetSpent, Progress, Rerun, Rerunner
 from lens.explain._search import SearchResult, plan_line, screen_budget, search
+from lens.explain._sentence_search import attribute, sentence_plan
 from lens.explain._stats import Tally, baseline_stable, seeds_needed
 from lens.explain._tier import Tier
 from lens.explain._trial import Trial
@@ -211,7 +212,8 @@ def why(store_or_events: Any, run: str | None = None, *, agent: Any | None = Non
         step: str | None = None, expect: str | None = None, judge: Judge | str | None = None,
         budget: int | None = None, label: bool = False, seeds: int | None = None,
         alpha: float = 0.05, progress: Progress | None = None,
-        allow_mismatch: bool = False, plan: Callable[[str], None] | None = None) -> WhyReport:
+        allow_mismatch: bool = False, plan: Callable[[str], None] | None = None,
+        sentences: bool = True) -> WhyReport:
     """Explain the answer at ``step`` (default: the last model call) of run ``run``.
 
     ``store_or_events`` is a recorder ``Store``, a path to a store or a
@@ -224,7 +226,9 @@ def why(store_or_events: Any, run: str | None = None, *, agent: Any | None = Non
     each re-run. The agent is first checked against the recorded configuration
     (model, provider, tools, graph, injections by id and hash): a difference raises
     ``ConfigError`` naming it, unless ``allow_mismatch``. ``plan(line)`` hears the
-    planned number of re-runs before any is made.
+    planned number of re-runs before any is made. A confirmed root piece is then searched
+    for the sentence(s) its effect comes from (:mod:`lens.explain._sentence_search`)
+    unless ``sentences`` is false.
     """
     if budget is not None and budget < 1:
         raise ConfigError(f"budget={budget} allows no re-run; pass 1 or more (or none)")
@@ -239,7 +243,7 @@ def why(store_or_events: Any, run: str | None = None, *, agent: Any | None = Non
         return _why(source, run, runner, step, _Options(
             expect=expect, judge=judge, budget=budget, label=label, seeds=seeds or DEFAULT_SEEDS,
             alpha=alpha, progress=progress, factory=factory, allow_mismatch=allow_mismatch,
-            plan=plan))
+            plan=plan, sentences=sentences))
 
 
 def _runner(agent: Any) -> tuple[Any | None, Callable[..., Any] | None]:
@@ -279,6 +283,7 @@ class _Options:
     factory: Callable[..., Any] | None = None
     allow_mismatch: bool = False
     plan: Callable[[str], None] | None = None
+    sentences: bool = True
 
 
 def _why(source: Any, run: str | None, agent: Any | None, step: str | None,
@@ -316,7 +321,7 @@ def _why(source: Any, run: str | None, agent: Any | None, step: str | None,
                                 flags=(flag, *report.flags)), None)
     rr = Rerunner(agent, past, loaded.events, comparator, continue_from=continue_from,
                   budget=o.budget, progress=o.progress, factory=o.factory)
-    return _causal(report, rr, cands, o.seeds, alpha, o.plan)
+    return _causal(report, rr, cands, o.seeds, alpha, o.plan, sentences=o.sentences)
 
 
 def _same_configuration(events: Sequence[Event], agent: Any) -> None:
@@ -335,14 +340,15 @@ def _same_configuration(events: Sequence[Event], agent: Any) -> None:
 
 
 def _causal(report: WhyReport, rr: Trial, cands: Sequence[Candidate], seeds: int,
-            alpha: float, plan: Callable[[str], None] | None = None) -> WhyReport:
+            alpha: float, plan: Callable[[str], None] | None = None, *,
+            sentences: bool = True) -> WhyReport:
     flags, w = list(report.flags), rr.tier.words
     if not rr.cassette_ok():
         flags.append("cassette-off: one model name is served by several providers, so every "
                      f"{w.trial} calls the model live")
     units, refused = _units(rr, cands)
     if plan is not None:
-        plan(plan_line(len(units), seeds, rr.budget, w))
+        plan(plan_line(len(units), seeds, rr.budget, w) + sentence_plan(sentences))
     per_test = alpha / max(1, len(units))
     base_tally, baseline, stopped = _baseline(rr, seeds)
     result: SearchResult | None = None
@@ -379,7 +385,8 @@ def _causal(report: WhyReport, rr: Trial, cands: Sequence[Candidate], seeds: int
     flags += _blind(rr)
     out = replace(report, seeds=seeds, alpha_per_test=per_test, baseline=baseline,
                   flags=tuple(flags))
-    return _ordered(out, rr, cands, refused, result)
+    found = _ordered(out, rr, cands, refused, result)
+    return attribute(found, rr, result, seeds=seeds, alpha=alpha) if sentences else found
 
 
 def _ordered(report: WhyReport, rr: Trial, cands: Sequence[Candidate],
