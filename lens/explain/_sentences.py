@@ -24,10 +24,15 @@ from footprint.providers import LLMRequest, LLMResponse, Provider
 
 __all__ = ["EditedProvider", "TextEdit", "Unit", "segment", "without_units"]
 
-_LANGS = frozenset({"en", "de", "fr", "it", "es", "pt", "nl", "da", "pl", "ru", "el", "ja",
-                    "zh", "ar", "hi", "am", "bg", "fa", "hy", "kk", "mr", "my", "sk", "ur"})
+_CLOSEST = {"pt": "es"}
+"""Languages pysbd has no rules of, cut by a close one's."""
 
-
+_TITLES = frozenset({
+    "dr", "dra", "prof", "mr", "mrs", "ms", "st", "m", "mme", "mlle", "me", "sig", "sigra",
+    "dott", "sr", "sra", "srta", "hr", "fr", "nr", "no", "ca", "env", "aprox", "approx",
+    "ggf", "bzw", "vgl", "p", "ex", "cf", "art", "abs", "s", "pág", "pag"})
+"""Words that end in a full stop without ending a sentence, which pysbd's rules for some
+languages miss (``Il Sig. Rossi``, ``p. ex. en ligne``): a cut after one is undone."""
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Unit:
     """One sentence (or a line holding none) of a piece: ``text[start:end]``."""
@@ -57,12 +62,17 @@ def _segmenter(language: str) -> Any:
 
 
 def _language(text: str) -> str:
-    """The segmenter's language for ``text``: English rules unless its common words say
-    German, French, Italian, Spanish or Portuguese (the abbreviations differ)."""
+    """The segmenter's language for ``text``: Japanese or Chinese by their scripts, else
+    English rules unless its common words say German, French, Italian, Spanish or
+    Portuguese (the abbreviations differ)."""
+    if re.search(r"[\u3040-\u30ff]", text):
+        return "ja"
+    if re.search(r"[\u4e00-\u9fff]", text):
+        return "zh"
     words = re.findall(r"[^\W\d_]+", text.lower())
     marks = {"de": {"der", "die", "das", "und", "ist", "nicht", "mit", "für"},
              "fr": {"le", "la", "les", "et", "est", "pas", "pour", "des"},
-             "it": {"il", "di", "che", "non", "per", "sono", "gli", "della"},
+             "it": {"il", "di", "che", "non", "per", "sono", "gli", "della", "al", "del"},
              "es": {"el", "los", "las", "y", "es", "para", "por", "una"},
              "pt": {"o", "os", "não", "para", "uma", "com", "são", "do"}}
     scores = {lang: sum(w in m for w in words) for lang, m in marks.items()}
@@ -73,21 +83,42 @@ def _language(text: str) -> str:
 def segment(text: str, language: str | None = None) -> tuple[Unit, ...]:
     """``text`` cut into lines, each line into sentences (module doc); blank lines and the
     whitespace around units belong to no unit."""
+    from pysbd.languages import LANGUAGE_CODES
+
     lang = language or _language(text)
-    if lang not in _LANGS:
+    lang = _CLOSEST.get(lang, lang)
+    if lang not in LANGUAGE_CODES:
         raise ConfigError(f"no sentence rules for language {lang!r}; pass one of "
-                          f"{', '.join(sorted(_LANGS))}")
+                          f"{', '.join(sorted(LANGUAGE_CODES))}")
     seg = _segmenter(lang)
     out: list[Unit] = []
     pos = 0
     for n, line in enumerate(text.splitlines(keepends=True), start=1):
         spans = [(pos + s.start, pos + s.end) for s in seg.segment(line)] if line.strip() else []
-        cores = [_core(text, a, b) for a, b in spans]
-        cores = [c for c in cores if c[1] > c[0]]
+        cores = _joined(text, [c for c in (_core(text, a, b) for a, b in spans) if c[1] > c[0]])
         out += [Unit(index=len(out) + i, line=n, start=a, end=b, text=text[a:b],
                      alone=len(cores) == 1) for i, (a, b) in enumerate(cores, start=1)]
         pos += len(line)
     return tuple(out)
+
+
+def _joined(text: str, cores: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """The cuts pysbd made inside a sentence undone: after an abbreviation (:data:`_TITLES`)
+    or before a word in lower case (a sentence never starts so)."""
+    out: list[tuple[int, int]] = []
+    for a, b in cores:
+        if out and _inside(text[out[-1][0]:out[-1][1]], text[a:b]):
+            out[-1] = (out[-1][0], b)
+        else:
+            out.append((a, b))
+    return out
+
+
+def _inside(before: str, after: str) -> bool:
+    words = before.split()
+    last = words[-1].lower().rstrip(".") if words and before.endswith(".") else None
+    return after[:1].islower() or after[:1] in "-–,;" or (
+        last is not None and last.lstrip("(") in _TITLES)
 
 
 def _core(text: str, a: int, b: int) -> tuple[int, int]:
