@@ -124,3 +124,10 @@ def recorded(case: Case) -> tuple[list[Any], str]:
     sink = ListSink()
     run = agent_of(case)(sink=sink).variant(ids=SeededIds(7)).run_sync(case.question)
     return list(sink.events), run.run_id
+
+
+def make_table_agent(sink: EventSink | None = None, seed: int = 0) -> Agent:
+    """The 40-line table case's agent, as ``--agent tests/sentence_cases.py:make_table_agent``
+    names it (the lens test of a sentence-level claim)."""
+    return agent_of(next(c for c in cases() if c.name == "table_40_lines"))(sink=sink,
+                                                                            seed=seed)

@@ -99,6 +99,8 @@ class SentenceClaim:
     removal: str
     kind: SentenceKind
     spans: tuple[Span, ...]
+    text: str
+    """The piece's text as the requests carried it (the spans' offsets are into it)."""
     units: int
     """The sentences and lines the piece was cut into."""
     experiments: tuple[Experiment, ...]

@@ -283,14 +283,16 @@ class _Ask:
     rng: random.Random
 
 
-def _piece(rr: Rerunner | Resender, t: _Target, ask: _Ask) -> SentenceClaim:
-    """Search one piece's sentences (module doc)."""
+def _piece(rr: Rerunner | Resender, t: _Target, ask: _Ask) -> SentenceClaim | None:
+    """Search one piece's sentences (module doc); ``None`` when it has no text to cut (a
+    skill, a tool definition, a redacted piece)."""
     s = t.suspect
-    blank = SentenceClaim(piece=s.label, removal=s.removal or s.label, kind="unknown",
-                          spans=(), units=0, experiments=(), trials=0, model_calls=0)
     text = _text_of(rr, t.removal)
     if not text:
-        return replace(blank, note="its text was not recorded (redacted, or several texts)")
+        return None
+    blank = SentenceClaim(piece=s.label, removal=s.removal or s.label, kind="unknown",
+                          spans=(), text=text, units=0, experiments=(), trials=0,
+                          model_calls=0)
     units = segment(text)
     lines = len(text.splitlines()) or 1
     blank = replace(blank, units=len(units))
@@ -307,7 +309,8 @@ def _piece(rr: Rerunner | Resender, t: _Target, ask: _Ask) -> SentenceClaim:
         claim = _named(hunt, units, lines, ask)
     except BudgetSpent as exc:
         claim = replace(blank, note=f"{exc} before a sentence was confirmed")
-    return replace(claim, piece=s.label, removal=s.removal or s.label, units=len(units),
+    return replace(claim, piece=s.label, removal=s.removal or s.label, text=text,
+                   units=len(units),
                    trials=rr.runs - runs, model_calls=rr.made - made)
 
 
@@ -330,7 +333,8 @@ def _named(hunt: _Hunt, units: Sequence[Unit], lines: int, ask: _Ask) -> Sentenc
                 exps.append(_experiment(f"{by[i].where(lines)} cut", alone))
     held = [f for f, test in tested if test.verdict == "confirmed"]
     spans = tuple(_span(by[i], lines) for f in held for i in sorted(f))
-    blank = SentenceClaim(piece="", removal="", kind="unknown", spans=(), units=len(units),
+    blank = SentenceClaim(piece="", removal="", kind="unknown", spans=(), text="",
+                          units=len(units),
                           experiments=tuple(exps), trials=0, model_calls=0)
     if not held:
         why = ("no cut of its sentences changed the value in the screens" if not tested else
@@ -351,7 +355,8 @@ def attribute(r: WhyReport, rr: Trial, result: SearchResult | None, *,
     b = r.baseline
     ask = _Ask(base=Tally(changed=b.changed, same=b.same, broke=b.broke), seeds=seeds,
                alpha=alpha, rng=random.Random(f"{r.run_id}/sentences"))
-    found = tuple(_piece(rr, t, ask) for t in _targets(r, result))
+    found = tuple(c for c in (_piece(rr, t, ask) for t in _targets(r, result))
+                  if c is not None)
     if not found:
         return r
     claims = tuple(_claim(c) for c in found if c.kind in ("sentence", "each", "together"))

@@ -85,13 +85,17 @@ def suspect_prompt(s: Suspect, r: WhyReport) -> Text:
 
 def headline_text(report: WhyReport) -> Text:
     """The report's first lines exactly as ``footprint why`` prints them: the conclusion,
-    the causal path (root first) and the pieces only necessary, each in its class's colour."""
+    the causal path (root first), the pieces only necessary and the sentence(s) named inside
+    a root piece (unknown ones as inconclusive), each in its class's colour."""
     first, *rest = headline(report)
     text = Text(first, style=_CONCLUSION_STYLE.get(report.conclusion, "bold"))
     for line in rest:
         text.append("\n")
         if line.startswith("path: "):
             _path(text, report)
+        elif line.startswith("sentence"):  # the sentence(s) named inside a root piece
+            text.append(line, style=CLASSES["inconclusive" if line.startswith(
+                "sentence of ") else "root"][1])
         else:
             text.append(line, style=CLASSES["necessary"][1])
     return text

@@ -35,7 +35,7 @@ from textual.worker import Worker, WorkerState, get_current_worker
 from footprint.events import ContextInjected, Event, LLMEnd, LLMStart
 from lens.explain._cache import CachedWhy
 from lens.explain._custody import Custody, Piece, answer_custody, failing_custody
-from lens.explain._report import Suspect, WhyReport, render_why
+from lens.explain._report import Suspect, WhyReport
 from lens.tui._base import RunScreen
 from lens.tui._model import request_messages
 from lens.tui._reader import RunReader
@@ -55,6 +55,7 @@ from lens.tui._whyread import (
     resend_search,
     resend_text,
 )
+from lens.tui._whysentence import report_lines
 
 __all__ = ["WhyRead", "WhyScreen", "causal_note", "chain_text", "chain_top", "piece_detail",
            "piece_prompt", "prompt_line", "read_custody", "read_why"]
@@ -326,8 +327,7 @@ class WhyScreen(RunScreen):
         listing = self.query_one("#pieces", OptionList)
         if report is not None:
             listing.set_options([Option(suspect_prompt(s, report)) for s in report.suspects])
-            self.query_one("#piece", Static).update(
-                Text("\n".join(render_why(report, top=len(report.suspects)))))
+            self.query_one("#piece", Static).update(Text("\n").join(report_lines(report)))
         else:
             pieces = self.custody.pieces if self.custody is not None else ()
             listing.set_options([Option(piece_prompt(i, p))
@@ -370,7 +370,7 @@ class WhyScreen(RunScreen):
     def _report_at(self, suspect: Suspect) -> None:
         """Scroll the report to ``suspect`` (to its top for the first one: the header)."""
         assert self.report is not None
-        lines = render_why(self.report, top=len(self.report.suspects))
+        lines = [line.plain for line in report_lines(self.report)]
         mark = f"  {suspect.rank:>2}. [{suspect.kind}]"
         at = 0 if suspect is self.report.suspects[0] else next(
             (i for i, line in enumerate(lines) if line.startswith(mark)), 0)
