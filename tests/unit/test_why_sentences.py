@@ -62,7 +62,7 @@ def test_given_one_planted_sentence_in_a_long_fact_when_explained_then_it_is_nam
     (claim,) = report.sentences
     assert claim.kind == "sentence" and _named(report) == [planted]
     span = claim.spans[0]
-    assert policy[span.start:span.end] == planted
+    assert claim.text == policy and policy[span.start:span.end] == planted
     assert claim.experiments[0].verdict == "confirmed" and claim.trials > 0
     assert any(c.kind == "sentence" for c in report.claims)
     text = "\n".join(render_why(report))
