@@ -264,7 +264,10 @@ def sentence_line(c: SentenceClaim) -> str:
     if c.kind == "each":
         return f"sentences (each one's removal alone changed the value): {said}"
     if c.kind == "together":
-        return f"sentences (only removed together did the value change): {said}"
+        alone = c.experiments[1:]
+        held = bool(alone) and all(e.verdict == "not-confirmed" for e in alone)
+        return ("sentences (only removed together did the value change): " if held else
+                "sentences (removed together they changed the value): ") + said
     if c.kind == "whole":
         return f"sentence: {c.piece} is one sentence: “{clip(c.spans[0].text, 100)}”"
     return f"sentence of {c.piece}: unknown — {c.note}"

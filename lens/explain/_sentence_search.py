@@ -308,7 +308,8 @@ def _piece(rr: Rerunner | Resender, t: _Target, ask: _Ask) -> SentenceClaim | No
     try:
         claim = _named(hunt, units, lines, ask)
     except BudgetSpent as exc:
-        claim = replace(blank, note=f"{exc} before a sentence was confirmed")
+        claim = replace(blank, note=f"{exc} before a sentence was confirmed (a larger "
+                                    "--budget finishes it; --no-sentences skips this step)")
     return replace(claim, piece=s.label, removal=s.removal or s.label, text=text,
                    units=len(units),
                    trials=rr.runs - runs, model_calls=rr.made - made)

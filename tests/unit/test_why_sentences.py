@@ -7,6 +7,7 @@ matters, and "unknown" when the budget ends first."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any
 
@@ -230,3 +231,25 @@ def test_given_the_resend_tier_when_a_document_is_confirmed_then_its_sentence_is
     assert claim.kind == "sentence" and _named(report) == [planted]
     assert claim.model_calls == claim.trials > 0
     jsonschema.validate(why_dict(report), schema())
+
+
+_FILLERS = [s.strip() + "." for s in FILLER.split(".") if s.strip()]
+
+
+@settings(max_examples=12, deadline=None)
+@given(st.integers(min_value=2, max_value=24), st.data())
+def test_given_a_planted_sentence_anywhere_when_resent_then_it_is_named_within_the_goal(
+        n: int, data: st.DataObject) -> None:
+    at = data.draw(st.integers(min_value=0, max_value=n - 1))
+    planted = "The winter sale price is 149 EUR."
+    body = [_FILLERS[i % len(_FILLERS)] for i in range(n - 1)]
+    policy = " ".join([*body[:at], planted, *body[at:]])
+    model = _price(lambda s: "sale price is 149" in s)
+    sink = ListSink()
+    make = _make(model, policy)
+    run = make(sink=sink).variant(ids=SeededIds(7)).run_sync("What does the grinder cost?")
+    report = why(list(sink.events), run.run_id, resend=FunctionModel(model))
+    (claim,) = report.sentences
+    assert claim.kind == "sentence" and _named(report) == [planted]
+    assert claim.spans[0].where == f"sentence {at + 1}"
+    assert claim.model_calls <= 2 * math.log2(n) * report.seeds
