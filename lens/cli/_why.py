@@ -157,8 +157,9 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _say(line: str) -> None:
-    """The plan, on stderr before any re-run or re-send is spent."""
-    print(f"footprint why: {line}", file=sys.stderr, flush=True)
+    """The plan, on stderr before any re-run or re-send is spent (each of its lines)."""
+    for part in line.splitlines():
+        print(f"footprint why: {part}", file=sys.stderr, flush=True)
 
 
 def _tier_args(args: argparse.Namespace) -> None:

@@ -240,7 +240,7 @@ def _tiered(loaded: _Loaded, through: Callable[[SendParams], Provider], a: _Ask)
     flags += _foreign(loaded, step)
     planned, line = plan_of(len(cands), a.seeds, a.budget, a.limits)
     if a.plan is not None:
-        a.plan(line + sentence_plan(a.sentences))
+        a.plan(f"{line}\n{sentence_plan(a.sentences)}")
     info = ResendInfo(provider=provider.name, request=step, pieces=len(cands),
                       planned_calls=planned, scope=SCOPE, params=dict(sent.params),
                       not_in_trace=sent.missing)

@@ -49,12 +49,12 @@ MAX_SETS = 3
 
 
 def sentence_plan(enabled: bool) -> str:
-    """The plan's words for the sentence step, said before any trial is made."""
+    """The plan's second line: the sentence step, said before any trial is made."""
     if not enabled:
-        return "; no sentence search (--no-sentences)"
-    return ("; then, inside each confirmed piece of n sentences or lines, about 2·log2(n) "
-            "screening trials and one confirming test per sentence named (--no-sentences "
-            "skips it)")
+        return "plan: no sentence search (--no-sentences)"
+    return ("plan: then, inside each confirmed piece of n sentences or lines, about "
+            "2·log2(n) screening trials and one confirming test per sentence named "
+            "(--no-sentences skips it)")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -348,7 +348,7 @@ def _causal(report: WhyReport, rr: Trial, cands: Sequence[Candidate], seeds: int
                      f"{w.trial} calls the model live")
     units, refused = _units(rr, cands)
     if plan is not None:
-        plan(plan_line(len(units), seeds, rr.budget, w) + sentence_plan(sentences))
+        plan(f"{plan_line(len(units), seeds, rr.budget, w)}\n{sentence_plan(sentences)}")
     per_test = alpha / max(1, len(units))
     base_tally, baseline, stopped = _baseline(rr, seeds)
     result: SearchResult | None = None

@@ -48,7 +48,9 @@ def _why(store: Path, *argv: str) -> subprocess.CompletedProcess[str]:
 def test_given_a_wrong_line_when_why_runs_then_the_plan_and_the_headline_name_the_sentence_step(
         store: Path) -> None:
     done = _why(store)
-    assert "inside each confirmed piece" in done.stderr.splitlines()[0]
+    first, second = done.stderr.splitlines()[:2]
+    assert first.startswith("footprint why: plan: 12 baseline re-runs"), first
+    assert second.startswith("footprint why: plan: then, inside each confirmed piece"), second
     headline = done.stdout.splitlines()[:4]
     assert f"sentence: line 23 of fact 'manual': “{CASE.planted[0]}”" in headline, headline
 

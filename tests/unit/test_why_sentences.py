@@ -173,7 +173,8 @@ def test_given_no_sentences_when_explained_then_no_sentence_trial_is_made() -> N
     on = _why(model, policy)
     assert off.sentences == () and on.sentences
     assert on.reruns - off.reruns == on.sentences[0].trials
-    assert "no sentence search" in plans[0]
+    (plan,) = plans
+    assert plan.splitlines()[1] == "plan: no sentence search (--no-sentences)"
 
 
 def test_given_a_budget_spent_in_the_sentence_search_then_the_sentence_is_unknown() -> None:
