@@ -16,9 +16,17 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from footprint import Agent, FunctionModel, ListSink, SeededIds, StepClock, define_fact
+from footprint import (
+    Agent,
+    FunctionModel,
+    ListSink,
+    SeededIds,
+    StepClock,
+    define_fact,
+    tool,
+)
 from footprint.events import EventSink
-from footprint.providers import LLMRequest, Reply
+from footprint.providers import LLMRequest, Reply, ToolCall
 from lens import why
 from lens.explain._report import render_why, schema, why_dict
 from lens.explain._sentences import segment, without_units
@@ -254,3 +262,30 @@ def test_given_a_planted_sentence_anywhere_when_resent_then_it_is_named_within_t
     assert claim.kind == "sentence" and _named(report) == [planted]
     assert claim.spans[0].where == f"sentence {at + 1}"
     assert claim.model_calls <= 2 * math.log2(n) * report.seeds
+
+
+def policy_lookup(topic: str) -> str:
+    """Look a policy up (its text is FILLER with the sale price inside)."""
+    return FILLER.replace("Gift cards never expire.", "The winter sale price is 149 EUR.")
+
+
+def _reads_tool(request: LLMRequest) -> Reply:
+    results = [m for m in request.messages if m.role == "tool"]
+    if not results:
+        return ToolCall(id="", name="policy_lookup", arguments={"topic": "price"})
+    return f"It costs {'149' if 'sale price is 149' in results[-1].content else '189'} EUR."
+
+
+def test_given_a_tool_result_confirmed_when_explained_then_its_sentence_is_named() -> None:
+    def make(sink: EventSink | None = None, seed: int = 0) -> Agent:
+        return Agent(provider=FunctionModel(_reads_tool), model="m", clock=StepClock(),
+                     seed=seed, sink=sink, tools=[tool(policy_lookup)], max_iterations=4,
+                     injections=[define_fact("shipping", "The grinder ships in 2 days.")])
+
+    sink = ListSink()
+    run = make(sink=sink).variant(ids=SeededIds(7)).run_sync("What does the grinder cost?")
+    report = why(list(sink.events), run.run_id, agent=make)
+    (claim,) = report.sentences
+    assert claim.piece.startswith("tool policy_lookup") and claim.kind == "sentence"
+    assert _named(report) == ["The winter sale price is 149 EUR."]
+    assert claim.text == policy_lookup("price")
