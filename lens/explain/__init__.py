@@ -7,7 +7,9 @@ custody, for the correlational tier), ``_candidates`` (what can be removed),
 ``_rerun`` (counterfactual re-runs on a cassette), ``_search`` (ddmin over sets
 of pieces), ``_stats`` (Fisher's exact test, Bonferroni), ``_outcome`` (the
 answer comparators: whole answer, ``--expect``, ``--judge``), ``_verdicts`` and
-``_report`` (the conclusion, text and JSON). ``_why`` runs them.
+``_report`` (the conclusion, text and JSON), then ``_sentences`` and
+``_sentence_search`` (inside a confirmed piece: the sentence or line its value comes
+from). ``_why`` runs them.
 
 The re-send tier (``why --resend``) swaps the re-runs for re-sends of one
 recorded request: ``_request`` (the request taken apart into pieces),
