@@ -301,7 +301,7 @@ class AnthropicMessages(PooledClient):
         self._stream = stream
         self._backoff = backoff if backoff is not None else Backoff()
         self._name = name
-        self._pool = HttpPool(trust_env=trust_env)
+        self._pool = HttpPool(base_url=self._settings.base_url, trust_env=trust_env)
 
     @property
     def name(self) -> str:

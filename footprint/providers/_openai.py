@@ -396,7 +396,7 @@ class OpenAIChat(PooledClient):
         self._options = _wire_options(tool_choice, stream, send_seed, extra_body)
         self._backoff = backoff if backoff is not None else Backoff()
         self._name = name
-        self._pool = HttpPool(trust_env=trust_env)
+        self._pool = HttpPool(base_url=self._settings.base_url, trust_env=trust_env)
 
     @property
     def name(self) -> str:
