@@ -4,8 +4,8 @@
 the last version, then the new ones; an item whose ``item_id`` is there already
 replaces it in place, e.g. to set its ``expected``). ``load_dataset(store, name,
 version=None)`` reads one version back (the newest by default), its chain checked;
-``dataset_versions(store)`` lists every version. See ``recorder._records`` for the
-files and the chain, ``recorder.store._records`` for the SQL views.
+``dataset_versions(store)`` lists every version. See ``recorder.store._record_files``
+for the files and the chain, ``recorder.store._records`` for the SQL views.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from footprint._errors import ConfigError, RunError
-from recorder._records import (
+from recorder.store._record_files import (
     Where,
     chain_rows,
     check_chain,

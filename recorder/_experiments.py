@@ -1,7 +1,7 @@
 """Experiment results in a store: one chained file per experiment, written once.
 
 ``save_experiment(store, meta, results)`` writes ``experiments/<name>.parquet``
-(``recorder._records``: chained rows, a name is never reused);
+(``recorder.store._record_files``: chained rows, a name is never reused);
 ``load_experiment(store, name)`` reads it back, its chain checked;
 ``experiment_names(store)`` lists them. The runs themselves are ordinary runs of
 the store, tagged ``experiment:<name>`` and ``item:<item id>``.
@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from footprint._errors import ConfigError, RunError
-from recorder._records import (
+from recorder.store._record_files import (
     Where,
     chain_rows,
     check_chain,
