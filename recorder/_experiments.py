@@ -13,7 +13,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from footprint._errors import ConfigError, RunError
 from recorder.store._record_files import (
@@ -29,8 +29,11 @@ from recorder.store._record_files import (
 )
 from recorder.store._records import EXPERIMENTS, RESULT_SCHEMA
 
-__all__ = ["Experiment", "ExperimentMeta", "ExperimentResult", "experiment_names",
-           "load_experiment", "save_experiment"]
+if TYPE_CHECKING:
+    from recorder.otel._evaluations import Evaluation
+
+__all__ = ["Experiment", "ExperimentMeta", "ExperimentResult", "experiment_evaluations",
+           "experiment_names", "load_experiment", "save_experiment"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -125,3 +128,31 @@ def load_experiment(where: Where, name: str) -> Experiment:
                           agent=first["agent"], comparator=first["comparator"])
     return Experiment(meta=meta, results=tuple(_result(r) for r in rows),
                       created_ns=int(first["created_ns"]))
+
+
+def experiment_evaluations(experiment: Experiment) -> list[Evaluation]:
+    """Each result of ``experiment`` with a run, as a ``gen_ai.evaluation.result`` about
+    that run (``recorder.otel.export_evaluations`` sends them): named by the scoring
+    (``expect``, ``label``, ``item`` or the judge ``judge:MODULE:FUNC``), valued 1 when it
+    passed and 0 when not (no value when nothing was to pass), labelled ``pass``/``fail``,
+    explained by the verdict, with ``error.type`` ``_OTHER`` when the run failed. A result
+    whose run never started evaluates no run: it is left out."""
+    from recorder.otel._evaluations import Evaluation
+
+    meta = experiment.meta
+    kind = meta.comparator if meta.comparator.startswith("judge:") else \
+        meta.comparator.partition(":")[0]
+    where: dict[str, str | int] = {
+        "footprint.experiment.name": meta.name, "footprint.dataset.name": meta.dataset,
+        "footprint.dataset.version": meta.version,
+        "footprint.experiment.comparator": meta.comparator}
+    return [Evaluation(
+        run_id=r.run_id, key=f"experiment:{meta.name}:{r.item_id}:{r.repeat}", name=kind,
+        ts_ns=experiment.created_ns,
+        value=None if r.passed is None else float(r.passed),
+        label=None if r.passed is None else ("pass" if r.passed else "fail"),
+        explanation=r.error if r.error else r.verdict,
+        error_type="_OTHER" if r.error else None,
+        attributes={**where, "footprint.experiment.item_id": r.item_id,
+                    "footprint.experiment.repeat": r.repeat},
+    ) for r in experiment.results if r.run_id is not None]
