@@ -9,7 +9,6 @@ the store, tagged ``experiment:<name>`` and ``item:<item id>``.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -18,14 +17,13 @@ from typing import TYPE_CHECKING, Any
 from footprint._errors import ConfigError, RunError
 from recorder.store._record_files import (
     Where,
-    chain_rows,
     check_chain,
     check_name,
     genesis,
-    locked,
     read_rows,
     root_of,
-    write_once,
+    write_chained,
+    writing,
 )
 from recorder.store._records import EXPERIMENTS, RESULT_SCHEMA
 
@@ -86,14 +84,12 @@ def _path(root: Path, name: str) -> Path:
 def save_experiment(where: Where, meta: ExperimentMeta, results: Sequence[ExperimentResult],
                     *, at: int | None = None) -> Path:
     """Write the experiment's file; a name already used is refused."""
-    root = root_of(where)
-    ts = time.time_ns() if at is None else at
-    head = {"experiment": meta.name, "dataset": meta.dataset, "version": meta.version,
-            "agent": meta.agent, "comparator": meta.comparator, "created_ns": ts}
-    rows = chain_rows([{**head, **asdict(r)} for r in results], genesis("experiment", meta.name))
-    with locked(root):
-        write_once(_path(root, meta.name), rows, RESULT_SCHEMA)
-    return _path(root, meta.name)
+    with writing(where, "experiment", meta.name, at) as w:
+        head = {"experiment": meta.name, "dataset": meta.dataset, "version": meta.version,
+                "agent": meta.agent, "comparator": meta.comparator, "created_ns": w.ts}
+        write_chained(w.root, _path(w.root, meta.name), [{**head, **asdict(r)} for r in results],
+                      genesis("experiment", meta.name), RESULT_SCHEMA)
+    return _path(w.root, meta.name)
 
 
 def experiment_names(where: Where) -> list[str]:
