@@ -12,6 +12,7 @@ when the first sampled run is judged: a ``Recorder`` stays light to import.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import logging
 import os
@@ -23,10 +24,10 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from footprint._errors import ConfigError
-from footprint.events import TERMINAL_TYPES, EventBase
+from footprint.events import TERMINAL_TYPES, EventBase, FeedbackRecorded
 from recorder.write._recorder import DEFAULT_CAPACITY, OnFull
 from recorder.write._recorder import Recorder as _WriteRecorder
-from recorder.write._sink import Processor
+from recorder.write._sink import Processor, Sink
 
 if TYPE_CHECKING:
     from recorder._evaluate import Judge
@@ -71,12 +72,14 @@ class OnlineEvaluation:
     then judges the batch ``concurrency`` at a time with :func:`evaluate`'s
     machinery and writes the scores as feedback ``by`` the judge — the same
     records ``footprint evaluate`` writes; a run already scored ``by`` it is not
-    judged again. A failure is counted and named in :meth:`stats` (and logged),
-    never raised. ``close()`` judges what is queued, for at most ``timeout_s``."""
+    judged again. ``on_scores`` hears the scores written, round by round. A failure
+    is counted and named in :meth:`stats` (and logged), never raised. ``close()``
+    judges what is queued, for at most ``timeout_s``."""
 
     def __init__(self, store: str | os.PathLike[str], judge: Judge, *, sample: float = 1.0,
                  by: str | None = None, chain_key: bytes | str | None = None,
                  concurrency: int = 4, flush: Callable[[], object] | None = None,
+                 on_scores: Callable[[list[FeedbackRecorded]], object] | None = None,
                  wait_s: float = 30.0, poll_s: float = 0.25) -> None:
         if not callable(judge):
             raise ConfigError(f"evaluate={judge!r} is not a function; pass def JUDGE(run) -> "
@@ -94,6 +97,7 @@ class OnlineEvaluation:
         self.store, self.judge, self.sample = os.fspath(store), judge, float(sample)
         self.by = by if by is not None else _default_by(judge)
         self.key, self.concurrency, self._flush = _secret(chain_key), concurrency, flush
+        self._on_scores = on_scores
         self.wait_s, self.poll_s = wait_s, poll_s
         self._queue: deque[str] = deque()
         self._waiting: dict[str, float] = {}
@@ -174,6 +178,8 @@ class OnlineEvaluation:
                 written = work.written
                 self._fail("?", exc)
         self._count(judged=len(rows), scores=len(written))
+        if written and self._on_scores is not None:
+            self._on_scores(written)
         self._expire(closing)
 
     def _judgeable(self, store: Store, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -222,8 +228,10 @@ class Recorder(_WriteRecorder):
     (:class:`OnlineEvaluation` on the store of its ``ParquetSink``; the scores given
     ``by`` the judge, default ``judge:MODULE:NAME``). The judge runs on threads of its
     own after the run's events are written: it never raises into, blocks or steers a
-    run; what failed is in :meth:`evaluation`. ``close()`` (and interpreter exit)
-    judges what is queued, for at most its ``timeout_s``."""
+    run; what failed is in :meth:`evaluation`. The scores also go to the recorder's
+    ``OTelSink`` sinks, as ``gen_ai.evaluation.result`` spans (exported on the
+    recorder's own thread, as every event is). ``close()`` (and interpreter exit)
+    judges what is queued, for at most its ``timeout_s``, before the sinks close."""
 
     def __init__(self, sinks: Sequence[object] = (), processors: Sequence[Processor] = (), *,
                  capacity: int = DEFAULT_CAPACITY, batch_size: int = 8192,
@@ -231,6 +239,8 @@ class Recorder(_WriteRecorder):
                  evaluate: Judge | None = None, sample: float = 1.0,
                  evaluate_by: str | None = None) -> None:
         self._online: OnlineEvaluation | None = None
+        self._scored: deque[FeedbackRecorded] = deque()
+        self._otel: list[Sink] = []
         if evaluate is not None:
             from recorder.write._parquet_sink import ParquetSink
 
@@ -241,12 +251,24 @@ class Recorder(_WriteRecorder):
                                   "store; add ParquetSink(PATH)")
             self._online = OnlineEvaluation(
                 store.root, evaluate, sample=sample, by=evaluate_by,
-                chain_key=store._chain_key, flush=self.flush)  # its own key, as written
+                chain_key=store._chain_key, flush=self.flush,  # its own key, as written
+                on_scores=self._scored.extend)
         elif sample != 1.0:
             raise ConfigError(f"Recorder(sample={sample!r}) without evaluate=: pass the "
                               "judge too, e.g. Recorder(sinks, evaluate=helpful, sample=0.1)")
         super().__init__(sinks, processors, capacity=capacity, batch_size=batch_size,
                          interval_s=interval_s, on_full=on_full)
+        if evaluate is not None:
+            from recorder.otel._sink import OTelSink
+
+            self._otel = [s for s in self._sinks if isinstance(s, OTelSink)]
+
+    def _drain(self) -> None:
+        super()._drain()
+        if self._scored and self._otel:  # on the recorder's thread: a sink sees one caller
+            events = [self._scored.popleft() for _ in range(len(self._scored))]
+            for sink in self._otel:
+                self._guard(sink, "export", functools.partial(sink.export, events))
 
     def _export(self, batch: list[EventBase]) -> None:
         super()._export(batch)
@@ -260,6 +282,9 @@ class Recorder(_WriteRecorder):
         return self._online.stats() if self._online is not None else None
 
     def close(self, timeout_s: float = 30.0) -> None:
-        super().close(timeout_s)
-        if self._online is not None:
+        """Write what was recorded, judge the sampled runs queued (at most ``timeout_s``),
+        then close as the base recorder does (the scores reach the OTel sinks first)."""
+        if self._online is not None and not self._closed:
+            self.flush(timeout_s)
             self._online.close(timeout_s)
+        super().close(timeout_s)

@@ -121,3 +121,27 @@ def test_given_a_run_id_when_sampled_twice_or_at_a_higher_rate_then_it_stays_in(
     if sampled(run_id, rate):
         assert sampled(run_id, rate) and sampled(run_id, min(1.0, rate * 2))
     assert sampled(run_id, 1.0)
+
+
+def test_given_an_otel_sink_when_a_run_is_judged_online_then_its_result_joins_the_runs_trace(
+    tmp_path: Path,
+) -> None:
+    from otlp_receiver import HttpReceiver
+
+    from recorder.otel import OTelSink, otlp_exporter, trace_id_of
+
+    with HttpReceiver() as receiver:
+        sink = OTelSink(exporter=otlp_exporter("http/protobuf", receiver.endpoint),
+                        schedule_delay_s=0.05)
+        with Recorder(sinks=[ParquetSink(tmp_path / "s"), sink], processors=[sink.stamp],
+                      evaluate=length) as rec:
+            (run_id,) = _runs(rec, 1)
+        assert receiver.wait_for(lambda s: any(x.name == "gen_ai.evaluation.result"
+                                               for x in s))
+        spans = list(receiver.spans)
+    root = next(s for s in spans if s.parent_id == "")
+    (result,) = [s for s in spans if s.name == "gen_ai.evaluation.result"]
+    assert result.trace_id == root.trace_id == f"{trace_id_of(run_id):032x}"
+    assert result.parent_id == root.span_id
+    assert (result.attributes["gen_ai.evaluation.name"],
+            result.attributes["gen_ai.evaluation.score.value"]) == ("length", 8.0)
