@@ -18,6 +18,7 @@ from footprint._lazy import lazy_names
 if TYPE_CHECKING:
     from recorder._evaluate import EvaluateInterrupted, StoredRun, evaluate
     from recorder._feedback import Score, feedback, record_scores
+    from recorder._online import OnlineEvaluation, OnlineStats, Recorder
     from recorder.store._bounded import SqlTimeout
     from recorder.store._catalog import Store, open_store
     from recorder.store._discover import StoreWarning
@@ -56,7 +57,7 @@ if TYPE_CHECKING:
         capture,
         marker,
     )
-    from recorder.write._recorder import Recorder, RecorderStats
+    from recorder.write._recorder import RecorderStats
     from recorder.write._redact_key import (
         REDACT_KEY_ENV,
         Marker,
@@ -73,6 +74,8 @@ _HOME = {
     "Score": "recorder._feedback",
     "EvaluateInterrupted": "recorder._evaluate",
     "StoredRun": "recorder._evaluate",
+    "OnlineEvaluation": "recorder._online",
+    "OnlineStats": "recorder._online",
     "evaluate": "recorder._evaluate",
     "feedback": "recorder._feedback",
     "record_scores": "recorder._feedback",
@@ -104,7 +107,7 @@ _HOME = {
     "EventQuery": "recorder.store._query",
     "DECODE_COLUMNS": "recorder.store._reader",
     "StoreReader": "recorder.store._reader",
-    "Recorder": "recorder.write._recorder",
+    "Recorder": "recorder._online",
     "RecorderStats": "recorder.write._recorder",
     "BLOB_SCHEMA": "recorder.write._rows",
     "EVENT_SCHEMA": "recorder.write._rows",
@@ -159,6 +162,8 @@ __all__ = [
     "ExportResult",
     "IterationSpan",
     "Marker",
+    "OnlineEvaluation",
+    "OnlineStats",
     "ParquetSink",
     "Processor",
     "Recorder",

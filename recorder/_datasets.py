@@ -4,30 +4,28 @@
 the last version, then the new ones; an item whose ``item_id`` is there already
 replaces it in place, e.g. to set its ``expected``). ``load_dataset(store, name,
 version=None)`` reads one version back (the newest by default), its chain checked;
-``dataset_versions(store)`` lists every version. See ``recorder._records`` for the
-files and the chain, ``recorder.store._records`` for the SQL views.
+``dataset_versions(store)`` lists every version. See ``recorder.store._record_files``
+for the files and the chain, ``recorder.store._records`` for the SQL views.
 """
 
 from __future__ import annotations
 
 import json
-import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from footprint._errors import ConfigError, RunError
-from recorder._records import (
+from recorder.store._record_files import (
     Where,
-    chain_rows,
     check_chain,
     check_name,
     genesis,
-    locked,
     read_rows,
     root_of,
-    write_once,
+    write_chained,
+    writing,
 )
 from recorder.store._records import DATASET_SCHEMA, DATASETS
 
@@ -159,21 +157,18 @@ def add_items(where: Where, name: str, items: Sequence[DatasetItem], *,
               at: int | None = None) -> Dataset:
     """Write the next version of ``name``: the last version's items, each replaced by a
     new item of the same id, then the new items in order. A first call creates it."""
-    root = root_of(where)
-    check_name(name, "dataset")
     for item in items:
         if not isinstance(item, DatasetItem):
             raise ConfigError(f"add_items: {item!r} is not a DatasetItem")
-    ts = time.time_ns() if at is None else at
-    with locked(root):
-        versions = _versions(root, name)
-        last = _read(root, name, versions[-1])[0] if versions else None
+    with writing(where, "dataset", name, at) as w:
+        versions = _versions(w.root, name)
+        last = _read(w.root, name, versions[-1])[0] if versions else None
         merged = {i.item_id: i for i in (last.items if last else ())}
         merged.update({i.item_id: i for i in items})
         version = (versions[-1] if versions else 0) + 1
         start = last.head if last else genesis("dataset", name)
-        rows = chain_rows([_row(name, version, k, item, ts)
-                           for k, item in enumerate(merged.values())], start)
-        write_once(_path(root, name, version), rows, DATASET_SCHEMA)
-    return Dataset(name=name, version=version, items=tuple(merged.values()), created_ns=ts,
+        rows = write_chained(w.root, _path(w.root, name, version),
+                             [_row(name, version, k, item, w.ts)
+                              for k, item in enumerate(merged.values())], start, DATASET_SCHEMA)
+    return Dataset(name=name, version=version, items=tuple(merged.values()), created_ns=w.ts,
                    head=rows[-1]["head"] if rows else start)

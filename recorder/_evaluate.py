@@ -36,7 +36,7 @@ from recorder.otel._sink import OTelSink
 from recorder.store._catalog import Store, open_store
 from recorder.store._runlist import RunQuery, list_runs
 
-__all__ = ["FLUSH_S", "FLUSH_SCORES", "EvaluateInterrupted", "StoredRun", "evaluate"]
+__all__ = ["FLUSH_S", "FLUSH_SCORES", "EvaluateInterrupted", "Judge", "StoredRun", "evaluate"]
 
 FLUSH_SCORES = 500
 """Scores held before they are written."""
@@ -124,7 +124,8 @@ def evaluate(store: Store | str | os.PathLike[str], judge: Judge, *,
     given_by = by if by is not None else _default_by(judge)
     opened = store if isinstance(store, Store) else open_store(store)
     try:
-        rows = _to_judge(opened, where, given_by, secret, force, skipped)
+        query = RunQuery.from_where(where or {}, limit=10**9, newest_first=False)
+        rows = _to_judge(opened, query, given_by, secret, force, skipped)
         work = _Evaluation(opened, judge, by=given_by, key=secret, mirrors=mirrors,
                            on_error=on_error, progress=progress, notice=notice)
         return work.run(rows, concurrency)
@@ -139,13 +140,11 @@ def _default_by(judge: object) -> str:
     return f"judge:{module}:{name}"
 
 
-def _to_judge(store: Store, where: str | Mapping[str, object] | None, by: str,
-              key: bytes | None, force: bool,
+def _to_judge(store: Store, query: RunQuery, by: str, key: bytes | None, force: bool,
               skipped: Callable[[list[str]], object] | None) -> list[dict[str, Any]]:
-    """The rows of the runs to judge, oldest first: matching, ended, keyed as ``key``
-    is (else ``ConfigError`` before any judge runs), not yet judged ``by`` (unless
-    ``force``)."""
-    query = RunQuery.from_where(where or {}, limit=10**9, newest_first=False)
+    """The rows of the runs to judge, oldest first: matching ``query``, ended, keyed as
+    ``key`` is (else ``ConfigError`` before any judge runs), not yet judged ``by``
+    (unless ``force``)."""
     rows = [row for row in list_runs(store, query).to_pylist()
             if row["status"] != "incomplete"]  # still running or cut off: nothing to judge
     formats = _formats(store, [row["run_id"] for row in rows])
@@ -320,3 +319,4 @@ def _many(said: object) -> list[Score]:
         if not isinstance(score, Score):
             raise _WrongReturn(score)
     return many
+

@@ -1,7 +1,7 @@
 """Experiment results in a store: one chained file per experiment, written once.
 
 ``save_experiment(store, meta, results)`` writes ``experiments/<name>.parquet``
-(``recorder._records``: chained rows, a name is never reused);
+(``recorder.store._record_files``: chained rows, a name is never reused);
 ``load_experiment(store, name)`` reads it back, its chain checked;
 ``experiment_names(store)`` lists them. The runs themselves are ordinary runs of
 the store, tagged ``experiment:<name>`` and ``item:<item id>``.
@@ -9,28 +9,29 @@ the store, tagged ``experiment:<name>`` and ``item:<item id>``.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from footprint._errors import ConfigError, RunError
-from recorder._records import (
+from recorder.store._record_files import (
     Where,
-    chain_rows,
     check_chain,
     check_name,
     genesis,
-    locked,
     read_rows,
     root_of,
-    write_once,
+    write_chained,
+    writing,
 )
 from recorder.store._records import EXPERIMENTS, RESULT_SCHEMA
 
-__all__ = ["Experiment", "ExperimentMeta", "ExperimentResult", "experiment_names",
-           "load_experiment", "save_experiment"]
+if TYPE_CHECKING:
+    from recorder.otel._evaluations import Evaluation
+
+__all__ = ["Experiment", "ExperimentMeta", "ExperimentResult", "experiment_evaluations",
+           "experiment_names", "load_experiment", "save_experiment"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -83,14 +84,12 @@ def _path(root: Path, name: str) -> Path:
 def save_experiment(where: Where, meta: ExperimentMeta, results: Sequence[ExperimentResult],
                     *, at: int | None = None) -> Path:
     """Write the experiment's file; a name already used is refused."""
-    root = root_of(where)
-    ts = time.time_ns() if at is None else at
-    head = {"experiment": meta.name, "dataset": meta.dataset, "version": meta.version,
-            "agent": meta.agent, "comparator": meta.comparator, "created_ns": ts}
-    rows = chain_rows([{**head, **asdict(r)} for r in results], genesis("experiment", meta.name))
-    with locked(root):
-        write_once(_path(root, meta.name), rows, RESULT_SCHEMA)
-    return _path(root, meta.name)
+    with writing(where, "experiment", meta.name, at) as w:
+        head = {"experiment": meta.name, "dataset": meta.dataset, "version": meta.version,
+                "agent": meta.agent, "comparator": meta.comparator, "created_ns": w.ts}
+        write_chained(w.root, _path(w.root, meta.name), [{**head, **asdict(r)} for r in results],
+                      genesis("experiment", meta.name), RESULT_SCHEMA)
+    return _path(w.root, meta.name)
 
 
 def experiment_names(where: Where) -> list[str]:
@@ -125,3 +124,31 @@ def load_experiment(where: Where, name: str) -> Experiment:
                           agent=first["agent"], comparator=first["comparator"])
     return Experiment(meta=meta, results=tuple(_result(r) for r in rows),
                       created_ns=int(first["created_ns"]))
+
+
+def experiment_evaluations(experiment: Experiment) -> list[Evaluation]:
+    """Each result of ``experiment`` with a run, as a ``gen_ai.evaluation.result`` about
+    that run (``recorder.otel.export_evaluations`` sends them): named by the scoring
+    (``expect``, ``label``, ``item`` or the judge ``judge:MODULE:FUNC``), valued 1 when it
+    passed and 0 when not (no value when nothing was to pass), labelled ``pass``/``fail``,
+    explained by the verdict, with ``error.type`` ``_OTHER`` when the run failed. A result
+    whose run never started evaluates no run: it is left out."""
+    from recorder.otel._evaluations import Evaluation
+
+    meta = experiment.meta
+    kind = meta.comparator if meta.comparator.startswith("judge:") else \
+        meta.comparator.partition(":")[0]
+    where: dict[str, str | int] = {
+        "footprint.experiment.name": meta.name, "footprint.dataset.name": meta.dataset,
+        "footprint.dataset.version": meta.version,
+        "footprint.experiment.comparator": meta.comparator}
+    return [Evaluation(
+        run_id=r.run_id, key=f"experiment:{meta.name}:{r.item_id}:{r.repeat}", name=kind,
+        ts_ns=experiment.created_ns,
+        value=None if r.passed is None else float(r.passed),
+        label=None if r.passed is None else ("pass" if r.passed else "fail"),
+        explanation=r.error if r.error else r.verdict,
+        error_type="_OTHER" if r.error else None,
+        attributes={**where, "footprint.experiment.item_id": r.item_id,
+                    "footprint.experiment.repeat": r.repeat},
+    ) for r in experiment.results if r.run_id is not None]

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import weakref
-from collections.abc import Awaitable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -112,7 +112,9 @@ class Agent:
     ``await agent.aclose()`` (``close()`` outside a loop, or leaving ``with
     agent:``) closes the pooled HTTP clients of the providers the agent holds
     and ends the idle tool workers (as the agent's garbage collection and the
-    interpreter's exit do); ``run_sync`` closes the clients when its loop ends.
+    interpreter's exit do). The HTTP connections belong to the process, not to an
+    event loop: ``run_sync`` after ``run_sync`` reuses them, and they are closed
+    at interpreter exit.
     ``factory`` (``"MODULE:ATTR"``, MODULE a dotted module or a ``.py`` path)
     names the function that builds this agent; it is recorded on
     ``run.configured`` so ``footprint lens`` can rebuild the agent for a causal
@@ -225,9 +227,9 @@ class Agent:
                  metadata: Mapping[str, Any] | None = None) -> RunResult:
         """``run`` for code without an event loop."""
         _no_running_loop("run_sync()", "await agent.run(message)")
-        return run_to_end(self._released(self.run(
+        return run_to_end(self.run(
             message, continue_from=continue_from, user=user, session=session, tags=tags,
-            metadata=metadata)))
+            metadata=metadata))
 
     async def follow_up(self, message: str, *, user: str | None = None,
                         session: str | None = None, tags: Sequence[str] | None = None,
@@ -250,15 +252,15 @@ class Agent:
                        metadata: Mapping[str, Any] | None = None) -> RunResult:
         """``follow_up`` for code without an event loop."""
         _no_running_loop("follow_up_sync()", "await agent.follow_up(message)")
-        return run_to_end(self._released(self.follow_up(
-            message, user=user, session=session, tags=tags, metadata=metadata)))
+        return run_to_end(self.follow_up(
+            message, user=user, session=session, tags=tags, metadata=metadata))
 
     async def aclose(self) -> None:
         """Release what the agent holds: the pooled connections of every provider (a
         provider without ``aclose`` is left alone) and the worker threads kept for plain
         tools. Both come back on the next run, so closing a variant that shares
-        providers is harmless. ``run_sync``/``follow_up_sync`` close the connections at
-        the end of their own loop.
+        providers is harmless. ``run_sync``/``follow_up_sync`` keep the connections for
+        the next run (the process closes them at exit).
         """
         await self._close_providers()
         self._end_workers()
@@ -283,12 +285,6 @@ class Agent:
         release, self._release, self._workers = self._release, None, None
         if release is not None:
             release()  # the pool's close, once (the finalizer is then dead)
-
-    async def _released(self, work: Awaitable[RunResult]) -> RunResult:
-        try:
-            return await work
-        finally:
-            await self._close_providers()
 
     def __enter__(self) -> Agent:
         return self

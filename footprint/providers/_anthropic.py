@@ -261,8 +261,9 @@ class AnthropicMessages(PooledClient):
     ``stream=True`` reads the reply as server-sent events (the same
     response, with ``time_to_first_chunk_s`` set; a stream that never ends is
     cut between chunks by ``timeout``/``deadline``). The Messages API has no
-    seed, so the request's ``seed`` is not sent. One pooled HTTP client serves
-    every call (per event loop); ``aclose()``/``close()`` release it.
+    seed, so the request's ``seed`` is not sent. The process's pooled HTTP client
+    for ``base_url`` serves every call, from every event loop and thread;
+    ``aclose()``/``close()`` close the connections to this server.
     """
 
     carried_roles: tuple[str, ...] = ("user", "assistant")
@@ -301,7 +302,7 @@ class AnthropicMessages(PooledClient):
         self._stream = stream
         self._backoff = backoff if backoff is not None else Backoff()
         self._name = name
-        self._pool = HttpPool(trust_env=trust_env)
+        self._pool = HttpPool(base_url=self._settings.base_url, trust_env=trust_env)
 
     @property
     def name(self) -> str:

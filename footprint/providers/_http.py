@@ -174,7 +174,7 @@ async def post_json(call: HttpCall, backoff: Backoff, pool: HttpPool) -> Mapping
     request, which would fail again; ``call.deadline``, when set, bounds every
     attempt and wait together, and a retry that could not finish before it is
     not started. Any failure becomes a :class:`RunError` that names the fix.
-    The connection comes from ``pool``'s client, reused across calls.
+    The connection comes from ``pool``'s client, reused across calls and event loops.
     """
     return await send_with_retries(call, backoff, pool, _attempt)
 
@@ -187,12 +187,11 @@ async def send_with_retries(
 ) -> T:
     """Run ``attempt`` until it succeeds, retries run out or the deadline passes."""
     tries = _Tries(limit=call.max_retries + 1)
-    client = pool.client()
     if call.deadline is None:
-        return await _attempts(client, call, backoff, tries, attempt)
+        return await _attempts(pool, call, backoff, tries, attempt)
     try:
         async with asyncio.timeout(call.deadline):
-            return await _attempts(client, call, backoff, tries, attempt)
+            return await _attempts(pool, call, backoff, tries, attempt)
     except TimeoutError:
         raise _past_deadline(call, tries) from None
 
@@ -208,7 +207,7 @@ class _Tries:
 
 
 async def _attempts(
-    client: httpx.AsyncClient, call: HttpCall, backoff: Backoff, tries: _Tries,
+    pool: HttpPool, call: HttpCall, backoff: Backoff, tries: _Tries,
     attempt: Attempt[T],
 ) -> T:
     loop = asyncio.get_running_loop()
@@ -216,7 +215,7 @@ async def _attempts(
     last: Failure | None = None
     while tries.made < tries.limit:
         tries.made += 1
-        outcome = await _bounded_attempt(client, call, attempt)
+        outcome = await _bounded_attempt(pool, call, attempt)
         if not isinstance(outcome, Failure):
             return outcome
         last = tries.last = outcome
@@ -231,12 +230,12 @@ async def _attempts(
     raise _exhausted(call, last, tries.limit)
 
 
-async def _bounded_attempt(
-    client: httpx.AsyncClient, call: HttpCall, attempt: Attempt[T]
-) -> T | Failure:
+async def _bounded_attempt(pool: HttpPool, call: HttpCall, attempt: Attempt[T]) -> T | Failure:
+    """One attempt on the pooled client; cut at ``call.timeout`` (the cut cancels it
+    where it runs, closing its connection)."""
     try:
         async with asyncio.timeout(call.timeout):
-            return await attempt(client, call)
+            return await pool.call(lambda client: attempt(client, call))
     except TimeoutError:
         return Failure(
             status=None, detail=f"no complete reply within {call.timeout}s", timed_out=True

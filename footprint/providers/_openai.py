@@ -350,10 +350,11 @@ class OpenAIChat(PooledClient):
     that never finishes ends the call with a :class:`RunError` naming the
     limit it passed.
 
-    One pooled HTTP client serves every call (per event loop); ``aclose()``
-    (or ``close()`` outside a loop) releases it, and ``Agent`` closes the
-    providers it holds when asked to (``agent.aclose()``) and after each
-    ``run_sync``.
+    The process's pooled HTTP client for ``base_url`` serves every call, from
+    every event loop and thread (``run_sync`` after ``run_sync`` reuses its
+    connection; closed at interpreter exit); ``aclose()`` (or ``close()``
+    outside a loop) closes the connections to this server, and ``Agent``
+    closes the providers it holds when asked to (``agent.aclose()``).
     """
 
     carried_roles: tuple[str, ...] = ("user", "assistant", "system")
@@ -396,7 +397,7 @@ class OpenAIChat(PooledClient):
         self._options = _wire_options(tool_choice, stream, send_seed, extra_body)
         self._backoff = backoff if backoff is not None else Backoff()
         self._name = name
-        self._pool = HttpPool(trust_env=trust_env)
+        self._pool = HttpPool(base_url=self._settings.base_url, trust_env=trust_env)
 
     @property
     def name(self) -> str:

@@ -1,13 +1,14 @@
-"""``footprint experiment run|compare|list``: a candidate agent tried on a dataset, and
-two experiments compared item by item with the cause of every regression.
+"""``footprint experiment run|compare|list|export-otlp``: a candidate agent tried on a
+dataset, and two experiments compared item by item with the cause of every regression.
 
 ``run DATASET --agent FILE.py:FACTORY`` records one run per item (and repeat),
 scores it (``--expect``, ``--judge``, ``--label``; by default each item's expected
 answer) and stores the results; ``compare A B`` pairs A's (the baseline) and B's
 items: improved, regressed, unchanged, the exact sign test, cost and latency
 deltas, and for each regressed item the first divergent decision and the piece
-of B whose removal gives A's verdict back. Exit 0 done, 1 a regression under
-``--fail-on-regression``, 2 bad input.
+of B whose removal gives A's verdict back; ``export-otlp NAME`` sends the results
+as ``gen_ai.evaluation.result`` spans in the traces of their runs. Exit 0 done, 1 a
+regression under ``--fail-on-regression``, 2 bad input.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from lens.cli._common import MAX_COUNT, clip, count_arg, table
+from lens.cli._common import MAX_COUNT, clip, count_arg, seconds_arg, table
 
 __all__ = ["add_parser", "run"]
 
@@ -51,7 +52,18 @@ def add_parser(sub: Any) -> None:
     c.add_argument("--fail-on-regression", action="store_true",
                    help="exit 1 when an item regressed (for CI)")
     listing = acts.add_parser("list", help="every experiment of the store")
-    for q in (r, c, listing):
+    sent = acts.add_parser("export-otlp", help="send an experiment's results to OTLP as "
+                                               "gen_ai.evaluation.result spans in its runs' traces")
+    sent.add_argument("name", metavar="NAME")
+    sent.add_argument("--endpoint", metavar="URL", default=None,
+                      help="the collector, e.g. http://127.0.0.1:4318 (default: "
+                           "OTEL_EXPORTER_OTLP_* variables, then http://localhost:4318)")
+    sent.add_argument("--protocol", choices=("http/protobuf", "grpc"), default="http/protobuf")
+    sent.add_argument("--header", metavar="KEY=VALUE", action="append", default=[],
+                      help="an extra request header, e.g. an API key for a hosted backend")
+    sent.add_argument("--timeout", type=seconds_arg, default=10.0, metavar="SECONDS",
+                      help="give up on the endpoint after this long (default 10)")
+    for q in (r, c, listing, sent):
         q.add_argument("--store", metavar="DIR", default=None,
                        help="the store directory (default: $FOOTPRINT_STORE or ./.footprint)")
 
@@ -64,7 +76,31 @@ def run(args: argparse.Namespace) -> int:
             return _run(store, args)
         if args.action == "compare":
             return _compare(store, args)
+        if args.action == "export-otlp":
+            return _export(store, args)
         return _list(store)
+
+
+def _export(store: Any, args: argparse.Namespace) -> int:
+    """Send the results as ``gen_ai.evaluation.result`` spans; a lost span is an error."""
+    from footprint._errors import RunError
+    from lens.cli._export_otlp import _headers
+    from recorder._experiments import experiment_evaluations, load_experiment
+    from recorder.otel import export_evaluations
+
+    experiment = load_experiment(store, args.name)
+    results = experiment_evaluations(experiment)
+    done = export_evaluations(results, endpoint=args.endpoint, protocol=args.protocol,
+                              headers=_headers(args.header), timeout_s=args.timeout)
+    if done.lost:
+        raise RunError(f"the OTLP endpoint refused or did not take {done.lost} of "
+                       f"{done.sent + done.lost} evaluation spans of experiment {args.name!r}; "
+                       "check --endpoint and that a collector listens there, then retry")
+    left = len(experiment.results) - len(results)
+    print(f"exported experiment {args.name}: {done.sent} gen_ai.evaluation.result spans in "
+          f"the traces of {done.runs} runs"
+          + (f" ({left} results without a run left out)" if left else ""))
+    return 0
 
 
 def _absolute(ref: str) -> str:

@@ -109,8 +109,13 @@ def _add_store_commands(sub: Any) -> None:
                           "stderr says when rows were cut")
     sql.add_argument("--timeout", type=time_limit_arg, default=60.0, metavar="SECONDS",
                      help="stop the query after SECONDS (default 60; 0: no limit)")
-    verify = sub.add_parser("verify", help="check a run's SHA-256 hash chain")
-    verify.add_argument("run", metavar="RUN", help="a run id, a unique prefix, or 'last'")
+    verify = sub.add_parser("verify", help="check a run's SHA-256 hash chain (--records: "
+                                           "every dataset and experiment file)")
+    verify.add_argument("run", metavar="RUN", nargs="?", default=None,
+                        help="a run id, a unique prefix, or 'last'")
+    verify.add_argument("--records", action="store_true",
+                        help="check every dataset version and experiment file: their chains, "
+                             "and the journal that lists them (a deleted or replaced file)")
     key_file_option(verify, "every head must then be its HMAC")
     for p in (demo, runs, show, sql, verify):
         _store_option(p)

@@ -8,7 +8,11 @@ import contextlib
 import threading
 from typing import Any
 
+from lens.cli._common import key_file_option
+
 __all__ = ["add_parser", "run"]
+
+_EXAMPLE = "examples/feedback_loop.py:helpful"
 
 
 def add_parser(sub: Any) -> None:
@@ -29,11 +33,67 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--redact", action="store_true",
                    help="redact before anything is written, raw batches included (the "
                         "store's redaction.json, else the API-key patterns)")
+    p.add_argument("--evaluate", metavar="MODULE:FUNC", default=None,
+                   help="judge the runs as they are mapped, in the background: def "
+                        "FUNC(run) -> recorder.Score, as `footprint evaluate --judge` takes")
+    p.add_argument("--sample", type=_fraction, default=None, metavar="RATE",
+                   help="with --evaluate: judge this fraction of the runs, chosen by a hash "
+                        "of the run id (default 1: every run), e.g. 0.1")
+    key_file_option(p, "online scores are chained with it")
 
 
-def _print_report(report: Any) -> None:
-    if report.runs or report.problems:
-        print(f"batch: {report.line()}", flush=True)
+def _fraction(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not 0 < value <= 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a fraction above 0 and at most 1; "
+                                         "pass e.g. 0.1")
+    return value
+
+
+def _online(args: argparse.Namespace, store: Any) -> Any:
+    """The online evaluation ``--evaluate`` asks for (``None`` without it)."""
+    from footprint._errors import ConfigError
+    from lens.cli._common import chain_key_from
+    from lens.playback._agent_ref import load_target
+    from recorder import OnlineEvaluation
+
+    if args.evaluate is None:
+        if args.sample is not None:
+            raise ConfigError(f"--sample {args.sample} without --evaluate: name the judge, "
+                              "e.g. --evaluate examples/feedback_loop.py:helpful")
+        return None
+    judge = load_target(args.evaluate, flag="--evaluate", example=_EXAMPLE,
+                        kind="a function run -> recorder.Score")
+    return OnlineEvaluation(store, judge, sample=1.0 if args.sample is None else args.sample,
+                            by=f"judge:{args.evaluate}",
+                            chain_key=chain_key_from(args.key_file))
+
+
+def _evaluated(online: Any) -> str:
+    """What the online judge did, in a line (every figure counted)."""
+    stats = online.stats()
+    line = (f"footprint receive: online evaluation: {stats.sampled} of {stats.seen} runs "
+            f"sampled, {stats.judged} judged, {stats.scores} scores recorded")
+    if stats.missing:
+        line += f", {stats.missing} not found ended in the store in time"
+    if stats.waiting:
+        line += f", {stats.waiting} left unjudged"
+    if stats.failed:
+        run_id, why = next(iter(stats.failed.items()))
+        line += f"; the judge failed on {len(stats.failed)} (first on {run_id}: {why})"
+    return line
+
+
+def _reporter(online: Any) -> Any:
+    def report_batch(report: Any) -> None:
+        if report.runs or report.problems:
+            print(f"batch: {report.line()}", flush=True)
+        if online is not None and report.runs:
+            online.ended(report.runs)
+    return report_batch
 
 
 def _second_interrupt(intake: Any) -> None:
@@ -69,14 +129,18 @@ def run(args: argparse.Namespace) -> int:
 
     _own_interrupts()
     intake = Intake(args.store, processors=redaction(args), durable=True)
+    online = _online(args, intake.store)
+    on_report = _reporter(online)
     receiver = None
     with contextlib.suppress(KeyboardInterrupt):
         recovered = intake.recover()
         if recovered.spans or recovered.problems:
             print(f"footprint receive: mapped again what an earlier receiver acknowledged "
                   f"but had not written: {recovered.line()}", flush=True)
+        if online is not None and recovered.runs:
+            online.ended(recovered.runs)
         receiver = Receiver(intake, host=args.host, port=args.port, grpc_port=args.grpc_port,
-                            allow_remote=args.allow_remote, on_report=_print_report).start()
+                            allow_remote=args.allow_remote, on_report=on_report).start()
         grpc = (f"; OTLP/gRPC on {args.host}:{receiver.grpc_port}"
                 if receiver.grpc_port is not None else "")
         print(f"footprint receive: set OTEL_EXPORTER_OTLP_ENDPOINT={receiver.endpoint} "
@@ -87,6 +151,10 @@ def run(args: argparse.Namespace) -> int:
     print(f"footprint receive: stopping — writing what was acknowledged ({intake.pending} raw "
           "batches pending; Ctrl-C again exits now, the next start finishes)", flush=True)
     last = receiver.stop() if receiver is not None else intake.close()
+    if online is not None:
+        online.ended(last.runs)
+        online.close()
+        print(_evaluated(online), flush=True)
     totals = intake.totals
     problems = {k: v for k, v in totals.items() if k not in ("spans", "logs", "runs")}
     print(f"footprint receive: stopped; {totals['spans']} spans, {totals['logs']} log records, "

@@ -9,9 +9,10 @@ runs list, filtered and paged) read; ``_reader`` pages a run's rows with
 pushed-down filters (``_query``) and rebuilds typed events (``_upcast`` reads
 older records); ``_verify`` checks a run's audit chain (``_derived`` re-derives
 the lifted columns), ``_doctor`` finds and quarantines damaged files;
-``_remote`` mirrors a store held on object storage; ``_owned`` tunes the
-collector of a process that reads at scale. The parts take the store as a
-``_base.StoreView`` and never import the ``Store`` class back.
+``_record_files`` writes and checks the chained dataset and experiment files
+(``_records`` holds their views); ``_remote`` mirrors a store held on object
+storage; ``_owned`` tunes the collector of a process that reads at scale. The parts
+take the store as a ``_base.StoreView`` and never import the ``Store`` class back.
 
 May import: ``footprint`` and ``recorder.write`` (the row format, the layout,
 the chain); never ``recorder.otel`` or ``recorder.ingest``.

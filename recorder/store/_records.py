@@ -4,7 +4,7 @@ A dataset version is one Parquet file ``datasets/<name>.v<NNNN>.parquet`` holdin
 every item of that version (adding items writes the next version whole; older
 versions stay, so an experiment keeps the items it ran on). An experiment is one
 file ``experiments/<name>.parquet``: a row per item and repeat, each naming the
-run it recorded. Rows of both are chained (``recorder._records``): each row's
+run it recorded. Rows of both are chained (``recorder.store._record_files``): each row's
 ``head`` is the SHA-256 of the previous head and the row's canonical JSON.
 
 Views (made next to the catalog's ``VIEWS``, DuckDB only): ``datasets`` (one row

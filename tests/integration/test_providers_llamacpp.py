@@ -156,18 +156,6 @@ async def test_given_one_provider_when_called_three_times_then_one_client_and_co
     assert (model.pool.built, llama.connections, len(llama.bodies)) == (2, 2, 4)
 
 
-def test_given_run_sync_twice_when_each_run_ends_then_its_client_is_closed_with_its_loop(
-    llama: LlamaLike,
-) -> None:
-    model = OpenAIChat("tiny", base_url=llama.base_url)
-    agent = _agent(model, ListSink())
-    agent.run_sync("one")
-    assert llama.wait_closed(1) == 1
-    agent.run_sync("two")
-    assert (model.pool.built, llama.connections, llama.wait_closed(2)) == (2, 2, 2)
-    model.close()  # nothing left to close: a no-op, not an error
-
-
 def test_given_fresh_run_syncs_when_each_builds_a_client_then_one_ssl_context_serves_all(
     llama: LlamaLike, monkeypatch: pytest.MonkeyPatch,
 ) -> None:

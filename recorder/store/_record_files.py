@@ -3,7 +3,11 @@
 Each file (``recorder.store._records`` names where) is written whole, once, and
 never rewritten: to a temporary name, then hard-linked to its final name (a
 name already taken is refused, so two writers never overwrite each other) under
-``<store>/records.lock``. Rows are chained as every record is: a row's ``head``
+``<store>/records.lock`` (:func:`writing` and :func:`write_chained`, shared by both
+kinds). Each file written is also listed in ``<store>/records.journal.jsonl``, one
+chained line per file (its path, row count and last head), so ``footprint verify
+--records`` (``recorder.store._record_verify``) can tell a deleted or replaced file
+from one never written. Rows are chained as every record is: a row's ``head``
 is ``SHA-256(previous head ‖ netstring(canonical JSON of the row))``; a dataset's
 first version starts from the digest of ``footprint.dataset/1:<name>``, each later
 version from the last head of the one before; an experiment from
@@ -14,9 +18,12 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import json
 import os
 import re
+import time
 from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -33,8 +40,12 @@ try:
 except ImportError:  # pragma: no cover - not POSIX: record writers are not serialized
     fcntl = None  # type: ignore[assignment]
 
-__all__ = ["Where", "chain_rows", "check_chain", "check_name", "genesis", "locked",
-           "read_rows", "root_of", "write_once"]
+__all__ = ["JOURNAL", "Where", "Writing", "chain_rows", "check_chain", "check_name", "genesis",
+           "journal_line", "locked", "read_rows", "root_of", "write_chained", "write_once",
+           "writing"]
+
+JOURNAL = "records.journal.jsonl"
+"""Every record file written, one chained JSON line each, in written order."""
 
 Where = Store | str | os.PathLike[str]
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,79}")
@@ -118,3 +129,52 @@ def read_rows(path: Path) -> list[dict[str, Any]]:
     """The rows of one record file, in written order."""
     rows: list[dict[str, Any]] = pq.read_table(path).to_pylist()
     return rows
+
+
+@dataclass(frozen=True, slots=True)
+class Writing:
+    """An open record write: the store directory and the write's time stamp (ns)."""
+
+    root: Path
+    ts: int
+
+
+@contextlib.contextmanager
+def writing(where: Where, kind: str, name: str, at: int | None) -> Iterator[Writing]:
+    """The preamble of every record write: the store found, the ``kind``'s ``name``
+    checked, the time stamp taken (``at``, else now) and the records lock held."""
+    root = root_of(where)
+    check_name(name, kind)
+    ts = time.time_ns() if at is None else at
+    with locked(root):
+        yield Writing(root, ts)
+
+
+def write_chained(root: Path, path: Path, rows: Sequence[Mapping[str, Any]], start: str,
+                  schema: pa.Schema) -> list[dict[str, Any]]:
+    """Chain ``rows`` from ``start``, write them once to ``path`` and list the file in the
+    journal (call under :func:`writing`); the chained rows."""
+    chained = chain_rows(rows, start)
+    write_once(path, chained, schema)
+    _journal(root, path, chained, start)
+    return chained
+
+
+def journal_line(prev: str, entry: Mapping[str, Any]) -> str:
+    """The hash of one journal line: ``prev`` and the entry's canonical JSON."""
+    return _link(prev, {k: v for k, v in entry.items() if k != "line"})
+
+
+def _journal(root: Path, path: Path, rows: Sequence[Mapping[str, Any]], start: str) -> None:
+    journal = root / JOURNAL
+    prev = genesis("journal", "records")
+    if journal.exists():
+        lines = journal.read_text(encoding="utf-8").splitlines()
+        if lines:
+            prev = json.loads(lines[-1])["line"]
+    entry = {"path": path.relative_to(root).as_posix(), "rows": len(rows),
+             "head": rows[-1]["head"] if rows else start, "prev": prev}
+    with open(journal, "a", encoding="utf-8") as out:
+        out.write(json.dumps({**entry, "line": journal_line(prev, entry)}) + "\n")
+        out.flush()
+        os.fsync(out.fileno())
