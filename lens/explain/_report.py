@@ -40,7 +40,7 @@ Conclusion = Literal["confirmed", "inconclusive", "cause-not-found", "broke", "c
 SuspectKind = Literal["injection", "tool_result", "message", "cursor_move", "gate", "lease",
                       "tool_definition", "set"]
 Effect = Literal["value", "lost", "wording"]
-Role = Literal["root", "mediator", "necessary", "wording"]
+Role = Literal["root", "mediator", "necessary", "wording", "context"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -54,7 +54,7 @@ class Experiment:
     verdict: Verdict | None
 
 
-ClaimKind = Literal["cause", "conjunction", "set", "redundant-set"]
+ClaimKind = Literal["cause", "conjunction", "set", "redundant-set", "user-said"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -62,11 +62,18 @@ class Claim:
     """One sentence of the headline and the experiments that back it: a ``cause`` (its own
     removal flipped the value), a ``conjunction`` (each member's own removal flipped the
     same value), a ``set`` (the joint removal flipped it) or a ``redundant-set`` (the joint
-    removal flipped it and each member's own removal did not)."""
+    removal flipped it and each member's own removal did not); ``user-said``: the user's own
+    message, whose removal flipped the value — context of the root, never a cause."""
 
     kind: ClaimKind
     names: tuple[str, ...]
     experiments: tuple[Experiment, ...]
+    minimal: bool | None = None
+    """A set: ``True`` when each member's removal from the set was tested and lost the effect,
+    ``False`` when the set without a member still changed it, ``None`` when not shown."""
+    without: tuple[Experiment, ...] = ()
+    """A set of three or more: the set removed but each member in turn (the tests behind
+    ``minimal``; a pair's are its members' own tests)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -102,7 +109,8 @@ class Suspect:
     it misled; ``wording``: the same facts written otherwise (never a cause of a value)."""
     role: Role | None = None
     """On the causal path: the ``root`` cause, a ``mediator`` it produced; apart from it:
-    ``necessary`` (its removal loses the answer) or ``wording`` (it only changes the words)."""
+    ``necessary`` (its removal loses the answer) or ``wording`` (it only changes the words);
+    ``context``: the user's own message, whose removal changed the value (never a root)."""
     wording: tuple[str, ...] = ()
     """Re-run text that changed while the comparator said "same": wording only under the
     default comparator; under ``--expect``/``--judge``/``--label`` possibly other facts,
@@ -111,6 +119,13 @@ class Suspect:
     """Live baseline re-runs interleaved with this suspect's confirming test."""
     paired_same: int = 0
     """Of those, the ones that reproduced the recorded outcome."""
+    minimal: bool | None = None
+    """A set: shown minimal (``True``), shown not minimal (``False``), or not shown."""
+    rerun_calls: tuple[str, ...] = ()
+    """A confirmed removal: the tool calls of its first re-run that changed the outcome (the
+    path compares them with the recorded calls: the argument that changed)."""
+    without: tuple[Experiment, ...] = ()
+    """A set of three or more: the set removed but each member in turn (screen re-runs)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -187,6 +202,9 @@ class WhyReport:
     """Set by the re-send tier (``why --resend``): claims hold for one recorded request."""
     claims: tuple[Claim, ...] = ()
     """Each claim of the headline with the experiments (removal, runs, flips) behind it."""
+    user_said: tuple[str, ...] = ()
+    """What the user said that the answer's value depends on (their earlier messages whose
+    removal changed it): context of the root cause, never a root."""
 
 
 def tier_of(r: WhyReport) -> Tier:
@@ -241,6 +259,9 @@ def verdict_line(s: Suspect, r: WhyReport) -> str | None:
     if s.verdict == "confirmed" and s.effect == "wording":
         return (f"WORDING — {s.removal}: only the wording changed in {tally} {w.trials}"
                 f"{what}{conf}; the facts held, so it is no cause of the answer's value")
+    if s.verdict == "confirmed" and s.role == "context":
+        return (f"CONTEXT — {s.removal}: the outcome changed in {tally} {w.trials}{what}"
+                f"{conf}; the user's own words, so context of the answer, never its root cause")
     if s.verdict == "confirmed":
         role = {"root": "root cause", "mediator": "on the path"}.get(s.role or "", "")
         return (f"CAUSAL — {s.removal}: the outcome changed in {tally} {w.trials}{what}"

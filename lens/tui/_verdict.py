@@ -6,6 +6,8 @@ The classes, as ``footprint why`` words them:
 
 * ``root`` — a confirmed cause of the answer's value (``CAUSAL … root cause``);
 * ``mediator`` — confirmed, on the causal path the root produced (``CAUSAL … on the path``);
+* ``context`` — the user's own message whose removal changed the value (``CONTEXT``):
+  what the user said, never a root cause;
 * ``necessary`` — its removal lost the answer (``NECESSARY``): needed, not a cause;
 * ``member`` — one piece of a confirmed culprit set (``part of a culprit set``): alone it
   changed nothing, with the rest of its set it did;
@@ -25,12 +27,13 @@ from lens.tui._summary import clip
 
 __all__ = ["CLASSES", "VerdictClass", "headline_text", "suspect_prompt", "verdict_class"]
 
-VerdictClass = Literal["root", "mediator", "necessary", "member", "wording", "not-confirmed",
-                       "untested", "broke", "inconclusive", "unsearched"]
+VerdictClass = Literal["root", "mediator", "context", "necessary", "member", "wording",
+                       "not-confirmed", "untested", "broke", "inconclusive", "unsearched"]
 
 CLASSES: dict[VerdictClass, tuple[str, str]] = {
     "root": ("CAUSAL · root cause", "bold red"),
     "mediator": ("CAUSAL · on the path", "red"),
+    "context": ("CONTEXT · the user's words", "yellow"),
     "necessary": ("NECESSARY", "bold blue"),
     "member": ("part of a culprit set", "dark_orange"),
     "wording": ("WORDING", "cyan"),
@@ -64,6 +67,8 @@ def verdict_class(s: Suspect, r: WhyReport) -> VerdictClass:
             return "necessary"
         if s.effect == "wording":
             return "wording"
+        if s.role == "context":
+            return "context"
         return "mediator" if s.role == "mediator" else "root"
     if _in_confirmed_set(s, r):
         return "member"
