@@ -79,3 +79,42 @@ def test_given_a_confirmed_set_when_its_members_are_tested_then_minimal_is_what_
         (a, kept), (b, kept), (c, kept)))) is True
     assert _shown_minimal(Finding(removals=(a, b, c), test=flipped, without=(
         (a, kept), (b, Tally(changed=1)), (c, kept)))) is False
+
+
+_SAID = "Please deliver my orders on Saturdays only."
+
+
+def _delivery_model(request: LLMRequest) -> Reply:
+    """A delivery day the user gave in the conversation wins over the profile's."""
+    asks = [m.content for m in request.messages if m.role == "user"]
+    if not asks[-1].startswith("When"):
+        return "Noted."
+    said = next((d.group(1) for a in asks[:-1] if (d := re.search(r"on (\w+)days", a))), None)
+    profile = re.search(r"Delivery day: (\w+)day\.", request.system)
+    day = said or (profile.group(1) if profile else "Mon")
+    return f"Order 12 will arrive on {day}day."
+
+
+def _desk(sink: ListSink | None = None, seed: int = 0) -> Agent:
+    return Agent(provider=FunctionModel(_delivery_model, name="desk"), model="m",
+                 injections=[define_steering("desk-voice", "One sentence."),
+                             define_fact("profile", "Delivery day: Tuesday.")],
+                 sink=sink, clock=StepClock(), seed=seed)
+
+
+def test_given_only_what_the_user_said_changes_the_answer_when_why_runs_then_it_quotes_them(
+) -> None:
+    sink = ListSink()
+    agent = _desk(sink)
+    agent.run_sync(_SAID)
+    run = agent.follow_up_sync("When will my order 12 arrive?")
+    assert run.answer == "Order 12 will arrive on Saturday."
+    report = why(sink.events, run.run_id, agent=_desk)
+    assert report.conclusion == "confirmed" and report.root_causes == (), report.conclusion_text
+    assert report.conclusion_text.startswith(f"because the user said “{_SAID}”: removing "
+                                             "that message changes the answer"), \
+        report.conclusion_text
+    assert "no piece of the agent was shown to cause it" in report.conclusion_text
+    assert report.user_said == (_SAID,) and report.path == ()
+    assert [c.kind for c in report.claims] == ["user-said"]
+    assert not [s for s in report.suspects if s.role == "root"]
