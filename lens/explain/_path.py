@@ -230,25 +230,30 @@ def _minimal(value: list[_Link]) -> list[_Link]:
 
 
 _COMPLEMENT = ("the complement of the confirmed cause(s): removing everything but them also "
-               "changes the answer, an answer with nearly all context gone; not reported as "
-               "a cause of its own")
+               "changes the answer (nearly all context gone), which names no cause")
 
 
-def _complements(value: list[_Link], suspects: Sequence[Suspect]
-                 ) -> tuple[list[_Link], list[Suspect]]:
-    """Value links without a set that is merely *everything but* the other confirmed
-    causes (the search screens the rest after each find: a model left with nearly no
-    context answers otherwise, which shows no cause of the recorded value); the suspects
-    with such a set noted as what it is."""
+_NOT_MINIMAL = ("it holds a piece whose own removal changes the value: not minimal; that "
+                "piece is named alone")
+
+
+def _apart(value: list[_Link], suspects: Sequence[Suspect]
+           ) -> tuple[list[_Link], list[Suspect]]:
+    """Value links without the sets that are no cause of their own (:func:`_minimal`, and a
+    set that is merely *everything but* the other confirmed causes: the search screens the
+    rest after each find, and a model left with nearly no context answers otherwise, which
+    shows no cause of the recorded value); the suspects with such a set noted as what it is."""
+    minimal = _minimal(value)
     testable = {s.id for s in suspects
                 if s.removable and s.kind != "set" and s.id and s.verdict != "broke"}
     causes = {link.suspect.id for link in value if link.suspect.kind != "set"}
-    dropped = {id(link.suspect) for link in value if causes and link.suspect.kind == "set"
-               and len(link.suspect.ids or ()) > 1
-               and testable <= set(link.suspect.ids or ()) | causes}
-    return ([link for link in value if id(link.suspect) not in dropped],
-            [replace(s, note="; ".join(x for x in (s.note, _COMPLEMENT) if x))
-             if id(s) in dropped else s for s in suspects])
+    notes = {id(link.suspect): _NOT_MINIMAL for link in value if link not in minimal}
+    notes |= {id(link.suspect): _COMPLEMENT for link in minimal
+              if causes and link.suspect.kind == "set" and len(link.suspect.ids or ()) > 1
+              and testable <= set(link.suspect.ids or ()) | causes}
+    return ([link for link in minimal if id(link.suspect) not in notes],
+            [replace(s, note="; ".join(x for x in (s.note, notes[id(s)]) if x))
+             if id(s) in notes else s for s in suspects])
 
 
 def causal_order(suspects: Sequence[Suspect], cands: Sequence[Candidate],
@@ -264,9 +269,9 @@ def causal_order(suspects: Sequence[Suspect], cands: Sequence[Candidate],
         promoted = {id(s): replace(s, effect="value") for s in confirmed}
         suspects = [promoted.get(id(s), s) for s in suspects]
         confirmed = [promoted[id(s)] for s in confirmed]
-    value = _minimal([link for link in _links(confirmed, by_id)
-                      if link.suspect.effect == "value" or link.suspect.effect is None])
-    value, suspects = _complements(value, suspects)
+    value, suspects = _apart([link for link in _links(confirmed, by_id)
+                              if link.suspect.effect == "value" or link.suspect.effect is None],
+                             suspects)
     said = [link.suspect for link in value if _person(link.suspect)]
     value = [link for link in value if not _person(link.suspect)]
     needed = [s for s in confirmed if s.effect == "lost"]

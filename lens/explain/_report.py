@@ -262,6 +262,10 @@ def verdict_line(s: Suspect, r: WhyReport) -> str | None:
     if s.verdict == "confirmed" and s.role == "context":
         return (f"CONTEXT — {s.removal}: the outcome changed in {tally} {w.trials}{what}"
                 f"{conf}; the user's own words, so context of the answer, never its root cause")
+    if s.verdict == "confirmed" and s.kind == "set" and s.role is None and \
+            r.conclusion == "confirmed":
+        return (f"CAUSAL — {s.removal}: the outcome changed in {tally} {w.trials}{what}"
+                f"{conf}; not a cause of its own" + (f": {s.note}" if s.note else ""))
     if s.verdict == "confirmed":
         role = {"root": "root cause", "mediator": "on the path"}.get(s.role or "", "")
         return (f"CAUSAL — {s.removal}: the outcome changed in {tally} {w.trials}{what}"

@@ -12,9 +12,11 @@ import re
 from footprint import Agent, FunctionModel, ListSink, StepClock, define_fact, define_steering
 from footprint.providers import LLMRequest, Reply
 from lens import why
+from lens.explain._report import verdict_line
 from lens.explain._search import Finding
 from lens.explain._stats import Ablation, Tally
 from lens.explain._verdicts import _shown_minimal
+from lens.tui._verdict import verdict_class
 
 _INNOCENT = ("shop-voice", "price-list", "grinder-care")
 
@@ -55,6 +57,9 @@ def test_given_everything_but_the_culprit_changes_the_answer_when_why_runs_then_
     for piece in _INNOCENT:
         assert not re.search(rf"'{piece}'", report.conclusion_text), report.conclusion_text
     assert [c.names for c in report.claims] == [("fact 'supplier-memo'",)]
+    line = verdict_line(rest, report) or ""
+    assert "not a cause of its own: " in line and "the complement of the confirmed" in line
+    assert verdict_class(rest, report) == "apart"  # the lens says what the CLI says
 
 
 def _ablation(verdict: str, changed: int, same: int) -> Ablation:
