@@ -21,7 +21,8 @@ CONFIRMS_INJECTION = ("wrong_fact", "wrong_rag_chunk", "steering_over_fact", "sk
                       "long_run", "seed_wording", "crowded_prompt")
 # the shapes added for issue 33 (each headed by its root; see test_planted_shapes.py)
 NEW_SHAPES = ("user_gated_rule", "zone_argument", "rag_vs_instruction", "locale_fact",
-              "refusal_wording", "cross_turn_pair", "memory_guard")
+              "refusal_wording", "cross_turn_pair", "memory_guard", "stepped_fee",
+              "escalated_fee")
 NAMES = (*CONFIRMS_INJECTION, "stale_history", "bad_guard", "redundant_pair", "sampling",
          "crash", "tool_result", "conjunction", "redundant_triple", "wording_innocents",
          "yearless_date", "mixed_pair", "number_words", "two_causes", "euro_prices",
@@ -49,7 +50,8 @@ ROOTS: dict[str, tuple[str, ...]] = {
     "zone_argument": ("zones-2023",), "rag_vs_instruction": ("returns-faq-2021",),
     "locale_fact": ("tarif-fournisseur",), "refusal_wording": ("blade-safety",),
     "cross_turn_pair": ("renewal-memo-2023", "assistant message llm#1 of turn 1"),
-    "memory_guard": ("memory-r9",),
+    "memory_guard": ("memory-r9",), "stepped_fee": ("fee-memo-2022",),
+    "escalated_fee": ("late-fee-2021",),
 }
 
 

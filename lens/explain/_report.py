@@ -194,8 +194,9 @@ class WhyReport:
     root_causes: tuple[str, ...] = ()
     """The root cause(s) the headline names: all of a conjunction, the set of a redundant set."""
     path: tuple[str, ...] = ()
-    """The causal path, root first: ``skill 'refunds'``, ``llm#2 chose cancel_order``,
-    ``result #call_2``, ``answer (llm#3)``."""
+    """The causal path, root first: ``skill 'refunds'``, ``llm#2 chose
+    cancel_order(order_id="R-7")`` (and what the root's re-run called instead, when it
+    did), ``result #call_2: {…}``, a guard with the value it read, ``answer (llm#3)``."""
     necessary: tuple[str, ...] = ()
     """Pieces whose removal lost the answer: needed, reported apart from the root causes."""
     resend: ResendInfo | None = None

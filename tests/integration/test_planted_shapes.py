@@ -15,6 +15,7 @@ import pytest
 from planted_support import NEW_SHAPES, load
 
 from footprint import ListSink
+from footprint.events import LLMStart
 from lens import why
 from lens.explain._report import WhyReport
 
@@ -48,6 +49,9 @@ def reports() -> dict[str, WhyReport]:
     ("cross_turn_pair", "Your Pro plan renews at 99 EUR.", "Your Pro plan renews at 79 EUR."),
     ("memory_guard", "Refund of 80 EUR for order R-9 issued automatically.",
      "Order R-9 (480 EUR) is waiting for a supervisor's review."),
+    ("stepped_fee", "Shipping parcel P-3 costs 13 EUR.", "Shipping parcel P-3 costs 10 EUR."),
+    ("escalated_fee", "The late-return fee for order R-4 is 15 EUR.",
+     "The late-return fee for order R-4 is 5 EUR."),
 ])
 def test_given_a_new_shape_when_its_culprit_is_removed_then_the_answer_is_the_fixed_one(
         name: str, recorded: str, fixed: str) -> None:
@@ -57,7 +61,7 @@ def test_given_a_new_shape_when_its_culprit_is_removed_then_the_answer_is_the_fi
 
 
 def test_given_the_shapes_when_counted_then_each_is_new() -> None:
-    assert len(NEW_SHAPES) == len(set(NEW_SHAPES)) >= 7
+    assert len(NEW_SHAPES) == len(set(NEW_SHAPES)) >= 9
 
 
 @pytest.mark.parametrize("name", NEW_SHAPES)
@@ -145,3 +149,27 @@ def test_given_a_document_contradicting_an_instruction_when_why_runs_then_the_in
     assert report.root_causes == ("rag 'returns-faq-2021'",)
     assert _suspect(report, "returns-policy").verdict == "not-confirmed"
     assert "(14 days → 30 days)" in _first_line(report)
+
+
+def test_given_a_cause_in_a_stepped_skills_second_step_when_why_runs_then_it_acted_there_alone(
+        reports: dict[str, WhyReport]) -> None:
+    report = reports["stepped_fee"]
+    memo = _suspect(report, "fee-memo-2022")
+    assert memo.chain[0] == "LANDED system-prompt of llm#3", memo.chain
+    assert report.path[1] == ('llm#3 chose price_parcel(parcel_id="P-3", kg=2, fee=7) (without '
+                              'fact \'fee-memo-2022\': price_parcel(parcel_id="P-3", kg=2, '
+                              'fee=4))'), report.path
+    assert report.necessary == ("skill 'parcel-desk' (+tools price_parcel, weigh_parcel)",)
+
+
+def test_given_a_cause_read_only_by_the_escalated_model_when_why_runs_then_it_is_the_root(
+        reports: dict[str, WhyReport]) -> None:
+    module = load("escalated_fee")
+    sink = ListSink()
+    module.converse(module.make_agent(sink=sink))
+    brains = {e.step_id: (e.model, e.brain_via) for e in sink.events if isinstance(e, LLMStart)}
+    report = reports["escalated_fee"]
+    assert report.step == "llm#3" and brains["llm#3"] == ("desk-large", "escalation"), brains
+    assert brains["llm#1"] == ("desk-small", None)
+    assert report.root_causes == ("fact 'late-fee-2021'",), report.conclusion_text
+    assert "(15 EUR → 5 EUR)" in _first_line(report)
