@@ -19,9 +19,14 @@ if str(PLANTED) not in sys.path:  # main() imports the folder's _record, as a sc
 CONFIRMS_INJECTION = ("wrong_fact", "wrong_rag_chunk", "steering_over_fact", "skill_wrong_tool",
                       "lease_instruction", "early_instruction", "twin_tools", "mid_loop_rule",
                       "long_run", "seed_wording", "crowded_prompt")
+# the shapes added for issue 33 (each headed by its root; see test_planted_shapes.py)
+NEW_SHAPES = ("user_gated_rule", "zone_argument", "rag_vs_instruction", "locale_fact",
+              "refusal_wording", "cross_turn_pair", "memory_guard", "stepped_fee",
+              "escalated_fee")
 NAMES = (*CONFIRMS_INJECTION, "stale_history", "bad_guard", "redundant_pair", "sampling",
          "crash", "tool_result", "conjunction", "redundant_triple", "wording_innocents",
-         "yearless_date", "mixed_pair", "number_words", "two_causes", "euro_prices")
+         "yearless_date", "mixed_pair", "number_words", "two_causes", "euro_prices",
+         *NEW_SHAPES)
 
 # What the first line of each example's report must name: its root cause(s), every member
 # of a conjunction or a redundant set (the sampling model has none: why stays inconclusive).
@@ -41,6 +46,12 @@ ROOTS: dict[str, tuple[str, ...]] = {
     "mixed_pair": ("fact 'spring-memo'", "tool promo_lookup #call_1"),
     "number_words": ("old-roster",), "two_causes": ("price-memo", "ship-memo"),
     "euro_prices": ("supplier-note-2024",),
+    "user_gated_rule": ("student-rate", "because the user said"),
+    "zone_argument": ("zones-2023",), "rag_vs_instruction": ("returns-faq-2021",),
+    "locale_fact": ("tarif-fournisseur",), "refusal_wording": ("blade-safety",),
+    "cross_turn_pair": ("renewal-memo-2023", "assistant message llm#1 of turn 1"),
+    "memory_guard": ("memory-r9",), "stepped_fee": ("fee-memo-2022",),
+    "escalated_fee": ("late-fee-2021",),
 }
 
 

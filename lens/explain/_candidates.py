@@ -93,6 +93,8 @@ class Candidate:
     """For a removal that covers several recorded calls: every one of them."""
     carried_by: str | None = None
     """For a result of a tool an injection carries: that injection (``custom 'oms'``)."""
+    call: str = ""
+    """For a tool result: the call as made, ``lookup_price(sku="A12")`` (the path names it)."""
 
 
 def _score(text: str, answer: str) -> float | None:
@@ -229,8 +231,18 @@ def _tool_results(events: Sequence[Event], past: Past,
             "removes it (tested as that injection)" if owner else None,
             redacted=is_redacted(e.result) is not None,
             reach=tuple(readers), chosen_by=(chooser,), calls=(e.tool_call_id,),
-            carried_by=owner))
+            carried_by=owner, call=call_text(e.tool_name, given)))
     return out
+
+
+def call_text(tool: str, args: Mapping[str, object] | None) -> str:
+    """``lookup_price(sku="A12")``: a tool call with its arguments as the model gave them
+    (``lookup_price(…)`` when they were not recorded), each value clipped."""
+    if args is None:
+        return f"{tool}(…)"
+    given = ", ".join(f"{k}={clip(json.dumps(v, ensure_ascii=False), 30)}"
+                      for k, v in args.items())
+    return f"{tool}({clip(given, 70)})"
 
 
 def _origin(m: HistoryMessage, earlier: Sequence[Event]) -> tuple[str, Event | None]:

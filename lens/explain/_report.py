@@ -44,7 +44,7 @@ Conclusion = Literal["confirmed", "inconclusive", "cause-not-found", "broke", "c
 SuspectKind = Literal["injection", "tool_result", "message", "cursor_move", "gate", "lease",
                       "tool_definition", "set"]
 Effect = Literal["value", "lost", "wording"]
-Role = Literal["root", "mediator", "necessary", "wording"]
+Role = Literal["root", "mediator", "necessary", "wording", "context"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -58,7 +58,7 @@ class Experiment:
     verdict: Verdict | None
 
 
-ClaimKind = Literal["cause", "conjunction", "set", "redundant-set", "sentence"]
+ClaimKind = Literal["cause", "conjunction", "set", "redundant-set", "sentence", "user-said"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -66,11 +66,18 @@ class Claim:
     """One sentence of the headline and the experiments that back it: a ``cause`` (its own
     removal flipped the value), a ``conjunction`` (each member's own removal flipped the
     same value), a ``set`` (the joint removal flipped it) or a ``redundant-set`` (the joint
-    removal flipped it and each member's own removal did not)."""
+    removal flipped it and each member's own removal did not); ``user-said``: the user's own
+    message, whose removal flipped the value — context of the root, never a cause."""
 
     kind: ClaimKind
     names: tuple[str, ...]
     experiments: tuple[Experiment, ...]
+    minimal: bool | None = None
+    """A set: ``True`` when each member's removal from the set was tested and lost the effect,
+    ``False`` when the set without a member still changed it, ``None`` when not shown."""
+    without: tuple[Experiment, ...] = ()
+    """A set of three or more: the set removed but each member in turn (the tests behind
+    ``minimal``; a pair's are its members' own tests)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -144,7 +151,8 @@ class Suspect:
     it misled; ``wording``: the same facts written otherwise (never a cause of a value)."""
     role: Role | None = None
     """On the causal path: the ``root`` cause, a ``mediator`` it produced; apart from it:
-    ``necessary`` (its removal loses the answer) or ``wording`` (it only changes the words)."""
+    ``necessary`` (its removal loses the answer) or ``wording`` (it only changes the words);
+    ``context``: the user's own message, whose removal changed the value (never a root)."""
     wording: tuple[str, ...] = ()
     """Re-run text that changed while the comparator said "same": wording only under the
     default comparator; under ``--expect``/``--judge``/``--label`` possibly other facts,
@@ -153,6 +161,13 @@ class Suspect:
     """Live baseline re-runs interleaved with this suspect's confirming test."""
     paired_same: int = 0
     """Of those, the ones that reproduced the recorded outcome."""
+    minimal: bool | None = None
+    """A set: shown minimal (``True``), shown not minimal (``False``), or not shown."""
+    rerun_calls: tuple[str, ...] = ()
+    """A confirmed removal: the tool calls of its first re-run that changed the outcome (the
+    path compares them with the recorded calls: the argument that changed)."""
+    without: tuple[Experiment, ...] = ()
+    """A set of three or more: the set removed but each member in turn (screen re-runs)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -221,8 +236,9 @@ class WhyReport:
     root_causes: tuple[str, ...] = ()
     """The root cause(s) the headline names: all of a conjunction, the set of a redundant set."""
     path: tuple[str, ...] = ()
-    """The causal path, root first: ``skill 'refunds'``, ``llm#2 chose cancel_order``,
-    ``result #call_2``, ``answer (llm#3)``."""
+    """The causal path, root first: ``skill 'refunds'``, ``llm#2 chose
+    cancel_order(order_id="R-7")`` (and what the root's re-run called instead, when it
+    did), ``result #call_2: {…}``, a guard with the value it read, ``answer (llm#3)``."""
     necessary: tuple[str, ...] = ()
     """Pieces whose removal lost the answer: needed, reported apart from the root causes."""
     resend: ResendInfo | None = None
@@ -231,6 +247,9 @@ class WhyReport:
     """Each claim of the headline with the experiments (removal, runs, flips) behind it."""
     sentences: tuple[SentenceClaim, ...] = ()
     """For each confirmed piece searched inside: the sentence(s) its value comes from."""
+    user_said: tuple[str, ...] = ()
+    """What the user said that the answer's value depends on (their earlier messages whose
+    removal changed it): context of the root cause, never a root."""
 
 
 def tier_of(r: WhyReport) -> Tier:
@@ -302,6 +321,13 @@ def verdict_line(s: Suspect, r: WhyReport) -> str | None:
     if s.verdict == "confirmed" and s.effect == "wording":
         return (f"WORDING — {s.removal}: only the wording changed in {tally} {w.trials}"
                 f"{what}{conf}; the facts held, so it is no cause of the answer's value")
+    if s.verdict == "confirmed" and s.role == "context":
+        return (f"CONTEXT — {s.removal}: the outcome changed in {tally} {w.trials}{what}"
+                f"{conf}; the user's own words, so context of the answer, never its root cause")
+    if s.verdict == "confirmed" and s.kind == "set" and s.role is None and \
+            r.conclusion == "confirmed":
+        return (f"CAUSAL — {s.removal}: the outcome changed in {tally} {w.trials}{what}"
+                f"{conf}; not a cause of its own" + (f": {s.note}" if s.note else ""))
     if s.verdict == "confirmed":
         role = {"root": "root cause", "mediator": "on the path"}.get(s.role or "", "")
         return (f"CAUSAL — {s.removal}: the outcome changed in {tally} {w.trials}{what}"

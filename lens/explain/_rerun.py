@@ -17,15 +17,15 @@ from __future__ import annotations
 
 from collections import defaultdict, deque
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 from footprint._errors import ConfigError
 from footprint.agent._compose import content_hash
 from footprint.agent._wire import request_json
-from footprint.events import Event, ListSink, LLMEnd, LLMStart, RunEnd
+from footprint.events import Event, ListSink, LLMEnd, LLMStart, RunEnd, ToolStart
 from footprint.providers import LLMRequest, LLMResponse, Provider
-from lens.explain._candidates import Removal
+from lens.explain._candidates import Removal, call_text
 from lens.explain._custody import said
 from lens.explain._facts import canonical
 from lens.explain._outcome import FAILED, STOPPED, Comparator, effect, normalise
@@ -123,6 +123,8 @@ class Rerun:
     lost: bool = False
     """The comparator read "same" although the answer lost its values (an apology under
     ``--expect``: not the answer wanted, nor the recorded one)."""
+    calls: tuple[str, ...] = ()
+    """The tool calls the trial made, in order, as ``lookup_price(sku="A12")``."""
 
 
 class Rerunner:
@@ -286,7 +288,8 @@ class Rerunner:
                 return Rerun(run="broke", answer="",
                              note=f"never reached {self.past.explained.step_id}")
             text = said(at[-1])
-        return self._compared(text, removed)
+        made = tuple(call_text(e.tool_name, e.args) for e in events if isinstance(e, ToolStart))
+        return replace(self._compared(text, removed), calls=made)
 
     def _compared(self, text: str, removed: frozenset[Removal]) -> Rerun:
         """A trial's text at the explained step, compared with the recorded one."""

@@ -39,7 +39,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Literal
 
 from lens.explain._candidates import Removal
@@ -52,6 +52,7 @@ __all__ = ["Finding", "Probe", "SearchResult", "plan_line", "screen_budget", "se
 
 Screen = Literal["changed", "same", "broke"]
 SCREEN_SEED0 = 1000
+MINIMAL_SEED0 = 5000
 MAX_SETS = 3
 
 
@@ -74,6 +75,12 @@ class Finding:
     alone: tuple[tuple[Removal, Ablation], ...] = ()
     paired: Tally = field(default_factory=Tally)
     """The live baseline re-runs interleaved with the confirming test's own."""
+    calls: tuple[str, ...] = ()
+    """The tool calls of the first confirming re-run that changed the outcome."""
+    without: tuple[tuple[Removal, Tally], ...] = ()
+    """A confirmed set of three or more: for each member, the set removed *but* that member
+    (is the member needed in the set?). A pair needs none: the other member's test alone
+    is that experiment."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -229,13 +236,15 @@ def _halves(group: list[Removal]) -> tuple[list[Removal], list[Removal]]:
 
 
 def _confirm(rerunner: Trial, base: Tally, removals: Sequence[Removal], seeds: int,
-             alpha: float, rng: random.Random) -> tuple[Ablation, tuple[str, ...], Tally]:
+             alpha: float, rng: random.Random
+             ) -> tuple[Ablation, tuple[str, ...], Tally, tuple[str, ...]]:
     """The confirming test: each variant re-run paired with a live baseline re-run on the
     same seed, the two in a shuffled (seeded) order, and the test run against the baseline
     grown by those pairs — so a server whose output drifts with its own history shows
     that drift in the baseline too, not only in the variant."""
     label = ", ".join(r.describe() for r in removals)
     changed: list[str] = []
+    calls: list[tuple[str, ...]] = []
     paired = [Tally()]
 
     def one(seed: int) -> Literal["same", "changed", "broke"]:
@@ -250,6 +259,7 @@ def _confirm(rerunner: Trial, base: Tally, removals: Sequence[Removal], seeds: i
             got = rerunner.rerun(removals, seed, what=f"confirm: {label}")
             if got.run == "changed":
                 changed.append(got.answer)
+                calls.append(got.calls)
             out = got.run
         return out
 
@@ -259,14 +269,16 @@ def _confirm(rerunner: Trial, base: Tally, removals: Sequence[Removal], seeds: i
                      broke=base.broke + p.broke)
 
     return (sequential(grown, one, seeds, alpha, words=rerunner.tier.words), tuple(changed),
-            paired[0])
+            paired[0], calls[0] if calls else ())
 
 
 def _findings(rerunner: Trial, base: Tally, found: Sequence[tuple[Removal, ...]],
-              seeds: int, alpha: float, out: list[Finding], rng: random.Random) -> None:
-    """Confirm each set found, appending to ``out`` (kept when the budget stops it)."""
+              seeds: int, alpha: float, out: list[Finding], rng: random.Random,
+              screen_seeds: int = 1) -> None:
+    """Confirm each set found, appending to ``out`` (kept when the budget stops it); a
+    confirmed set of three or more is then checked for minimality (:func:`_without`)."""
     for removals in found:
-        test, answers, paired = _confirm(rerunner, base, removals, seeds, alpha, rng)
+        test, answers, paired, calls = _confirm(rerunner, base, removals, seeds, alpha, rng)
         alone: tuple[tuple[Removal, Ablation], ...] = ()
         if len(removals) > 1 and test.verdict == "confirmed":
             alone = tuple((r, _confirm(rerunner, base, (r,), seeds, alpha, rng)[0])
@@ -274,7 +286,25 @@ def _findings(rerunner: Trial, base: Tally, found: Sequence[tuple[Removal, ...]]
         elif len(removals) > 1:
             alone = tuple((r, _unheld(test)) for r in removals)
         out.append(Finding(removals=removals, test=test, answers=answers, alone=alone,
-                           paired=paired))
+                           paired=paired, calls=calls))
+        if len(removals) > 2 and test.verdict == "confirmed":
+            out[-1] = replace(out[-1], without=_without(rerunner, removals, screen_seeds))
+
+
+def _without(rerunner: Trial, removals: Sequence[Removal],
+             screen_seeds: int) -> tuple[tuple[Removal, Tally], ...]:
+    """Each member of a set in turn kept, the rest removed: the outcome held shows the
+    member is needed in the set; changed, the set is not minimal (screen re-runs, like the
+    search's own, on seeds of their own)."""
+    out: list[tuple[Removal, Tally]] = []
+    for i, member in enumerate(removals):
+        rest = tuple(r for r in removals if r != member)
+        tally = Tally()
+        for k in range(screen_seeds):
+            tally = tally.add(rerunner.rerun(rest, MINIMAL_SEED0 + 10 * i + k,
+                                             what=f"minimal: all but {member.describe()}").run)
+        out.append((member, tally))
+    return tuple(out)
 
 
 def _unheld(test: Ablation) -> Ablation:
@@ -308,8 +338,9 @@ def plan_line(pieces: int, seeds: int, budget: int | None, words: Words) -> str:
 
 
 def _confirm_cost(members: int, seeds: int) -> int:
-    """A set's confirming test at most, and each member's alone when it has several."""
-    return 2 * seeds * (1 + (members > 1) * members)
+    """A set's confirming test at most, each member's alone when it has several, and the
+    set but each member when it has three or more (:func:`_without`, one seed each)."""
+    return 2 * seeds * (1 + (members > 1) * members) + (members > 2) * members
 
 
 def _enough(s: _Search, spent: int, isolated: Sequence[tuple[Removal, ...]], untested: int,
@@ -338,9 +369,10 @@ def search(rerunner: Trial, base: Tally, units: Sequence[Removal], *, seeds: int
     then kept alone in turn (:meth:`_Search.sources`)."""
     findings: list[Finding] = []
     rng = random.Random(order)
-    s = _Search(rerunner=rerunner, base=base, screen_seeds=1 if base.changed == 0 else 3,
+    screen_seeds = 1 if base.changed == 0 else 3
+    s = _Search(rerunner=rerunner, base=base, screen_seeds=screen_seeds,
                 wanted=wanted, confirm=lambda removals: _findings(
-                    rerunner, base, (removals,), seeds, alpha, findings, rng))
+                    rerunner, base, (removals,), seeds, alpha, findings, rng, screen_seeds))
     stopped: str | None = None
     try:
         s.run(units)

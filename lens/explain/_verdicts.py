@@ -86,7 +86,8 @@ def _with_result(s: Suspect, r: Removal | None, result: SearchResult,
     how = r.describe()
     if r in singles:
         f = singles[r]
-        s = replace(s, paired_runs=f.paired.runs, paired_same=f.paired.same)
+        s = replace(s, paired_runs=f.paired.runs, paired_same=f.paired.same,
+                    rerun_calls=f.calls)
         return _tested(s, f.test, how, answers=f.answers, seen=seen)
     if r in alone:
         test, note = alone[r]
@@ -130,10 +131,35 @@ def _sets(result: SearchResult, cands: Sequence[Candidate], seen: Seen) -> list[
         note = "each alone is not enough: removing any one of them left the outcome" \
             if weak else ""
         base = replace(base, wording=seen.wording(f.removals), paired_runs=f.paired.runs,
-                       paired_same=f.paired.same)
+                       paired_same=f.paired.same, minimal=_shown_minimal(f),
+                       rerun_calls=f.calls,
+                       without=tuple(Experiment(
+                           removal=" + ".join(x.describe() for x in f.removals if x != r),
+                           runs=t.runs, flips=t.changed, broke=t.broke, verdict=None)
+                           for r, t in f.without))
         out.append(_tested(base, f.test, " + ".join(r.describe() for r in f.removals), note,
                            f.answers, seen))
     return out
+
+
+def _shown_minimal(f: Finding) -> bool | None:
+    """Is the confirmed set minimal, each member needed in it? A pair: the other member's
+    own test held (removing the set but it kept the outcome); three or more: the set but
+    each member, removed, kept it (``Finding.without``). ``None``: not shown."""
+    if f.test.verdict != "confirmed":
+        return None
+    if len(f.removals) == 2:
+        tests = [a for _, a in f.alone]
+        if any(a.verdict == "confirmed" for a in tests):
+            return False
+        return True if all(a.verdict == "not-confirmed" and a.tally.runs for a in tests) \
+            else None
+    if any(2 * t.changed > t.answered for _, t in f.without):
+        return False
+    if len(f.without) == len(f.removals) and all(
+            t.answered and 2 * t.same > t.answered for _, t in f.without):
+        return True
+    return None
 
 
 def _member_labels(removals: Sequence[Removal], cands: Sequence[Candidate]) -> list[str]:
@@ -177,6 +203,10 @@ def _what(r: WhyReport, s: Suspect) -> str:
 def _confirmed_text(r: WhyReport, s: Suspect) -> str:
     together = " together" if s.kind == "set" else ""
     alone = "; each alone is not enough" if s.kind == "set" and s.note else ""
+    if s.kind == "set" and s.minimal is not True:
+        alone += ("; not minimal: the set without one of them still changes it"
+                  if s.minimal is False else "; not shown minimal (each member's removal "
+                  "from the set was not tested)")
     to = f" ({', '.join(s.changes[:3])})" if s.changes else ""
     conf = f"{100 * (s.confidence or 0):.2f}%"
     return (f"removing {_what(r, s)}{together} changes the answer{to} in {s.flips}/"
@@ -252,12 +282,15 @@ def conclude(r: WhyReport, result: SearchResult | None,
                 "resemblance to the answer; none was tested" + (
                     "" if reason else " (pass --agent to re-run without them)"))
         return replace(r, conclusion="correlational", conclusion_text=text)
-    if order is not None and order.roots:
+    if order is not None and (order.roots or order.context):
         r = replace(r, root_causes=tuple(_what(r, s) for s in order.roots), path=order.path,
                     necessary=order.necessary,
-                    claims=tuple(_claim(r, g) for g in joint_roots(order.roots)))
-        return replace(r, conclusion="confirmed",
-                       conclusion_text=_roots_text(r, order) + _unscreened(result))
+                    claims=tuple(_claim(r, g) for g in joint_roots(order.roots)) + tuple(
+                        Claim(kind="user-said", names=(s.label,), experiments=(_experiment(s),))
+                        for s in order.context),
+                    user_said=tuple(s.excerpt for s in order.context))
+        text = _roots_text(r, order) + _said(r, order) if order.roots else _said_only(r, order)
+        return replace(r, conclusion="confirmed", conclusion_text=text + _unscreened(result))
     if order is not None:
         r = replace(r, necessary=order.necessary)
     budget = _budget(r, result)
@@ -273,6 +306,26 @@ def conclude(r: WhyReport, result: SearchResult | None,
         return replace(r, conclusion="broke", conclusion_text=_not_found(r, result))
     return replace(r, conclusion="cause-not-found",
                    conclusion_text="cause not found: " + _not_found(r, result))
+
+
+def _said(r: WhyReport, order: Order) -> str:
+    """``; because the user said “I'm a student”`` (their message gates the root), or ``""``."""
+    if not order.context:
+        return ""
+    return "; because the user said " + " and ".join(f"“{q}”" for q in r.user_said) + (
+        f" (without {'it' if len(r.user_said) == 1 else 'each'} the answer changes too: the "
+        "user's own words, context of the root, not a cause)")
+
+
+def _said_only(r: WhyReport, order: Order) -> str:
+    """No piece of the agent changed the value, only the user's own words did."""
+    s = order.context[0]
+    to = f" ({', '.join(s.changes[:3])})" if s.changes else ""
+    return ("because the user said " + " and ".join(f"“{q}”" for q in r.user_said)
+            + f": removing {'that message' if len(r.user_said) == 1 else 'each message'} "
+            f"changes the answer{to} in {s.flips}/{s.runs - s.broke} "
+            f"{tier_of(r).words.trials}; no piece of the agent was shown to cause it (the "
+            "user's own words are context, never a root cause)")
 
 
 def _inconclusive(r: WhyReport) -> str | None:
@@ -306,10 +359,14 @@ def _claim(r: WhyReport, group: Sequence[Suspect]) -> Claim:
         out += [_experiment(m) for m in members]
         names += [m.label for m in members] or [_what(r, s)]
     kind: ClaimKind = "conjunction" if len(group) > 1 else "cause"
-    if len(group) == 1 and group[0].kind == "set":
+    one = group[0]
+    if len(group) == 1 and one.kind == "set":
         alone = out[1:]
         kind = "redundant-set" if alone and all(
             e.verdict == "not-confirmed" and e.runs for e in alone) else "set"
+        return Claim(kind=kind, names=tuple(dict.fromkeys(names)),
+                     experiments=tuple(dict.fromkeys(out)), minimal=one.minimal,
+                     without=one.without)
     return Claim(kind=kind, names=tuple(dict.fromkeys(names)),
                  experiments=tuple(dict.fromkeys(out)))
 

@@ -6,9 +6,13 @@ The classes, as ``footprint why`` words them:
 
 * ``root`` — a confirmed cause of the answer's value (``CAUSAL … root cause``);
 * ``mediator`` — confirmed, on the causal path the root produced (``CAUSAL … on the path``);
+* ``context`` — the user's own message whose removal changed the value (``CONTEXT``):
+  what the user said, never a root cause;
 * ``necessary`` — its removal lost the answer (``NECESSARY``): needed, not a cause;
 * ``member`` — one piece of a confirmed culprit set (``part of a culprit set``): alone it
   changed nothing, with the rest of its set it did;
+* ``apart`` — a confirmed set the headline does not name: it holds a piece that does it
+  alone, or it is everything but the confirmed cause (``not a cause of its own``);
 * ``wording`` — only the wording changed (``WORDING``): the same facts written otherwise;
 * ``not-confirmed``, ``untested``, ``broke``, ``inconclusive`` — as the CLI says them;
 * ``unsearched`` — a correlational report: no trial was made.
@@ -25,14 +29,16 @@ from lens.tui._summary import clip
 
 __all__ = ["CLASSES", "VerdictClass", "headline_text", "suspect_prompt", "verdict_class"]
 
-VerdictClass = Literal["root", "mediator", "necessary", "member", "wording", "not-confirmed",
-                       "untested", "broke", "inconclusive", "unsearched"]
+VerdictClass = Literal["root", "mediator", "context", "necessary", "member", "apart", "wording",
+                       "not-confirmed", "untested", "broke", "inconclusive", "unsearched"]
 
 CLASSES: dict[VerdictClass, tuple[str, str]] = {
     "root": ("CAUSAL · root cause", "bold red"),
     "mediator": ("CAUSAL · on the path", "red"),
+    "context": ("CONTEXT · the user's words", "yellow"),
     "necessary": ("NECESSARY", "bold blue"),
     "member": ("part of a culprit set", "dark_orange"),
+    "apart": ("not a cause of its own", "dark_orange"),
     "wording": ("WORDING", "cyan"),
     "not-confirmed": ("not confirmed", "green"),
     "untested": ("untested", "dim"),
@@ -64,6 +70,10 @@ def verdict_class(s: Suspect, r: WhyReport) -> VerdictClass:
             return "necessary"
         if s.effect == "wording":
             return "wording"
+        if s.role == "context":
+            return "context"
+        if s.kind == "set" and s.role is None and r.conclusion == "confirmed":
+            return "apart"
         return "mediator" if s.role == "mediator" else "root"
     if _in_confirmed_set(s, r):
         return "member"

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from planted_support import CONFIRMS_INJECTION, NAMES, PLANTED, ROOT, load
+from planted_support import CONFIRMS_INJECTION, NAMES, NEW_SHAPES, PLANTED, ROOT, load
 
 from footprint import ConfigError, ListSink, RunError
 from footprint.events import ContextEvaluated, ContextInjected
@@ -43,17 +43,19 @@ def test_given_an_example_when_read_then_its_docstring_names_the_one_line_why_co
     assert f"python examples/planted/{name}.py" in doc
 
 
-@pytest.mark.parametrize("name", (*CONFIRMS_INJECTION, "crash"))
+@pytest.mark.parametrize("name", (*CONFIRMS_INJECTION, "crash", *NEW_SHAPES))
 def test_given_the_culprit_removed_when_re_run_then_the_answer_changes(name: str) -> None:
     culprit = load(name).CULPRIT
     assert _answer(name, culprit) != _answer(name)
 
 
 @pytest.mark.parametrize("name", (*CONFIRMS_INJECTION, "redundant_pair", "crash",
-                                  "stale_history", "bad_guard"))
+                                  "stale_history", "bad_guard", *NEW_SHAPES))
 def test_given_any_decoy_removed_when_re_run_then_the_answer_stays(name: str) -> None:
     recorded = _answer(name)
     for decoy in load(name).INNOCENT:
+        if decoy in getattr(load(name), "WORDING", ()):  # re-words the answer: tested apart
+            continue
         assert _answer(name, decoy) == recorded, decoy
 
 
@@ -198,7 +200,7 @@ def test_given_an_example_when_its_main_runs_then_the_store_holds_its_runs(
     out = capsys.readouterr().out
     assert f"footprint why last --agent examples/planted/{name}.py:make_agent" in out
     runs = open_store(store).sql("SELECT count(*) FROM runs").fetchall()
-    assert runs == [(2 if name == "stale_history" else 1,)]
+    assert runs == [(2 if hasattr(load(name), "FIRST") else 1,)]  # a turn before the last
 
 
 def test_given_a_planted_script_when_run_offline_then_it_records_and_prints_the_answer(
@@ -225,12 +227,24 @@ def test_given_a_planted_script_when_asked_for_help_then_it_prints_usage_and_rec
     assert list(tmp_path.iterdir()) == []  # no store named '--help'
 
 
-def test_given_the_readme_when_its_planted_table_is_read_then_it_lists_each_example_once() -> None:
+def _planted_rows() -> list[tuple[str, str]]:
+    """The rows of the planted table: README's section, then any docs page's table of them
+    (new examples are documented under docs/ while README is rewritten)."""
     text = (ROOT / "README.md").read_text(encoding="utf-8")
     section = text[text.index("### Planted bugs"):]
     section = section[:section.index("\n## ")]
     rows = re.findall(r"^\| `(\w+)\.py` \| .+ \| (.+) \|$", section, re.M)
-    assert [name for name, _ in rows] == list(NAMES)
+    for page in sorted((ROOT / "docs").rglob("*.md")):
+        rows += re.findall(r"^\| `(\w+)\.py` \| .+ \| (.+) \|$",
+                           page.read_text(encoding="utf-8"), re.M)
+    return rows
+
+
+def test_given_the_readme_when_its_planted_table_is_read_then_it_lists_each_example_once() -> None:
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = text[text.index("### Planted bugs"):]
+    rows = _planted_rows()
+    assert sorted(name for name, _ in rows) == sorted(NAMES)
     for name, culprit in rows:
         declared = getattr(load(name), "CULPRIT", ())
         for culprit_id in (declared,) if isinstance(declared, str) else declared:

@@ -339,8 +339,11 @@ def test_given_a_skill_naming_the_wrong_tool_when_why_runs_then_the_path_runs_th
     reports: dict[str, Report],
 ) -> None:
     report = reports["skill_wrong_tool"]
-    assert report["path"] == ["skill 'invoicing'", "llm#2 chose fx_rate_fixed", "result #call_2",
-                              "answer (llm#3)"]
+    assert report["path"][0] == "skill 'invoicing'" and report["path"][3] == "answer (llm#3)"
+    assert report["path"][1] == ('llm#2 chose fx_rate_fixed(base="USD", quote="EUR") (without '
+                                 'skill \'invoicing\': fx_rate(base="USD", quote="EUR"))')
+    assert report["path"][2].startswith('result #call_2: {"base": "USD", "quote": "EUR", '
+                                        '"rate": 0.81'), report["path"]
     tool = next(s for s in report["suspects"] if s["kind"] == "tool_result"
                 and s["flavor"] == "fx_rate_fixed")
     assert tool["verdict"] == "confirmed" and tool["role"] == "mediator"
@@ -352,7 +355,17 @@ def test_given_a_rule_live_mid_loop_when_why_runs_then_the_path_puts_it_after_th
 ) -> None:
     path = reports["mid_loop_rule"]["path"]
     rule = next(i for i, p in enumerate(path) if "staff-rate" in p)
-    assert path.index("result #call_1") < rule < path.index("llm#2 chose staff_price"), path
+    assert _hop(path, "result #call_1: ") < rule < _hop(path, "llm#2 chose staff_price("), path
+    assert path[_hop(path, "llm#2 chose")] == ('llm#2 chose staff_price(item="Nord lamp") (without '
+                                               'instructions \'staff-rate\': list_price(item='
+                                               '"Nord lamp"))'), path
+    assert path[_hop(path, "result #call_2")] == 'result #call_2: {"item": "Nord lamp", ' \
+        '"price": 60}', path
+
+
+def _hop(path: list[str], start: str) -> int:
+    """Where the path's first hop starting with ``start`` is."""
+    return next(i for i, p in enumerate(path) if p.startswith(start))
 
 
 def test_given_a_stale_tool_result_when_why_runs_then_it_heads_as_the_earliest_removable_link(
@@ -361,7 +374,9 @@ def test_given_a_stale_tool_result_when_why_runs_then_it_heads_as_the_earliest_r
     report = reports["tool_result"]
     assert report["root_causes"] == ["tool price_feed #call_1"]
     assert "the earliest removable link" in report["conclusion_text"]
-    assert report["path"] == ["llm#1 chose price_feed", "result #call_1", "answer (llm#2)"]
+    assert report["path"][0] == 'llm#1 chose price_feed(sku="M3")', report["path"]
+    assert report["path"][1].startswith('result #call_1: {"sku": "M3", "price": 19,')
+    assert report["path"][2:] == ["answer (llm#2)"], report["path"]
 
 
 def test_given_a_tool_an_injection_carries_when_why_runs_then_its_result_names_its_owner(
@@ -374,7 +389,10 @@ def test_given_a_tool_an_injection_carries_when_why_runs_then_its_result_names_i
                   and s["flavor"] == "get_order_status")
     assert "custom 'legacy-oms'" in result["note"] and "skill" not in result["note"]
     assert result["verdict"] is None and "registry" not in result["label"]
-    assert report["path"][1:3] == ["llm#1 chose get_order_status", "result #call_1"]
+    assert report["path"][1:3] == ['llm#1 chose get_order_status(order_id="D-310") (without '
+                                   'custom \'legacy-oms\': order_status(order_id="D-310"))',
+                                   'result #call_1: {"order_id": "D-310", "status": '
+                                   '"processing"}'], report["path"]
 
 
 @pytest.mark.parametrize("name", ("conjunction", "redundant_triple"))
@@ -600,6 +618,13 @@ def test_given_a_planted_run_when_why_reports_json_then_each_claim_names_the_exp
     assert len(named) == len(set(named)), f"{name}: a piece named twice: {claims}"
     for c in claims:
         first, *rest = c["experiments"]
+        if c["kind"] == "user-said":  # the user's own words: their removal flipped it
+            assert c["names"][0].startswith("user message") and len(c["experiments"]) == 1, c
+            assert first["verdict"] == "confirmed", c
+            continue
+        if c["kind"] in ("set", "redundant-set"):  # minimal: each member's removal tested
+            assert c["minimal"] is True, c
+            assert len(c["without"]) == (len(c["names"]) if len(c["names"]) > 2 else 0), c
         if c["kind"] in ("cause", "conjunction"):  # each member's own removal flipped it
             assert all(e["verdict"] == "confirmed" and 2 * e["flips"] > e["runs"] - e["broke"]
                        for e in c["experiments"]), c

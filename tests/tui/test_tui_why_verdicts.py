@@ -56,6 +56,7 @@ CASES = {
                    frozenset({"root", "untested"})),
     "broke": Case("crash", (), frozenset({"root", "broke", "not-confirmed"})),
     "sampling": Case("sampling", (), frozenset({"inconclusive"})),
+    "context": Case("user_gated_rule", (), frozenset({"root", "context", "not-confirmed"})),
 }
 _AT = datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)
 
