@@ -35,8 +35,9 @@ def section(heading: str) -> str:
     text = page_holding(heading).read_text(encoding="utf-8")
     body = text[text.index(heading):]
     level = len(heading) - len(heading.lstrip("#"))
-    ends = [m.start() for m in re.finditer(rf"^#{{1,{level}}} ", body[1:], re.M)]
-    return body[:ends[0] + 1] if ends else body
+    after = body.find("\n") + 1 or len(body)
+    end = re.search(rf"^#{{1,{level}}} ", body[after:], re.M)
+    return body[:after + end.start()] if end else body
 
 
 def code_blocks(language: str) -> list[tuple[str, int, str]]:
