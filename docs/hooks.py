@@ -11,6 +11,7 @@ import argparse
 import dataclasses
 import json
 import os
+import re
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
@@ -78,12 +79,26 @@ def _schemas() -> str:
     return "\n".join(out)
 
 
+def _promises(markdown: str) -> str:
+    """The page's own promises (its ``- **Title.**`` bullets), one a line, each with the
+    tests its text names."""
+    out = ["| promise | held by |", "|---|---|"]
+    for title, body in re.findall(r"^- \*\*(.+?)\*\*(.*?)(?=^- \*\*|^#|\Z)", markdown,
+                                  re.S | re.M):
+        tests = sorted(set(re.findall(r"tests/[\w/]+\.py", body)))
+        out.append(f"| {title.rstrip('.')} | " + ", ".join(f"`{t}`" for t in tests) + " |")
+    return "\n".join(out)
+
+
 GENERATORS: dict[str, Callable[[], str]] = {
     "cli": _cli, "events": _events, "views": _views, "schemas": _schemas,
 }
 
 
 def on_page_markdown(markdown: str, **_: Any) -> str:
+    marker = "<!-- generated:promises -->"
+    if marker in markdown:
+        markdown = markdown.replace(marker, _promises(markdown))
     for name, build in GENERATORS.items():
         marker = f"<!-- generated:{name} -->"
         if marker in markdown:
