@@ -70,11 +70,21 @@ def _views() -> str:
     return "\n".join(out)
 
 
+def _event_schemas() -> str:
+    from footprint.events import EVENT_TYPES, record_schema
+
+    out: list[str] = []
+    for tag, cls in EVENT_TYPES.items():
+        schema = json.dumps(record_schema(cls), indent=2, ensure_ascii=False)
+        out += [f"### `{tag}`", "", "```json", schema, "```", ""]
+    return "\n".join(out)
+
+
 def _schemas() -> str:
     out: list[str] = []
     for path in sorted((ROOT / "lens" / "schemas").glob("*.json")):
         schema: Any = json.loads(path.read_text(encoding="utf-8"))
-        out += [f"## `{path.name}`", "", str(schema.get("description", "")), "",
+        out += [f"### `{path.name}`", "", str(schema.get("description", "")), "",
                 "```json", json.dumps(schema, indent=2, ensure_ascii=False), "```", ""]
     return "\n".join(out)
 
@@ -92,6 +102,7 @@ def _promises(markdown: str) -> str:
 
 GENERATORS: dict[str, Callable[[], str]] = {
     "cli": _cli, "events": _events, "views": _views, "schemas": _schemas,
+    "event-schemas": _event_schemas,
 }
 
 

@@ -23,5 +23,7 @@ def test_given_the_site_when_built_strictly_then_it_builds_with_its_generated_re
     assert "footprint receive" in cli and "--key-file" in cli
     events = (site / "reference" / "events" / "index.html").read_text(encoding="utf-8")
     assert "context.injected" in events and "admitted_by" in events
+    schemas = (site / "reference" / "schemas" / "index.html").read_text(encoding="utf-8")
+    assert schemas.count("draft/2020-12") >= 30 and "why_report.schema.json" in schemas
     api = (site / "reference" / "api" / "index.html").read_text(encoding="utf-8")
     assert 'id="recorder.ParquetSink"' in api and 'id="footprint.Agent"' in api

@@ -69,7 +69,8 @@ def test_given_the_lens_and_query_stacks_absent_when_an_agent_records_then_the_r
 
 def test_given_a_record_only_install_when_a_query_command_runs_then_it_names_the_package(
         tmp_path: Path) -> None:
-    script = _absent(("duckdb",)) + "import sys\nfrom lens.cli import main\nsys.exit(main(sys.argv[1:]))\n"
+    script = _absent(("duckdb",)) + (
+        "import sys\nfrom lens.cli import main\nsys.exit(main(sys.argv[1:]))\n")
     done = subprocess.run([sys.executable, "-c", script, "runs", "--store", str(tmp_path)],
                           capture_output=True, text=True, timeout=120, cwd=ROOT)
     assert done.returncode == 3
