@@ -1,5 +1,6 @@
 """Every Python block of the README and of the documentation site runs as written and
-prints what its ``# comment`` says it prints."""
+prints what its ``# comment`` says it prints; every SQL block runs in the SQL sandbox over
+a store holding a support-desk run."""
 
 from __future__ import annotations
 
@@ -9,6 +10,9 @@ from pathlib import Path
 
 import pytest
 from docs_support import code_blocks
+
+from lens._examples.support_desk import make_agent
+from recorder import ParquetSink, Recorder, open_store
 
 PYTHON = code_blocks("python")
 
@@ -27,3 +31,22 @@ def test_given_a_documented_python_block_when_run_then_it_prints_what_it_says(
     printed = capsys.readouterr().out
     for expected in re.findall(r"print\(.*\)\s+# (.+?)\s*$", code, re.M):
         assert expected in printed, (page, index, expected)
+
+
+SQL = code_blocks("sql")
+
+
+@pytest.fixture(scope="module")
+def demo_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("store")
+    with Recorder(sinks=[ParquetSink(root)]) as recorder:
+        make_agent(sink=recorder).run_sync("I was charged $40 for order A-1047; it is broken")
+    return root
+
+
+@pytest.mark.docs_example
+@pytest.mark.parametrize(("page", "index", "query"), SQL,
+                         ids=[f"{page}#{index}" for page, index, _ in SQL])
+def test_given_a_documented_sql_block_when_run_on_a_store_then_the_sandbox_answers_it(
+        page: str, index: int, query: str, demo_store: Path) -> None:
+    open_store(demo_store).sql(query).fetchall()  # a refused or failing query raises
