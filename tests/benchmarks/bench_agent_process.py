@@ -56,19 +56,21 @@ def _python(code: str, *args: str) -> str:
 
 
 def _closure(roots: tuple[str, ...]) -> set[str]:
-    """The installed distributions ``roots`` need, themselves included (no extras)."""
-    seen: set[str] = set()
-    todo = [canonicalize_name(r) for r in roots]
+    """The installed distributions ``roots`` need, themselves included (none of the roots'
+    own extras; the extras one dependency asks of another, such as
+    ``markdown-it-py[linkify]``, are followed)."""
+    seen: set[tuple[str, str]] = set()
+    todo = [(canonicalize_name(r), "") for r in roots]
     while todo:
-        name = todo.pop()
-        if name in seen:
+        name, extra = todo.pop()
+        if (name, extra) in seen:
             continue
-        seen.add(name)
+        seen.add((name, extra))
         for spec in metadata.requires(name) or ():
             req = Requirement(spec)
-            if req.marker is None or req.marker.evaluate({"extra": ""}):
-                todo.append(canonicalize_name(req.name))
-    return seen
+            if req.marker is None or req.marker.evaluate({"extra": extra}):
+                todo += [(canonicalize_name(req.name), e) for e in ("", *sorted(req.extras))]
+    return {name for name, _ in seen}
 
 
 def _mb(names: set[str]) -> float:
