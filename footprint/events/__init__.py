@@ -64,6 +64,7 @@ from footprint.events._run import (
     RunStart,
     StopCause,
 )
+from footprint.events._schema import record_schema
 from footprint.events._skill import (
     ActivationReason,
     DeactivationReason,
@@ -169,6 +170,7 @@ __all__ = [
     "from_record",
     "keeps_events",
     "payload_of",
+    "record_schema",
     "summarize_content",
     "to_record",
     "type_tag_of",

@@ -100,7 +100,7 @@ def _redactions(store: Store) -> None:
               "holding the store can test a guess, and small spaces such as card numbers fall "
               "to brute force); new records get keyed markers (a Redactor key, "
               f"${REDACT_KEY_ENV}); these stay as they are: re-keying a store is not "
-              "implemented (README, 'Redaction markers')")
+              "implemented (docs/guarantees.md, 'Redaction markers')")
 
 
 def _remove_locks(store: Store) -> None:

@@ -86,6 +86,10 @@ def _report(prefix: str, exc: Exception) -> int:
     if isinstance(exc, FootprintError):
         say(f"{prefix} {exc}")
         return USAGE
+    if isinstance(exc, ModuleNotFoundError) and _missing_dependency(exc):
+        say(f"{prefix} this install lacks the package {exc.name!r} (a record-only install?); "
+            "`pip install footprint-lens` installs what every command needs")
+        return SYSTEM
     if isinstance(exc, OSError):
         where = f" {exc.filename!r}" if exc.filename else ""
         say(f"{prefix} cannot use{where}: {exc.strerror or _first_line(exc)}")
@@ -98,6 +102,11 @@ def _report(prefix: str, exc: Exception) -> int:
     say(f"{prefix} internal error ({type(exc).__name__}: {_first_line(exc)}); please report "
         "it — FOOTPRINT_DEBUG=1 prints the traceback")
     return BUG
+
+
+def _missing_dependency(exc: ModuleNotFoundError) -> bool:
+    """A third-party package is missing (a record-only install), not one of our modules."""
+    return bool(exc.name) and str(exc.name).split(".")[0] not in ("footprint", "recorder", "lens")
 
 
 _OWNED = threading.Event()

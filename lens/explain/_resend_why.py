@@ -282,8 +282,8 @@ def _recorded(loaded: _Loaded, step: str, request: str | None) -> None:
     raise ConfigError(
         f"{step} of this run was mapped from a trace of {src.framework} without the request's "
         "content (content capture off, or inputs hidden), so there is nothing to re-send; "
-        "turn the framework's content capture on (README: 'Explaining agents built with "
-        "other frameworks') and record it again, or drop --resend for the correlational "
+        "turn the framework's content capture on (docs/tutorials/foreign-agents.md: the "
+        "'content capture' column) and record it again, or drop --resend for the correlational "
         "report")
 
 

@@ -8,12 +8,11 @@ the store, reads ``runs`` through SQL and verifies every run. A run is *lost*
 when it no longer verifies. The bound, from the file before the flip: the
 runs with rows in the row group whose byte range holds the flip (for a blob
 file, the runs that reference its blobs; a flip in a file's header or footer
-counts every row group of the file). The README's Guarantees carry the figures.
+counts every row group of the file). The Guarantees page (docs/guarantees.md) carries the figures.
 """
 
 from __future__ import annotations
 
-import os
 import random
 import shutil
 import warnings
@@ -22,12 +21,12 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from docs_support import check_generated
 
 from footprint.events import Event, RunEnd, RunStart, ToolEnd
 from recorder import ParquetSink, open_store, verify_run
 from recorder.write._compact import compact
 
-README = Path(__file__).resolve().parents[2] / "README.md"
 START, END = "<!-- blast-flips:start -->\n", "<!-- blast-flips:end -->"
 RUNS, FLIPS = 6, 50
 T0 = 1_767_225_600_000_000_000
@@ -173,10 +172,4 @@ def test_given_50_random_byte_flips_when_every_run_is_verified_then_each_costs_i
                 f"most {max(lost)} per flip, never more than the runs of the damaged row group "
                 f"({sum(1 for n in lost if n)} flips cost any run; "
                 f"`tests/faults/test_faults_blast_flips.py`).\n  ")
-    text = README.read_text(encoding="utf-8")
-    if os.environ.get("FOOTPRINT_WRITE_README"):
-        head, _, rest = text.partition(START)
-        text = head + START + fragment + END + rest.partition(END)[2]
-        README.write_text(text, encoding="utf-8")
-    assert START + fragment + END in text, (
-        "the README's flip figures are stale; run this test with FOOTPRINT_WRITE_README=1")
+    check_generated(START, END, fragment, "the byte-flip figures")

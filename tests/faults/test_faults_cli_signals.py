@@ -17,6 +17,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from docs_support import section as docs_section
 
 from footprint.agent import SeededIds
 from lens._examples.support_desk import make_agent
@@ -140,11 +141,11 @@ def test_given_python_m_footprint_when_run_then_it_is_the_footprint_command(stor
     assert empty.returncode == 2 and empty.stderr.count("\n") == 1
 
 
-def test_given_the_exit_codes_when_help_and_readme_are_read_then_each_is_documented() -> None:
+def test_given_the_exit_codes_when_help_and_docs_are_read_then_each_is_documented() -> None:
     shown = subprocess.run(_footprint("--help"), capture_output=True, text=True, timeout=60)
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    table = docs_section("## Exit codes")
     for code, _ in EXIT_CODES:
         assert f"  {code:>3}  " in shown.stdout
-        assert f"| {code} |" in readme
+        assert f"| {code} |" in table
     sub = subprocess.run(_footprint("sql", "--help"), capture_output=True, text=True, timeout=60)
     assert "exit codes:" in sub.stdout and "130 interrupted" in sub.stdout

@@ -7,7 +7,7 @@ and, in a copy, written to by a writer that compacts on its own
 (``ParquetSink(compact_at=2)``). Then 30 compactors are SIGKILLed at random
 moments, and one compaction loses power once done (every file whose data it
 did not fsync is cut to nothing). After each: no event stored twice, no run
-lost or cut short, every run verifies. The figures are the README's
+lost or cut short, every run verifies. The figures are the Guarantees page's
 (``<!-- compact-faults:start -->``; ``FOOTPRINT_WRITE_README=1`` rewrites them).
 """
 
@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
+from docs_support import check_generated
 from store_scale import run_events
 
 from recorder import ParquetSink, open_store, verify_run
@@ -33,7 +34,6 @@ from recorder.write._compact import compact
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent.parent
-README = ROOT / "README.md"
 START, END = "  <!-- compact-faults:start -->\n", "  <!-- compact-faults:end -->"
 RUNS = 3
 RANDOM_KILLS = 30
@@ -248,11 +248,4 @@ def test_given_the_compaction_fault_figures_when_the_readme_is_read_then_they_ar
     figures: Figures,
 ) -> None:
     fragment = _fragment(figures)
-    text = README.read_text(encoding="utf-8")
-    if os.environ.get("FOOTPRINT_WRITE_README"):
-        head, _, rest = text.partition(START)
-        text = head + START + fragment + END + rest.partition(END)[2]
-        README.write_text(text, encoding="utf-8")
-    assert START + fragment + END in text, (
-        "the README's compaction fault figures are stale; run this test with "
-        "FOOTPRINT_WRITE_README=1")
+    check_generated(START, END, fragment, "the compaction fault figures")

@@ -3,7 +3,7 @@ traces and counts every one that got HTTP 200, while the receiver is SIGKILLed a
 points and stopped with Ctrl-C (once: it drains; twice: it exits at once); after a last
 start every acknowledged trace is in the store, none twice, every run's chain valid and
 `doctor` healthy. The suite runs a few kills; the slow test runs the issue's 30 kills and
-10 Ctrl-Cs and writes the README's figures (FOOTPRINT_WRITE_README=1)."""
+10 Ctrl-Cs and writes the Guarantees page's figures (FOOTPRINT_WRITE_README=1)."""
 
 from __future__ import annotations
 
@@ -21,12 +21,12 @@ from pathlib import Path
 
 import httpx
 import pytest
+from docs_support import check_generated, generated_block
 from otlp_build import agent_trace, trace_request
 
 from recorder import open_store, verify_run
 
 ROOT = Path(__file__).resolve().parents[2]
-README = ROOT / "README.md"
 START, END = "  <!-- intake-faults:start -->\n", "  <!-- intake-faults:end -->"
 PER_BATCH = 8  # traces per POST (32 spans)
 
@@ -152,12 +152,9 @@ def test_given_the_issues_30_kills_and_10_ctrl_c_when_restarted_then_nothing_is_
     kills, interrupts = 30, 10
     out = _run(tmp_path, kills=kills, interrupts=interrupts, seed=31)
     assert (out.lost, out.duplicates, out.invalid) == (0, 0, 0), out
-    text = README.read_text(encoding="utf-8")
     if os.environ.get("FOOTPRINT_WRITE_README"):
-        head, _, rest = text.partition(START)
-        text = head + START + _fragment(out, kills, interrupts) + END + rest.partition(END)[2]
-        README.write_text(text, encoding="utf-8")
-    block = text.partition(START)[2].partition(END)[0]
+        check_generated(START, END, _fragment(out, kills, interrupts), "the intake fault figures")
+    block = generated_block(START, END)
     claimed = re.search(r"\| (\d+) SIGKILLs and (\d+) Ctrl-Cs .*\| ([\d,]+) \| ([\d,]+) \| "
                         r"(\d+) \| (\d+) \| (\d+) \|", block)
     assert claimed, "the README's intake fault figures are missing; run with " \

@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from docs_support import page_holding
 from genai_prices import Usage, calc_price
 from hypothesis import given
 from hypothesis import strategies as st
@@ -26,10 +27,10 @@ from recorder.write._layout import SUMMARIES
 USAGES = (Tokens(input_tokens=1200, output_tokens=40, cache_read_tokens=1000),
           Tokens(input_tokens=2300, output_tokens=75))
 
-README = Path(__file__).resolve().parents[2] / "README.md"
 SKILL_COST_SQL = re.search(r"```sql\n-- which skill costs most\n(.*?)```",
-                           README.read_text(encoding="utf-8"), re.S).group(1)  # type: ignore[union-attr]
-"""The README's "which skill costs most" query, as written there."""
+                           page_holding("-- which skill costs most").read_text(encoding="utf-8"),
+                           re.S).group(1)  # type: ignore[union-attr]
+"""The documentation's "which skill costs most" query (docs/concepts/cost.md), as written."""
 
 
 def _genai(usage: Tokens, model: str) -> float:

@@ -1,13 +1,14 @@
 """Real agents built with pydantic-ai, the OpenAI Agents SDK and LangChain, run offline,
 exported through the stock OTLP/HTTP exporter to a receiver on 127.0.0.1: the mapped runs
-must match what each agent really did, and the README's fidelity table is this measurement."""
+must match what each agent really did, and the documentation's fidelity table is this
+measurement."""
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
+from docs_support import check_generated
 from foreign_agents import FRAMEWORKS, STALE, exporting, run_openai_agents_handoff
 from ingest_support import Mapped, fidelity_row, fidelity_table, mapped_calls, record, tool_runs
 
@@ -15,7 +16,6 @@ from footprint.events import ContextInjected, LLMEnd, RunSource, RunStart, ToolE
 from recorder import open_store
 from recorder.ingest import Intake, Receiver
 
-README = Path(__file__).resolve().parents[2] / "README.md"
 START, END = "<!-- fidelity-table:start -->\n", "<!-- fidelity-table:end -->"
 EXPECTED_GAPS = {"openai-agents": {"tool definitions"}}
 """Columns a framework's instrumentation does not deliver (OpenInference's OpenAI Agents
@@ -69,13 +69,7 @@ def test_given_the_three_frameworks_when_graded_then_the_readme_table_is_what_wa
                   and c != "fidelity"}
         assert misses == EXPECTED_GAPS.get(name, set()), (name, row)
     fragment = fidelity_table(rows)
-    text = README.read_text(encoding="utf-8")
-    if os.environ.get("FOOTPRINT_WRITE_README"):
-        head, _, rest = text.partition(START)
-        text = head + START + fragment + END + rest.partition(END)[2]
-        README.write_text(text, encoding="utf-8")
-    assert START + fragment + END in text, (
-        "the README's fidelity table is stale; run this test with FOOTPRINT_WRITE_README=1")
+    check_generated(START, END, fragment, "the fidelity table")
 
 
 def test_given_an_openai_agents_handoff_when_received_then_it_is_the_call_the_model_made(

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from docs_support import section as docs_section
 from planted_support import CONFIRMS_INJECTION, NAMES, NEW_SHAPES, PLANTED, ROOT, load
 
 from footprint import ConfigError, ListSink, RunError
@@ -227,24 +228,10 @@ def test_given_a_planted_script_when_asked_for_help_then_it_prints_usage_and_rec
     assert list(tmp_path.iterdir()) == []  # no store named '--help'
 
 
-def _planted_rows() -> list[tuple[str, str]]:
-    """The rows of the planted table: README's section, then any docs page's table of them
-    (new examples are documented under docs/ while README is rewritten)."""
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
-    section = text[text.index("### Planted bugs"):]
-    section = section[:section.index("\n## ")]
+def test_given_the_docs_when_their_planted_table_is_read_then_it_lists_each_example_once() -> None:
+    section = docs_section("## Planted bugs")
     rows = re.findall(r"^\| `(\w+)\.py` \| .+ \| (.+) \|$", section, re.M)
-    for page in sorted((ROOT / "docs").rglob("*.md")):
-        rows += re.findall(r"^\| `(\w+)\.py` \| .+ \| (.+) \|$",
-                           page.read_text(encoding="utf-8"), re.M)
-    return rows
-
-
-def test_given_the_readme_when_its_planted_table_is_read_then_it_lists_each_example_once() -> None:
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
-    section = text[text.index("### Planted bugs"):]
-    rows = _planted_rows()
-    assert sorted(name for name, _ in rows) == sorted(NAMES)
+    assert [name for name, _ in rows] == list(NAMES)
     for name, culprit in rows:
         declared = getattr(load(name), "CULPRIT", ())
         for culprit_id in (declared,) if isinstance(declared, str) else declared:

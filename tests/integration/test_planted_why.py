@@ -22,6 +22,7 @@ from typing import Any
 
 import jsonschema
 import pytest
+from docs_support import section as docs_section
 from planted_support import CONFIRMS_INJECTION, NAMES, ROOT, ROOTS, load, record, ref
 
 from footprint import ListSink
@@ -428,11 +429,10 @@ def test_given_a_planted_run_when_why_prints_text_then_the_report_reads_as_recor
     assert out == snapshot
 
 
-def test_given_the_readme_planted_commands_when_run_in_a_shell_then_why_confirms_the_memo(
+def test_given_the_docs_planted_commands_when_run_in_a_shell_then_why_confirms_the_memo(
     tmp_path: Path,
 ) -> None:
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
-    section = text[text.index("### Planted bugs"):]
+    section = docs_section("## Planted bugs")
     block = re.search(r"```bash\n(.*?)```", section, re.S)
     assert block is not None
     env = {**os.environ, "FOOTPRINT_STORE": str(tmp_path / "store"),

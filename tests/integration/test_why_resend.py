@@ -18,6 +18,7 @@ from typing import Any
 
 import jsonschema
 import pytest
+from docs_support import section as docs_section
 from planted_support import ROOT, load, record
 from resend_providers import planted
 
@@ -141,10 +142,9 @@ def test_given_provider_without_resend_when_the_cli_runs_then_it_names_the_missi
                                    "tier; add --resend")
 
 
-def test_given_the_readme_resend_example_when_run_then_its_printed_lines_are_true(
+def test_given_the_docs_resend_example_when_run_then_its_printed_lines_are_true(
         stores: dict[str, Path]) -> None:
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
-    section = text[text.index("### The re-send tier"):]
+    section = docs_section("## The re-send tier")
     shown = section[section.index("```text\n") + 8:].split("```", 1)[0].splitlines()
     command = shown[0].removeprefix("$ footprint ").split()
     done = _footprint(*command, "--store", str(stores["wrong_fact"]))
