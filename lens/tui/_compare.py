@@ -57,6 +57,8 @@ def item_cells(i: Any, explaining: bool) -> list[Cell]:
         cause = "—"
     elif explaining:
         cause = "…"
+    elif i.cause_note is None:
+        cause = "not explained"
     else:
         cause = i.cause or "none found"
     return [(i.item_id, None), (i.change, _CHANGE[i.change]), (f"{i.a_passed}/{i.pairs}", None),
@@ -80,7 +82,9 @@ def detail(i: Any, explaining: bool) -> Text:
     out.append(f" {i.change}", style=_CHANGE[i.change])
     out.append(f"\n A: {' '.join(str(i.a_answer or i.a_verdict).split())[:140]}")
     out.append(f"\n B: {' '.join(str(i.b_answer or i.b_verdict).split())[:140]}")
-    if i.change == "regressed":
+    if i.change == "regressed" and i.cause_note is None and not explaining:
+        out.append("\n not explained (the hint line says why)", style="italic")
+    elif i.change == "regressed":
         if explaining:
             out.append("\n explaining: re-running B without each piece it changed…",
                        style="italic")
@@ -101,10 +105,16 @@ def _compared(state: LensState, a: str, b: str) -> Any:
     return compare_experiments(load_experiment(store, a), load_experiment(store, b))
 
 
-def _explained(state: LensState, a: str, b: str) -> Any:
+def _explained(state: LensState, a: str, b: str) -> tuple[Any, str]:
+    """The comparison explained, or ``(None, why not)`` (a dataset or an experiment that
+    does not load: the plain comparison stays on screen)."""
+    from footprint._errors import FootprintError
     from lens.explain._experiment_report import explained
 
-    return explained(GatedStore(state), a, b)
+    try:
+        return explained(GatedStore(state), a, b), ""
+    except FootprintError as exc:
+        return None, str(exc)
 
 
 class CompareScreen(LensListing):
@@ -123,6 +133,8 @@ class CompareScreen(LensListing):
         self.comparison: Any = None
         self.items: list[Any] = []
         self.explaining = True
+        self.why_not = ""
+        """Why the regressions could not be explained (empty: they were, or are being)."""
 
     def below(self) -> ComposeResult:
         yield Static("", id="detail")
@@ -138,14 +150,23 @@ class CompareScreen(LensListing):
         if self.explaining:
             self._show(comparison)
 
-    def _explained(self, comparison: Any) -> None:
+    def _explained(self, found: tuple[Any, str]) -> None:
+        comparison, self.why_not = found
         self.explaining = False
+        if comparison is None:
+            if self.comparison is None:
+                self.shown([], f" {self.why_not}")
+                return
+            self._show(self.comparison)
+            return
         self._show(comparison)
 
     def _show(self, comparison: Any) -> None:
         self.comparison = comparison
         self.items = ordered(comparison.items)
         tail = " · explaining the regressions…" if self.explaining else ""
+        if self.why_not:
+            tail = f" · the regressions are not explained: {self.why_not}"
         self.shown([item_cells(i, self.explaining) for i in self.items],
                    summary(comparison) + tail)
         self._detail(self.query_one(TableLines).cursor)

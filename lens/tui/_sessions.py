@@ -21,7 +21,7 @@ from textual.widgets import Static
 
 from lens.tui._base import LensFooter, LensHeader, Loader
 from lens.tui._runs import RunLines, outcome_text, scores_text
-from lens.tui._state import RUN_FIELDS, RUNS_SQL, LensState
+from lens.tui._state import RUN_FIELDS, LensState
 from lens.tui._table import Cell, Column, TableLines, columns_line
 
 __all__ = ["SESSION_COLUMNS", "SESSION_RUN_COLUMNS", "LensListing", "SessionScreen",
@@ -49,8 +49,17 @@ m AS (SELECT r.key, v.name, avg(v.value) AS mean FROM v JOIN r USING (run_id)
       GROUP BY r.key, v.name),
 s AS (SELECT key, list([name, CAST(round(mean, 2) AS VARCHAR)] ORDER BY name) AS scores
       FROM m GROUP BY key)
-SELECT g.key, g.named, g.user_id, g.users, g.runs, g.failed, g.first, g.last, s.scores
-FROM g LEFT JOIN s USING (key) ORDER BY g.start_ns, g.key
+SELECT g.key, g.named, g.user_id, g.users, g.runs, g.failed, g.first, g.last, s.scores,
+       ids.run_ids
+FROM g LEFT JOIN s USING (key)
+     JOIN (SELECT key, list(run_id ORDER BY start_ns, run_id) AS run_ids FROM r GROUP BY key)
+     ids USING (key)
+ORDER BY g.start_ns, g.key
+"""
+_SCORES_SQL = """
+SELECT run_id, list([name, shown] ORDER BY name) FROM (
+  SELECT run_id, name, arg_max(coalesce(label, CAST(value AS VARCHAR)), seq) AS shown
+  FROM scores WHERE name IS NOT NULL AND run_id IN ? GROUP BY run_id, name) GROUP BY run_id
 """
 _MESSAGE_SQL = """
 SELECT run_id, coalesce((SELECT b.text FROM blobs b WHERE b.hash =
@@ -58,22 +67,40 @@ SELECT run_id, coalesce((SELECT b.text FROM blobs b WHERE b.hash =
        json_extract_string(payload, '$.user_message'))
 FROM events WHERE type = 'run.start' AND run_id IN ?
 """
+_STAMP = "%Y-%m-%d %H:%M:%S"
 _STATUS = {"complete": Style(color="green"), "failed": Style(color="red", bold=True)}
 _DIM = Style(dim=True)
 
 
 def read_sessions(state: LensState) -> list[tuple[Any, ...]]:
     """One row per session, oldest first: key, named, user, users, runs, failed, first,
-    last, scores (``[name, mean]``)."""
+    last, scores (``[name, mean]``), its run ids in start order."""
     return state.gate.rows(_SESSIONS_SQL)
 
 
-def read_session(state: LensState, key: str) -> list[tuple[tuple[Any, ...], str | None]]:
-    """The session's runs (``RUN_FIELDS`` rows, in start order), each with its message."""
-    rows = state.gate.rows(RUNS_SQL.format(where=f"WHERE {_KEY} = ?"), [key])
-    ids = [r[RUN_FIELDS.index("run_id")] for r in rows]
-    messages = dict(state.gate.rows(_MESSAGE_SQL, [ids])) if ids else {}
-    return [(r, messages.get(r[1])) for r in rows]
+def _row(run: dict[str, Any], scores: list[list[str]] | None) -> tuple[Any, ...]:
+    """A ``list_runs`` row in ``RUN_FIELDS`` order (scores: each one's latest record)."""
+    started = run["started"]
+    shown = {**run, "started": None if started is None else started.strftime(_STAMP),
+             "scores": scores}
+    return tuple(shown[f] for f in RUN_FIELDS)
+
+
+def read_session(state: LensState,
+                 run_ids: list[str]) -> list[tuple[tuple[Any, ...], str | None]]:
+    """The session's runs (``RUN_FIELDS`` rows, in start order; read through
+    ``recorder.list_runs``, from the store's outlines), each with its message."""
+    from recorder import RunQuery, list_runs
+
+    if not run_ids:
+        return []
+    query = RunQuery(run_ids=tuple(run_ids), limit=len(run_ids), newest_first=False)
+    with state.gate.held() as store:
+        runs = list_runs(store, query, costs=False).to_pylist()
+        scores = dict(store.rows(_SCORES_SQL, [run_ids]))
+        messages = dict(store.rows(_MESSAGE_SQL, [run_ids]))
+    runs.sort(key=lambda r: (r["start_ns"], r["run_id"]))
+    return [(_row(r, scores.get(r["run_id"])), messages.get(r["run_id"])) for r in runs]
 
 
 def _text(value: object) -> str:
@@ -81,7 +108,7 @@ def _text(value: object) -> str:
 
 
 def session_cells(row: tuple[Any, ...]) -> list[Cell]:
-    key, named, user, users, runs, failed, first, last, scores = row
+    key, named, user, users, runs, failed, first, last, scores, _ = row
     who = _text(user) + (f" +{users - 1}" if users and users > 1 else "")
     return [(str(key), None), ("session" if named else "conversation", _DIM), (who, None),
             (str(runs), None), (str(failed), _STATUS["failed"] if failed else _DIM),
@@ -173,8 +200,9 @@ class SessionsScreen(LensListing):
         self.shown([session_cells(r) for r in rows], hint)
 
     async def on_table_lines_chosen(self, message: TableLines.Chosen) -> None:
-        key = str(self.sessions[message.index][0])
-        await self.app.push_screen(SessionScreen(self.state, key, follow=self.follow))
+        chosen = self.sessions[message.index]
+        await self.app.push_screen(SessionScreen(self.state, str(chosen[0]), list(chosen[-1]),
+                                                 follow=self.follow))
 
 
 class SessionScreen(LensListing):
@@ -184,14 +212,15 @@ class SessionScreen(LensListing):
     COLUMNS = SESSION_RUN_COLUMNS
     HINT = " enter: open the run's timeline · escape: the sessions"
 
-    def __init__(self, state: LensState, key: str, *, follow: bool = False) -> None:
+    def __init__(self, state: LensState, key: str, run_ids: list[str], *,
+                 follow: bool = False) -> None:
         super().__init__(state, follow=follow)
         self.key = key
-        self.run_ids: list[str] = []
+        self.run_ids = list(run_ids)
 
     def reload(self) -> None:
         super().reload()
-        self.load("session", lambda: read_session(self.state, self.key), self._fill)
+        self.load("session", lambda: read_session(self.state, self.run_ids), self._fill)
 
     def _fill(self, runs: list[tuple[tuple[Any, ...], str | None]]) -> None:
         self.run_ids = [str(r[1]) for r, _ in runs]

@@ -8,6 +8,7 @@ regressed items first with the cause ``experiment compare`` names.
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
@@ -183,3 +184,23 @@ def test_given_labelled_runs_when_the_label_columns_show_then_it_matches(
     snap_compare: Snap, helpdesk: tuple[Path, list[str]],
 ) -> None:
     assert snap_compare(LensApp(helpdesk[0]), run_before=steps("c"), terminal_size=SIZE)
+
+
+async def test_given_the_dataset_is_gone_when_compared_then_the_pairs_show_and_the_hint_says_why(
+    helpdesk: tuple[Path, list[str]], tmp_path: Path,
+) -> None:
+    path = tmp_path / "store"
+    shutil.copytree(helpdesk[0], path)
+    shutil.rmtree(path / "datasets")
+    async with lens_on(path, None) as pilot:
+        await pilot.press("E")
+        await settle(pilot)
+        await pilot.press("b", "down", "c")
+        await settle(pilot)
+        screen = pilot.app.screen
+        assert isinstance(screen, CompareScreen) and not screen.explaining
+        table = _table(pilot)
+        assert _texts(table, "change")[:3] == ["regressed"] * 3
+        assert _texts(table, "cause")[:3] == ["not explained"] * 3
+        hint = text_of(screen.query_one("#hint", Static))
+        assert "the regressions are not explained: no dataset 'helpdesk'" in hint
