@@ -21,7 +21,7 @@ from footprint import SeededIds
 from lens.cli import main as footprint
 from recorder import ParquetSink, Recorder, feedback
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "examples" / "release_regression.py"
 T0 = 1_767_225_600_000_000_000
 
