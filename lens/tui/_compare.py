@@ -147,7 +147,8 @@ class CompareScreen(LensListing):
         self.load("explain", partial(_explained, self.state, self.a, self.b), self._explained)
 
     def _fill(self, comparison: Any) -> None:
-        if self.explaining:
+        """The plain comparison: shown unless the explained one came first."""
+        if self.explaining or self.why_not:
             self._show(comparison)
 
     def _explained(self, found: tuple[Any, str]) -> None:
