@@ -8,7 +8,9 @@ regressed items first with the cause ``experiment compare`` names.
 
 from __future__ import annotations
 
+import dataclasses
 import shutil
+import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
@@ -204,3 +206,40 @@ async def test_given_the_dataset_is_gone_when_compared_then_the_pairs_show_and_t
         assert _texts(table, "cause")[:3] == ["not explained"] * 3
         hint = text_of(screen.query_one("#hint", Static))
         assert "the regressions are not explained: no dataset 'helpdesk'" in hint
+
+
+async def _until(pilot: Pilot[Any], check: Callable[[], bool], seconds: float = 30.0) -> None:
+    deadline = time.monotonic() + seconds
+    while not check():
+        assert time.monotonic() < deadline, "the lens never got there"
+        await pilot.pause(0.02)
+
+
+async def test_given_a_slow_explanation_when_compared_then_the_pairs_show_while_it_runs(
+    helpdesk: tuple[Path, list[str]], tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from recorder._experiments import load_experiment, save_experiment
+
+    path = tmp_path / "store"
+    shutil.copytree(helpdesk[0], path)
+    changed = load_experiment(path, "changed")
+    agent = f"{Path(__file__).parent / 'gated_release.py'}:release_changed"
+    save_experiment(path, dataclasses.replace(changed.meta, name="gated", agent=agent),
+                    changed.results)
+    gate = tmp_path / "gate"
+    monkeypatch.setenv("FOOTPRINT_TEST_GATE", str(gate))
+    async with lens_on(path, None) as pilot:
+        await pilot.press("E")
+        await settle(pilot)
+        await pilot.press("b", "down", "down", "c")
+        screen = pilot.app.screen
+        assert isinstance(screen, CompareScreen)
+        table = screen.query_one(TableLines)
+        await _until(pilot, lambda: table.count == 20)
+        assert screen.explaining and _texts(table, "cause")[:3] == ["…"] * 3
+        assert "explaining the regressions" in text_of(screen.query_one("#hint", Static))
+        await pilot.press("down")  # the list answers keys meanwhile
+        assert table.cursor == 1
+        gate.touch()
+        await _until(pilot, lambda: not screen.explaining)
+        assert _texts(table, "cause")[:3] == ["returns"] * 3
