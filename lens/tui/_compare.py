@@ -25,11 +25,10 @@ from textual.containers import Horizontal, VerticalScroll
 from textual.widgets import Static
 
 from lens.tui._base import LensFooter, LensHeader, Loader
-from lens.tui._experiments import GatedStore
 from lens.tui._lines import VirtualList
 from lens.tui._runs import RunLines
 from lens.tui._sessions import LensListing
-from lens.tui._state import LensState
+from lens.tui._state import GatedStore, LensState
 from lens.tui._table import Cell, Column, TableLines
 
 __all__ = ["COMPARE_COLUMNS", "CompareScreen", "PairScreen", "ordered", "side_lines"]

@@ -19,14 +19,14 @@ from typing import Any
 from rich.style import Style
 from textual.binding import Binding
 
-from footprint.events import Event
+from lens.tui._compare import CompareScreen
 from lens.tui._runs import RunLines
 from lens.tui._sessions import LensListing
-from lens.tui._state import LensState
+from lens.tui._state import GatedStore, LensState
 from lens.tui._table import Cell, Column, TableLines
 
 __all__ = ["EXPERIMENT_COLUMNS", "RESULT_COLUMNS", "ExperimentScreen", "ExperimentsScreen",
-           "GatedStore", "read_experiments"]
+           "read_experiments"]
 
 EXPERIMENT_COLUMNS = (Column("", 1), Column("experiment", 24), Column("dataset", 16),
                       Column("runs", 5, right=True), Column("passed", 9, right=True),
@@ -39,22 +39,6 @@ RESULT_COLUMNS = (Column("item", 16), Column("rep", 3, right=True), Column("verd
 _PASS = {True: ("yes", Style(color="green")), False: ("no", Style(color="red", bold=True)),
          None: ("—", Style(dim=True))}
 _MARK = Style(color="yellow", bold=True)
-
-
-class GatedStore:
-    """The lens's store as ``lens.explain`` reads it: a path (``os.PathLike``) for the
-    dataset and experiment files, and each run's events read under the lens's gate."""
-
-    def __init__(self, state: LensState) -> None:
-        self.state = state
-        self.root = Path(state.store.root)
-
-    def __fspath__(self) -> str:
-        return str(self.root)
-
-    def events(self, run_id: str) -> list[Event]:
-        with self.state.gate.held() as store:
-            return store.events(run_id)
 
 
 def read_experiments(state: LensState) -> list[Any]:
@@ -148,8 +132,6 @@ class ExperimentsScreen(LensListing):
             self._redraw()
 
     async def action_compare(self) -> None:
-        from lens.tui._compare import CompareScreen
-
         chosen = self._under_cursor()
         if chosen is None:
             return

@@ -14,13 +14,13 @@ from pathlib import Path
 from typing import Any
 
 from footprint._errors import ConfigError
-from footprint.events import LLMEnd, RunSource
+from footprint.events import Event, LLMEnd, RunSource
 from lens.playback._answer import answer_flags
 from lens.playback._foreign import source_note
 from lens.tui._reader import RunReader, StoreGate
 from recorder.store._damage import StoreWarning
 
-__all__ = ["RUNS_SQL", "RUN_FIELDS", "LensState", "Resend", "RunHead", "resend_of"]
+__all__ = ["RUNS_SQL", "RUN_FIELDS", "GatedStore", "LensState", "Resend", "RunHead", "resend_of"]
 
 _EXAMPLE = "examples/planted/wrong_fact.py:make_agent"
 RUN_FIELDS = ("started", "run_id", "status", "iterations", "tokens", "model", "events",
@@ -267,3 +267,19 @@ class LensState:
     def close(self) -> None:
         """The lens is closing: reads waiting for the store give up, a running one stops."""
         self.gate.close()
+
+
+class GatedStore:
+    """The lens's store as ``lens.explain`` reads it: a path (``os.PathLike``) for the
+    dataset and experiment files, and each run's events read under the lens's gate."""
+
+    def __init__(self, state: LensState) -> None:
+        self.state = state
+        self.root = Path(state.store.root)
+
+    def __fspath__(self) -> str:
+        return str(self.root)
+
+    def events(self, run_id: str) -> list[Event]:
+        with self.state.gate.held() as store:
+            return store.events(run_id)
