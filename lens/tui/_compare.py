@@ -14,8 +14,8 @@ under the cursor: both answers, the divergence, the cause and its note.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from functools import partial
-from typing import Any
 
 from rich.style import Style
 from rich.text import Text
@@ -24,6 +24,8 @@ from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
 from textual.widgets import Static
 
+from footprint.events import Event
+from lens.explain._experiment_compare import Comparison, ItemComparison
 from lens.tui._base import LensFooter, LensHeader, Loader
 from lens.tui._lines import VirtualList
 from lens.tui._runs import RunLines
@@ -42,7 +44,7 @@ _CHANGE = {"regressed": Style(color="red", bold=True), "improved": Style(color="
            "changed": Style(color="yellow"), "unchanged": Style(dim=True)}
 
 
-def ordered(items: Any) -> list[Any]:
+def ordered(items: Iterable[ItemComparison]) -> list[ItemComparison]:
     """Regressed items first, then improved, changed, unchanged; each kind in item order."""
     return sorted(items, key=lambda i: _ORDER[i.change])
 
@@ -51,7 +53,7 @@ def _money(value: float | None) -> str:
     return "unknown" if value is None else f"{value:+.4f}"
 
 
-def item_cells(i: Any, explaining: bool) -> list[Cell]:
+def item_cells(i: ItemComparison, explaining: bool) -> list[Cell]:
     if i.change != "regressed":
         cause = "—"
     elif explaining:
@@ -66,7 +68,7 @@ def item_cells(i: Any, explaining: bool) -> list[Cell]:
             (cause, Style(color="magenta", bold=True) if i.cause else None)]
 
 
-def summary(c: Any) -> str:
+def summary(c: Comparison) -> str:
     a, b = c.a.meta, c.b.meta
     return (f" A {a.name} · B {b.name} ({b.dataset} v{b.version}): {len(c.items)} items, "
             f"{c.count('regressed')} regressed, {c.count('improved')} improved, "
@@ -74,7 +76,7 @@ def summary(c: Any) -> str:
             f"{_money(c.cost_delta_usd)} USD · latency Δ {c.latency_delta_ms:+.0f} ms")
 
 
-def detail(i: Any, explaining: bool) -> Text:
+def detail(i: ItemComparison, explaining: bool) -> Text:
     """The item under the cursor: answers, divergence, cause."""
     out = Text()
     out.append(f" {i.item_id} ", style="bold reverse")
@@ -96,7 +98,7 @@ def detail(i: Any, explaining: bool) -> Text:
     return out
 
 
-def _compared(state: LensState, a: str, b: str) -> Any:
+def _compared(state: LensState, a: str, b: str) -> Comparison:
     from lens.explain._experiment_compare import compare_experiments
     from recorder._experiments import load_experiment
 
@@ -104,7 +106,7 @@ def _compared(state: LensState, a: str, b: str) -> Any:
     return compare_experiments(load_experiment(store, a), load_experiment(store, b))
 
 
-def _explained(state: LensState, a: str, b: str) -> tuple[Any, str]:
+def _explained(state: LensState, a: str, b: str) -> tuple[Comparison | None, str]:
     """The comparison explained, or ``(None, why not)`` (a dataset or an experiment that
     does not load: the plain comparison stays on screen)."""
     from footprint._errors import FootprintError
@@ -129,8 +131,8 @@ class CompareScreen(LensListing):
     def __init__(self, state: LensState, a: str, b: str, *, follow: bool = False) -> None:
         super().__init__(state, follow=follow)
         self.a, self.b = a, b
-        self.comparison: Any = None
-        self.items: list[Any] = []
+        self.comparison: Comparison | None = None
+        self.items: list[ItemComparison] = []
         self.explaining = True
         self.why_not = ""
         """Why the regressions could not be explained (empty: they were, or are being)."""
@@ -145,12 +147,12 @@ class CompareScreen(LensListing):
         self.load("compare", partial(_compared, self.state, self.a, self.b), self._fill)
         self.load("explain", partial(_explained, self.state, self.a, self.b), self._explained)
 
-    def _fill(self, comparison: Any) -> None:
+    def _fill(self, comparison: Comparison) -> None:
         """The plain comparison: shown unless the explained one came first."""
         if self.explaining or self.why_not:
             self._show(comparison)
 
-    def _explained(self, found: tuple[Any, str]) -> None:
+    def _explained(self, found: tuple[Comparison | None, str]) -> None:
         comparison, self.why_not = found
         self.explaining = False
         if comparison is None:
@@ -161,7 +163,7 @@ class CompareScreen(LensListing):
             return
         self._show(comparison)
 
-    def _show(self, comparison: Any) -> None:
+    def _show(self, comparison: Comparison) -> None:
         self.comparison = comparison
         self.items = ordered(comparison.items)
         tail = " · explaining the regressions…" if self.explaining else ""
@@ -185,7 +187,7 @@ class CompareScreen(LensListing):
                                               follow=self.follow))
 
 
-def side_lines(events: Any, other: Any, colour: str) -> Text:
+def side_lines(events: Sequence[Event], other: Sequence[Event], colour: str) -> Text:
     """A run folded into its decisions per iteration (``lens.playback._diff.view_of``); a
     line the other run has not is in ``colour``."""
     from lens.playback._diff import view_of
@@ -216,7 +218,8 @@ class PairScreen(Loader):
                 Binding("b", "open('b')", "Open B")]
     opens_runs = True
 
-    def __init__(self, state: LensState, item: Any, *, follow: bool = False) -> None:
+    def __init__(self, state: LensState, item: ItemComparison, *,
+                 follow: bool = False) -> None:
         super().__init__()
         self.state, self.item, self.follow = state, item, follow
 

@@ -14,7 +14,6 @@ from __future__ import annotations
 import os
 import time
 from pathlib import Path
-from typing import Any
 
 from rich.style import Style
 from textual.binding import Binding
@@ -24,6 +23,7 @@ from lens.tui._runs import RunLines
 from lens.tui._sessions import LensListing
 from lens.tui._state import GatedStore, LensState
 from lens.tui._table import Cell, Column, TableLines
+from recorder._experiments import Experiment, ExperimentResult
 
 __all__ = ["EXPERIMENT_COLUMNS", "RESULT_COLUMNS", "ExperimentScreen", "ExperimentsScreen",
            "read_experiments"]
@@ -41,32 +41,33 @@ _PASS = {True: ("yes", Style(color="green")), False: ("no", Style(color="red", b
 _MARK = Style(color="yellow", bold=True)
 
 
-def read_experiments(state: LensState) -> list[Any]:
+def read_experiments(state: LensState) -> tuple[list[Experiment], list[str]]:
     """Every experiment of the store (``recorder._experiments.Experiment``), oldest first;
     one that does not load is left out with a notice (its name and why)."""
     from footprint._errors import FootprintError
     from recorder._experiments import experiment_names, load_experiment
 
     root: os.PathLike[str] = GatedStore(state)
-    found, bad = [], []
+    found: list[Experiment] = []
+    bad: list[str] = []
     for name in experiment_names(root):
         try:
             found.append(load_experiment(root, name))
         except FootprintError as exc:
             bad.append(f"{name}: {exc}")
-    return [found, bad]
+    return found, bad
 
 
 def _cost(total: float | None) -> str:
     return "unknown" if total is None else f"${total:.4f}"
 
 
-def experiment_cells(e: Any, baseline: str | None) -> list[Cell]:
+def experiment_cells(e: Experiment, baseline: str | None) -> list[Cell]:
     results = e.results
     passed = sum(1 for r in results if r.passed)
     judged = sum(1 for r in results if r.passed is not None)
     costs = [r.cost_usd for r in results]
-    total = None if any(c is None for c in costs) else sum(costs)
+    total = None if any(c is None for c in costs) else sum(c or 0.0 for c in costs)
     mean = sum(r.latency_ms for r in results) / len(results) if results else 0.0
     made = time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(e.created_ns / 1e9))
     mark = "A" if e.meta.name == baseline else ""
@@ -77,7 +78,7 @@ def experiment_cells(e: Any, baseline: str | None) -> list[Cell]:
             (_cost(total), None), (made, None), (agent, Style(dim=True))]
 
 
-def result_cells(r: Any) -> list[Cell]:
+def result_cells(r: ExperimentResult) -> list[Cell]:
     shown, style = _PASS[r.passed]
     said = r.answer if r.error is None else f"✗ {r.error}"
     return [(r.item_id, None), (str(r.repeat), None), (r.verdict, None), (shown, style),
@@ -100,14 +101,14 @@ class ExperimentsScreen(LensListing):
 
     def __init__(self, state: LensState, *, follow: bool = False) -> None:
         super().__init__(state, follow=follow)
-        self.experiments: list[Any] = []
+        self.experiments: list[Experiment] = []
         self.baseline: str | None = None
 
     def reload(self) -> None:
         super().reload()
         self.load("experiments", lambda: read_experiments(self.state), self._fill)
 
-    def _fill(self, found: list[Any]) -> None:
+    def _fill(self, found: tuple[list[Experiment], list[str]]) -> None:
         self.experiments, bad = found
         for problem in bad:
             self.notify(f"experiment left out: {problem}", severity="warning")
@@ -121,7 +122,7 @@ class ExperimentsScreen(LensListing):
             hint = f" baseline A: {self.baseline} · c on another compares · {self.HINT[1:]}"
         self.shown(rows, hint)
 
-    def _under_cursor(self) -> Any | None:
+    def _under_cursor(self) -> Experiment | None:
         index = self.query_one(TableLines).cursor
         return self.experiments[index] if 0 <= index < len(self.experiments) else None
 
@@ -153,7 +154,8 @@ class ExperimentScreen(LensListing):
     WHERE = "experiment"
     COLUMNS = RESULT_COLUMNS
 
-    def __init__(self, state: LensState, experiment: Any, *, follow: bool = False) -> None:
+    def __init__(self, state: LensState, experiment: Experiment, *,
+                 follow: bool = False) -> None:
         super().__init__(state, follow=follow)
         self.experiment = experiment
 
