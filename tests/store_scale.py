@@ -17,6 +17,7 @@ from footprint.events import (
     ContextInjected,
     CursorMove,
     Event,
+    FeedbackRecorded,
     IterationEnd,
     IterationStart,
     LLMEnd,
@@ -66,10 +67,19 @@ def _iteration(run: str, seq: int, it: int, ts: int, model: str) -> list[Event]:
     ]
 
 
-def run_events(n: int, iterations: int, *, start_ns: int = T0) -> Iterator[Event]:
-    """Run ``n``: ``run.start``, ``iterations`` loops, then an end by its status."""
+def _labels(n: int) -> dict[str, object]:
+    """A labelled run's user (100 of them), session (5 runs each), tags and release."""
+    return {"user_id": f"user-{n % 100}", "session_id": f"session-{n // 5}",
+            "tags": ("bench", f"shard-{n % 4}"), "release": f"1.{n % 3}"}
+
+
+def run_events(n: int, iterations: int, *, start_ns: int = T0,
+               labelled: bool = False) -> Iterator[Event]:
+    """Run ``n``: ``run.start``, ``iterations`` loops, then an end by its status;
+    ``labelled``: with :func:`_labels` and, every other complete run, a ``helpful`` score."""
     run, model, status = run_id_of(n), MODELS[n % 3], STATUSES[n % 3] if n % 7 == 0 else "complete"
-    yield RunStart(run_id=run, seq=0, ts=start_ns, user_message=f"request {n}")
+    yield RunStart(run_id=run, seq=0, ts=start_ns, user_message=f"request {n}",
+                   **(_labels(n) if labelled else {}))  # type: ignore[arg-type]
     seq = 1
     for it in range(1, iterations + 1):
         yield from _iteration(run, seq, it, start_ns + seq * 1000, model)
@@ -77,6 +87,9 @@ def run_events(n: int, iterations: int, *, start_ns: int = T0) -> Iterator[Event
     if status == "complete":
         yield RunEnd(run_id=run, seq=seq, ts=start_ns + seq * 1000, iteration=iterations,
                      final_content=f"APPROVED order {n} after {iterations} steps")
+        if labelled and n % 2 == 0:
+            yield FeedbackRecorded(run_id=run, seq=seq + 1, ts=start_ns + (seq + 1) * 1000,
+                                   iteration=iterations, name="helpful", value=float(n % 4 == 0))
     elif status == "failed":
         yield RunFailed(run_id=run, seq=seq, ts=start_ns + seq * 1000, iteration=iterations,
                         error_type="RunError", message=f"run {n} failed", stage="tool")
@@ -106,16 +119,17 @@ def write_long_run(path: Path, events: int, *, batch: int = 8192) -> str:
 
 
 def write_many_runs(path: Path, runs: int, *, iterations: int = 3, together: int = 50,
-                    start: int = 0) -> None:
+                    start: int = 0, labelled: bool = False) -> None:
     """A store of ``runs`` short runs (numbered from ``start``), ``together`` of them
-    interleaved per segment."""
+    interleaved per segment; ``labelled``: users, sessions, tags, releases, scores."""
     sink = ParquetSink(path)
     try:
         for first in range(start, start + runs, together):
             group = range(first, min(start + runs, first + together))
             pending: list[Event] = []
             for n in group:
-                pending.extend(run_events(n, iterations, start_ns=T0 + n * 60 * 10**9))
+                pending.extend(run_events(n, iterations, start_ns=T0 + n * 60 * 10**9,
+                                          labelled=labelled))
             sink.export(pending)
     finally:
         sink.shutdown()

@@ -111,7 +111,8 @@ class Loader(Screen[None]):
             self.notify(f"could not read the store: {worker.error}", severity="error")
 
 
-_STORE_WIDE = ("runs", "trends")  # screens about the whole store, not the selected run
+_STORE_WIDE = ("runs", "trends", "sessions", "session", "experiments", "experiment",
+               "compare", "pair")  # screens about the whole store, not the selected run
 
 
 def header_text(state: LensState, where: str, *, follow: bool = False) -> Text:
@@ -177,7 +178,7 @@ class RunScreen(Loader):
     async def action_back(self) -> None:
         """Back to the run's timeline; from the timeline, back to the runs."""
         if self.NAME == "timeline":
-            await self.app.run_action("runs")
+            await self.app.run_action("leave_run")
         else:
             await self.app.run_action("show('timeline')")
 

@@ -6,6 +6,10 @@ the UI thread a block of :data:`COST_BLOCK` runs at a time as they come on
 screen (``…`` until then); a failed run's last cell is its error, in red
 (``✗ STEP TYPE: message``), where a complete run shows its answer.
 
+``c`` switches the columns between the outcome (iterations, tokens, cost,
+model, events) and the labels: the run's user, session, release, tags and
+scores (each score's latest record: its label, else its value).
+
 ``/`` opens the filter line: ``key=value`` terms as ``footprint runs`` takes
 them (``release=1.4 tag=beta user=u-7 status=failed since=2h score=helpful<1``);
 ``enter`` applies it (a bad term is shown, quoted, with its fix), an empty
@@ -35,7 +39,8 @@ from lens.tui._state import RUN_FIELDS, LensState
 from lens.tui._summary import clip
 from recorder.store._prices import usd
 
-__all__ = ["COLUMNS", "COST_BLOCK", "Cost", "RunLines", "RunsScreen", "cells", "header_line"]
+__all__ = ["COLUMNS", "COST_BLOCK", "LABEL_COLUMNS", "Cost", "RunLines", "RunsScreen", "cells",
+           "header_line", "outcome_text", "scores_text"]
 
 Cost = tuple[float | None, int]
 """A run's ``(cost_usd, unpriced_calls)`` (``recorder.run_costs``)."""
@@ -43,10 +48,13 @@ COST_BLOCK = 100
 """The runs are priced this many at a time (the block of the list a missing cost is in)."""
 COLUMNS = ("started", "run id", "status", "iters", "tokens", "cost", "model", "events",
            "answer / error")
+LABEL_COLUMNS = ("started", "run id", "status", "user", "session", "release", "tags", "scores",
+                 "answer / error")
+"""The columns ``c`` switches to: the run's labels and scores."""
 _WIDTHS = {"started": 19, "run id": 14, "status": 10, "iters": 5, "tokens": 8, "cost": 11,
-           "model": 14, "events": 7, "answer / error": 31}
+           "model": 14, "events": 7, "answer / error": 31, "user": 10, "session": 12,
+           "release": 8, "tags": 14, "scores": 16}
 _RIGHT = ("iters", "tokens", "cost", "events")
-_FIXED = sum(_WIDTHS[c] + 1 for c in COLUMNS[:-1])
 _FIELD = {name: i for i, name in enumerate(RUN_FIELDS)}
 _STATUS = {"complete": Style(color="green"), "failed": Style(color="red", bold=True)}
 _ERROR = Style(color="red")
@@ -58,7 +66,7 @@ def _field(row: tuple[Any, ...], name: str) -> Any:
     return row[_FIELD[name]]
 
 
-def _outcome(row: tuple[Any, ...]) -> str | None:
+def outcome_text(row: tuple[Any, ...]) -> str | None:
     """The last cell: the answer, or a failed run's error (``✗ STEP TYPE: message``)."""
     if _field(row, "error_type") is None:
         return _field(row, "answer")  # type: ignore[no-any-return]
@@ -66,17 +74,40 @@ def _outcome(row: tuple[Any, ...]) -> str | None:
             f"{' '.join(str(_field(row, 'error_message') or '').split())}")
 
 
-def cells(row: tuple[Any, ...], cost: Cost | None = None, *, last: int = 31) -> list[str]:
-    """One run's row as the list shows it, in ``COLUMNS`` order; ``cost`` ``None``: not
+def _number(text: str) -> str:
+    try:
+        return f"{float(text):g}"
+    except ValueError:
+        return text
+
+
+def scores_text(scores: list[list[str]] | None) -> str | None:
+    """``helpful=0 judge=pass``: each score's latest label or value (``None``: no score)."""
+    if not scores:
+        return None
+    return " ".join(f"{name}={_number(str(shown))}" for name, shown in scores)
+
+
+def _values(row: tuple[Any, ...], cost: Cost | None) -> dict[str, Any]:
+    tags = _field(row, "tags")
+    return {"started": _field(row, "started"), "run id": _field(row, "run_id"),
+            "status": _field(row, "status"), "iters": _field(row, "iterations"),
+            "tokens": _field(row, "tokens"), "model": _field(row, "model"),
+            "events": _field(row, "events"), "answer / error": outcome_text(row),
+            "cost": "…" if cost is None else usd(*cost), "user": _field(row, "user_id"),
+            "session": _field(row, "session_id"), "release": _field(row, "release"),
+            "tags": ",".join(tags) if tags else None,
+            "scores": scores_text(_field(row, "scores"))}
+
+
+def cells(row: tuple[Any, ...], cost: Cost | None = None, *, last: int = 31,
+          columns: tuple[str, ...] = COLUMNS) -> list[str]:
+    """One run's row as the list shows it, in ``columns`` order; ``cost`` ``None``: not
     priced yet (``…``); the last cell clipped to ``last`` characters. The run id shows as
     its 13-character prefix (``footprint lens`` takes it)."""
-    values = {"started": _field(row, "started"), "run id": _field(row, "run_id"),
-              "status": _field(row, "status"), "iters": _field(row, "iterations"),
-              "tokens": _field(row, "tokens"), "model": _field(row, "model"),
-              "events": _field(row, "events"), "answer / error": _outcome(row),
-              "cost": "…" if cost is None else usd(*cost)}
-    return [("—" if values[c] is None else clip(values[c], last if c == COLUMNS[-1]
-                                                 else _WIDTHS[c])) for c in COLUMNS]
+    values = _values(row, cost)
+    return [("—" if values[c] is None else clip(values[c], last if c == columns[-1]
+                                                 else _WIDTHS[c])) for c in columns]
 
 
 def _pad(column: str, text: str, width: int | None = None) -> str:
@@ -84,8 +115,8 @@ def _pad(column: str, text: str, width: int | None = None) -> str:
     return text.rjust(width) if column in _RIGHT else text.ljust(width)
 
 
-def header_line() -> str:
-    return " ".join(_pad(c, c) for c in COLUMNS)
+def header_line(columns: tuple[str, ...] = COLUMNS) -> str:
+    return " ".join(_pad(c, c) for c in columns)
 
 
 class RunLines(VirtualList):
@@ -95,6 +126,8 @@ class RunLines(VirtualList):
     DEFAULT_CSS = "RunLines { height: 1fr; }"
     BINDINGS = [Binding("enter", "open", "Open", show=False)]  # noqa: RUF012
     width = 0
+    columns: tuple[str, ...] = COLUMNS
+    """The columns shown (:data:`COLUMNS` or :data:`LABEL_COLUMNS`)."""
 
     class Open(Message):
         """The person asked to open a run."""
@@ -126,9 +159,12 @@ class RunLines(VirtualList):
         cost = self.costs.get(str(row[1]))
         if cost is None:
             self._want(index)
-        last = max(8, self.scrollable_content_region.width - _FIXED)
+        columns = self.columns
+        fixed = sum(_WIDTHS[c] + 1 for c in columns[:-1])
+        last = max(8, self.scrollable_content_region.width - fixed)
         out: list[Segment] = []
-        for column, text in zip(COLUMNS, cells(row, cost, last=last), strict=True):
+        for column, text in zip(columns, cells(row, cost, last=last, columns=columns),
+                                strict=True):
             style = Style()
             if column == "status":
                 style = _STATUS.get(text, style)
@@ -136,7 +172,7 @@ class RunLines(VirtualList):
                 style = _PENDING if cost is None else _DIM
             elif column == COLUMNS[-1] and _field(row, "error_type") is not None:
                 style = _ERROR
-            out.append(Segment(_pad(column, text, last if column == COLUMNS[-1] else None)
+            out.append(Segment(_pad(column, text, last if column == columns[-1] else None)
                                + " ", style))
         return out
 
@@ -157,9 +193,13 @@ class RunsScreen(Loader):
     RunsScreen #where.shown { display: block; }
     """
     BINDINGS = [Binding("T", "app.trends", "Trends"),  # noqa: RUF012
+                Binding("S", "app.sessions", "Sessions"),
+                Binding("E", "app.experiments", "Experiments"),
+                Binding("c", "columns", "Labels", show=False),
                 Binding("slash", "filter", "Filter", key_display="/", show=False)]
     Open = RunLines.Open
-    HINT = " enter: open the run's timeline"
+    HINT = (" enter: open the run's timeline · c: user, session, release, tags, scores · "
+            "/: filter")
 
     def __init__(self, state: LensState, *, follow: bool = False) -> None:
         super().__init__()
@@ -226,6 +266,13 @@ class RunsScreen(Loader):
         lines = self.query_one(RunLines)
         lines.costs.update(costs)
         self._pricing.difference_update(costs)
+        lines.refresh()
+
+    def action_columns(self) -> None:
+        """``c``: the labels' columns (user, session, release, tags, scores), or back."""
+        lines = self.query_one(RunLines)
+        lines.columns = LABEL_COLUMNS if lines.columns == COLUMNS else COLUMNS
+        self.query_one("#columns", Static).update(header_line(lines.columns))
         lines.refresh()
 
     def action_filter(self) -> None:

@@ -14,23 +14,29 @@ from pathlib import Path
 from typing import Any
 
 from footprint._errors import ConfigError
-from footprint.events import LLMEnd, RunSource
+from footprint.events import Event, LLMEnd, RunSource
 from lens.playback._answer import answer_flags
 from lens.playback._foreign import source_note
 from lens.tui._reader import RunReader, StoreGate
 from recorder.store._damage import StoreWarning
 
-__all__ = ["RUN_FIELDS", "LensState", "Resend", "RunHead", "resend_of"]
+__all__ = ["RUNS_SQL", "RUN_FIELDS", "GatedStore", "LensState", "Resend", "RunHead", "resend_of"]
 
 _EXAMPLE = "examples/planted/wrong_fact.py:make_agent"
 RUN_FIELDS = ("started", "run_id", "status", "iterations", "tokens", "model", "events",
-              "answer", "error_type", "error_message", "failed_step")
+              "answer", "error_type", "error_message", "failed_step", "user_id", "session_id",
+              "tags", "release", "scores")
 """The fields of a row of :meth:`LensState.runs`, in order (those of the ``runs`` view)."""
-_RUNS_SQL = (
+RUNS_SQL = (
     "SELECT strftime(started, '%Y-%m-%d %H:%M:%S'), run_id, status, iterations, tokens, "
-    "model, events, answer, error_type, error_message, failed_step "
-    "FROM runs {where} ORDER BY start_ns, run_id"
+    "model, events, answer, error_type, error_message, failed_step, user_id, session_id, "
+    "tags, release, s.scores FROM runs LEFT JOIN ("
+    " SELECT run_id, list([name, shown] ORDER BY name) AS scores FROM ("
+    "  SELECT run_id, name, arg_max(coalesce(label, CAST(value AS VARCHAR)), seq) AS shown"
+    "  FROM scores WHERE name IS NOT NULL GROUP BY run_id, name) GROUP BY run_id) s"
+    " USING (run_id) {where} ORDER BY start_ns, run_id"
 )
+"""The runs list; ``scores``: each score's latest record as ``[name, label or value]``."""
 
 _HEAD_SQL = (
     "SELECT count(*), max(seq), bool_or(type = 'run.end'), bool_or(type = 'run.error'), "
@@ -160,14 +166,14 @@ class LensState:
         """One row per run (those :attr:`where` lets through), in ``RUN_FIELDS`` order,
         oldest first."""
         if not self.where:
-            return self.gate.rows(_RUNS_SQL.format(where=""))
+            return self.gate.rows(RUNS_SQL.format(where=""))
         from recorder import RunQuery, list_runs
 
         query = RunQuery.from_where(self.where, limit=10**9)
         with self.gate.held() as store:
             ids = list_runs(store, query, costs=False).column("run_id").to_pylist()
         self.listed = len(ids)
-        return self.gate.rows(_RUNS_SQL.format(where="WHERE run_id IN ?"), [ids]) if ids else []
+        return self.gate.rows(RUNS_SQL.format(where="WHERE run_id IN ?"), [ids]) if ids else []
 
     def costs(self, run_ids: list[str]) -> dict[str, tuple[float | None, int]]:
         """Each run's ``(cost_usd, unpriced_calls)`` as ``footprint runs`` prices it
@@ -261,3 +267,19 @@ class LensState:
     def close(self) -> None:
         """The lens is closing: reads waiting for the store give up, a running one stops."""
         self.gate.close()
+
+
+class GatedStore:
+    """The lens's store as ``lens.explain`` reads it: a path (``os.PathLike``) for the
+    dataset and experiment files, and each run's events read under the lens's gate."""
+
+    def __init__(self, state: LensState) -> None:
+        self.state = state
+        self.root = Path(state.store.root)
+
+    def __fspath__(self) -> str:
+        return str(self.root)
+
+    def events(self, run_id: str) -> list[Event]:
+        with self.state.gate.held() as store:
+            return store.events(run_id)

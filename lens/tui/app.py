@@ -3,7 +3,10 @@
 Screens: runs → timeline (home of a run) → decisions (``d``) · skills
 (``s``) · why (``w``) · SQL console (``:``). ``escape`` goes back one
 level (a run's screen → its timeline → the runs), ``t`` shows the timeline,
-``r`` the runs, ``T`` the store's trends (plots per day or hour). ``agent``
+``r`` the runs, ``T`` the store's trends (plots per day or hour), ``S`` the
+sessions (a session's runs in order), ``E`` the experiments (one's results, two
+compared with the cause of each regression). A run opened from a session or an
+experiment opens over it: ``escape`` on its timeline goes back there. ``agent``
 (``"FILE.py:FACTORY"`` or ``"module:factory"``) is the agent the why screen
 re-runs for its causal search (``a``; ``esc`` cancels); without it the run's own
 ``Agent(factory=...)`` is used, if it recorded one. ``resend`` (a provider factory, or
@@ -23,8 +26,10 @@ from textual.binding import Binding
 
 from lens.tui._base import RunScreen, worker_cancelled
 from lens.tui._decisions import DecisionsScreen
+from lens.tui._experiments import ExperimentsScreen
 from lens.tui._reader import ReaderClosed
 from lens.tui._runs import RunLines, RunsScreen
+from lens.tui._sessions import SessionsScreen
 from lens.tui._skills import SkillsScreen
 from lens.tui._sql import SqlScreen
 from lens.tui._state import LensState, Resend
@@ -126,6 +131,9 @@ class LensApp(App[int]):
         if isinstance(self.screen, RunScreen):  # one run screen at a time, over the runs
             await self.switch_screen(screen)
             return
+        if getattr(self.screen, "opens_runs", False) and screen not in self.screen_stack:
+            await self.push_screen(screen)  # over the session or experiment it came from
+            return
         while len(self.screen_stack) > 1 and self.screen is not self.runs_screen:
             await self.pop_screen()
         await self.push_screen(screen)
@@ -136,6 +144,29 @@ class LensApp(App[int]):
             return
         await self._back_to_runs()
         await self.push_screen(TrendsScreen(self.state, follow=self.follow))
+
+    async def action_leave_run(self) -> None:
+        """``escape`` on a run's timeline: back to the session or experiment it was opened
+        from, else to the runs."""
+        below = self.screen_stack[-2] if len(self.screen_stack) > 1 else None
+        if isinstance(self.screen, RunScreen) and getattr(below, "opens_runs", False):
+            await self.pop_screen()
+        else:
+            await self._back_to_runs()
+
+    async def action_sessions(self) -> None:
+        """The store's sessions (``S``), over the runs."""
+        if isinstance(self.screen, SessionsScreen):
+            return
+        await self._back_to_runs()
+        await self.push_screen(SessionsScreen(self.state, follow=self.follow))
+
+    async def action_experiments(self) -> None:
+        """The store's experiments (``E``), over the runs."""
+        if isinstance(self.screen, ExperimentsScreen):
+            return
+        await self._back_to_runs()
+        await self.push_screen(ExperimentsScreen(self.state, follow=self.follow))
 
     async def action_sql(self) -> None:
         if isinstance(self.screen, SqlScreen):

@@ -252,3 +252,53 @@ def test_given_the_owners_cookie_when_another_local_origin_opens_the_websocket_t
     finally:
         context.close()
     assert (refused, opened) == ("closed 1006", "open")
+
+
+@pytest.fixture(scope="module")
+def helpdesk_printed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, str]]:
+    """A served lens over the helpdesk store (sessions, a dataset, two experiments): its
+    base URL and the URL it printed."""
+    from lens_data_support import record_lens_data
+
+    store = tmp_path_factory.mktemp("helpdesk") / "store"
+    writer = threading.Thread(target=record_lens_data, args=(store,))  # off Playwright's loop
+    writer.start()
+    writer.join()
+    assert (store / "experiments" / "changed.parquet").is_file()
+    with serving(store) as (url, line):
+        printed = re.search(r"http://\S+", line)
+        assert printed is not None
+        yield url, printed.group(0)
+
+
+def test_given_a_served_lens_when_s_and_e_are_pressed_then_sessions_and_a_comparison_show(
+    browser: Any, helpdesk_printed: tuple[str, str], tmp_path: Path,
+) -> None:
+    base, printed = helpdesk_printed
+    context = browser.new_context(viewport={"width": 1100, "height": 700})
+    context.set_default_timeout(WAIT_MS)
+    context.add_init_script(RECORD_FRAMES)
+    context.route("**/*", lambda route: route.continue_()
+                  if route.request.url.startswith(base + "/") else route.abort())
+    try:
+        page = context.new_page()
+        page.goto(printed)
+        frames = _sent(page, "42 runs")
+        page.focus(".xterm-helper-textarea")
+        page.keyboard.press("S")
+        frames = _sent(page, "chat-0", after=frames)
+        lines = _terminal_text(page, "sessions ·", "chat-1", "conversation")
+        assert any(line.split()[:2] == ["chat-0", "session"] for line in lines)
+        _screenshot(page, tmp_path / "sessions.png")
+        page.keyboard.press("Escape")  # alone: escape then a key at once reads as alt+key
+        _terminal_text(page, "runs ·", "answer / error")
+        page.keyboard.press("E")
+        frames = _sent(page, "changed", after=frames)
+        for key in ("b", "ArrowDown", "c"):
+            page.keyboard.press(key)
+        _sent(page, "regressed", after=frames)
+        lines = _terminal_text(page, "compare ·", "cause: returns")
+        assert sum(line.split()[1:4] == ["regressed", "1/1", "0/1"] for line in lines) == 3
+        _screenshot(page, tmp_path / "compare.png")
+    finally:
+        context.close()

@@ -127,7 +127,7 @@ def test_given_a_failed_and_a_complete_run_when_the_runs_screen_shows_then_it_ma
 
 def test_given_a_row_not_priced_yet_when_formatted_then_its_cost_is_pending() -> None:
     row = ("2026-01-01 00:00:00", "r" * 36, "failed", 2, 54, "gpt-4o-mini", 22, None,
-           "RunError", "upstream\n said 503", "llm#2")
+           "RunError", "upstream\n said 503", "llm#2", None, None, [], None, None)
     shown = dict(zip(COLUMNS, cells(row, None, last=60), strict=True))
     assert shown["cost"] == "…"
     assert shown["answer / error"] == "✗ llm#2 RunError: upstream said 503"
