@@ -34,9 +34,9 @@ import pyarrow.parquet as pq
 
 __all__ = ["BATCH_BYTES", "CHUNK_BYTES", "Source", "plan_groups", "sources", "write_sorted"]
 
-CHUNK_BYTES = 8 << 20
+CHUNK_BYTES = 2 << 20
 """About this many bytes (uncompressed) of rows are sorted at once."""
-BATCH_BYTES = 4 << 20
+BATCH_BYTES = 1 << 20
 """About this many bytes (uncompressed) of a file are read at once."""
 
 
