@@ -4,7 +4,9 @@ part among innocent ones: pydantic-ai ``system_prompt`` parts with a dynamic
 ``@agent.system_prompt`` and an ``instructions`` list; an OpenAI Agents SDK handoff whose
 target's instructions hold it as one paragraph; LangChain with what a retriever found in the
 user message (``Context: … Question: …``), cited (``[1]``) or wrapped (``<doc id=…>``) in the
-system message. Each returns the :class:`foreign_agents.Truth` of what its model was sent."""
+system message; an OpenAI Agents SDK desk whose policy tool returns the stale passage (a stale
+tool result beside the fresh order lookup). Each returns the :class:`foreign_agents.Truth` of
+what its model was sent."""
 
 from __future__ import annotations
 
@@ -15,7 +17,7 @@ from foreign_agents import ANSWER, MEMO_ID, QUESTION, STALE, SentCall, Truth, lo
 from opentelemetry.sdk.trace import TracerProvider
 
 __all__ = ["INNOCENT", "LAYOUTS", "run_langchain_layout", "run_openai_agents_stale_handoff",
-           "run_pydantic_ai_parts"]
+           "run_openai_agents_stale_tool_result", "run_pydantic_ai_parts"]
 
 INTRO = "You are the support desk of Kettle & Co."
 SHIPPING = "Shipping is free on orders over 50 EUR."
@@ -120,6 +122,57 @@ def run_openai_agents_stale_handoff(provider: TracerProvider) -> Truth:
             roles=(), tool_results=(), tools=(), usage=usage_of(n)))
     return truth
 
+
+
+def run_openai_agents_stale_tool_result(provider: TracerProvider) -> Truth:
+    """The refund desk calls two tools at once: ``lookup_order`` (fresh) and
+    ``refund_policy``, whose result is the stale passage; traced by OpenInference."""
+    from agents import (
+        Agent,
+        OpenAIChatCompletionsModel,
+        Runner,
+        function_tool,
+        set_trace_processors,
+    )
+    from openai import AsyncOpenAI
+    from openinference.instrumentation.openai_agents import OpenAIAgentsInstrumentor
+
+    truth = Truth("openai-agents")
+    fake = FakeOpenAI([{"tool_calls": [
+                          {"id": "call_1", "name": "lookup_order",
+                           "arguments": {"order_id": "A-1047"}},
+                          {"id": "call_2", "name": "refund_policy", "arguments": {}}]},
+                       {"content": ANSWER}])
+    set_trace_processors([])
+    instrumentor = OpenAIAgentsInstrumentor()
+    instrumentor.instrument(tracer_provider=provider)
+    try:
+        @function_tool
+        def lookup_order(order_id: str) -> str:
+            """Look up an order: amount and days since delivery."""
+            return lookup(truth, order_id)
+
+        @function_tool
+        def refund_policy() -> str:
+            """The refund policy in force."""
+            truth.tool_runs.append(("refund_policy", {}, STALE))
+            return STALE
+
+        model = OpenAIChatCompletionsModel(
+            model="gpt-fake", openai_client=AsyncOpenAI(base_url=fake.base_url, api_key="test"))
+        desk = Agent(name="desk", instructions="\n\n".join(INNOCENT),
+                     tools=[lookup_order, refund_policy], model=model)
+        truth.answers.append(str(Runner.run_sync(desk, QUESTION).final_output))
+    finally:
+        instrumentor.uninstrument()
+        fake.close()
+    for n, body in enumerate(fake.requests, 1):
+        truth.calls.append(SentCall(
+            system=tuple(m["content"] for m in body["messages"] if m["role"] == "system"),
+            roles=(), tool_results=tuple(m["tool_call_id"] for m in body["messages"]
+                                         if m["role"] == "tool"),
+            tools=(), usage=usage_of(n)))
+    return truth
 
 SHIP_ID = "ship-note"
 

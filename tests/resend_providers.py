@@ -61,8 +61,8 @@ DEFAULT_WINDOW = 30
 
 def refund_desk() -> FunctionModel:
     """The refund desk of ``tests/foreign_agents.py`` as a model that reads its request: it
-    looks the order up, then approves inside the refund window its instructions or the user's
-    message state (30 days when they state none)."""
+    looks the order up, then approves inside the refund window its instructions, the user's
+    message or a tool result state (30 days when they state none)."""
 
     def model(request: LLMRequest) -> Reply:
         results = [m.content for m in request.messages if m.role == "tool"]
@@ -70,10 +70,11 @@ def refund_desk() -> FunctionModel:
             return ToolCall(id="call_resend", name="lookup_order",
                             arguments={"order_id": "A-1047"})
         told = "\n".join([request.system, *(m.content for m in request.messages
-                                            if m.role == "user")])
+                                            if m.role in ("user", "tool"))])
         window = _WINDOW.search(told)
         days = int(w) if (w := (window.group(1) if window else None)) else DEFAULT_WINDOW
-        order, age = _ORDER.search(results[-1]), _DAYS.search(results[-1])
+        looked = next((r for r in reversed(results) if _DAYS.search(r)), results[-1])
+        order, age = _ORDER.search(looked), _DAYS.search(looked)
         if order is None or age is None:
             return "I could not read the order."
         if int(age.group(1)) <= days:

@@ -72,7 +72,7 @@ class Conversation:
     already seen came from (``turn<t>:llm#k``, ``turn<t>:person``)."""
 
     turns: int = 0
-    origins: dict[str, str] = field(default_factory=dict)
+    origins: dict[int, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -155,7 +155,7 @@ def _in_request(doc: Doc, req: ChatRequest) -> bool:
 class _Walk:
     out: _Out
     framework: str
-    origins: dict[str, str]
+    origins: dict[int, str]
     turn_tag: str
     flagged: list[str] = field(default_factory=list)
     pending: list[ToolCall] = field(default_factory=list)

@@ -39,10 +39,14 @@ def _reason(step: str, framework: str) -> str:
             "the trace does not say why it was admitted")
 
 
-def msg_key(m: Msg) -> str:
-    """What identifies a message across calls: role, text and the calls it made."""
-    calls = ",".join(f"{c.id}:{c.name}" for c in m.tool_calls)
-    return sha(f"{m.role}\x1f{m.content}\x1f{calls}\x1f{m.tool_call_id or ''}")
+def msg_key(m: Msg) -> int:
+    """What identifies a message across calls: role, text and the calls it made, as a
+    hash of this process (the conversation index is rebuilt from the store at start, never
+    written: 64 bits, not the text, and no SHA-256 per history message of every call)."""
+    if not m.tool_calls:
+        return hash((m.role, m.content, m.tool_call_id))
+    return hash((m.role, m.content, tuple((c.id, c.name) for c in m.tool_calls),
+                 m.tool_call_id))
 
 
 def _message(m: Msg) -> Message:
@@ -217,7 +221,7 @@ def _message_docs(req: ChatRequest, docs: Sequence[Doc], placed: set[str],
     return out
 
 
-def _messages(req: ChatRequest, origins: Mapping[str, str], person: int | None) -> list[Piece]:
+def _messages(req: ChatRequest, origins: Mapping[int, str], person: int | None) -> list[Piece]:
     out = []
     for i, m in enumerate(req.messages):
         if m.role == "tool":
@@ -225,7 +229,8 @@ def _messages(req: ChatRequest, origins: Mapping[str, str], person: int | None) 
         elif i == person:
             origin = "person"
         else:
-            origin = origins.get(msg_key(m), f"history#{i}")
+            known = origins.get(msg_key(m)) if origins else None
+            origin = known or f"history#{i}"
         text = m.content or "; ".join(f"{c.name}({dict(c.arguments)})" for c in m.tool_calls)
         out.append(_piece(slot="messages", source=_SOURCES.get(m.role, "user"),
                          injection_id=origin, position=i, text=text, as_role=m.role,
@@ -239,7 +244,7 @@ def person_index(req: ChatRequest) -> int | None:
     return found[-1] if found else None
 
 
-def pieces_of(req: ChatRequest, docs: Sequence[Doc], origins: Mapping[str, str],
+def pieces_of(req: ChatRequest, docs: Sequence[Doc], origins: Mapping[int, str],
               person: int | None) -> list[Piece]:
     """Every piece of one request, in slot order (system prompt, messages, tools)."""
     tools = [_piece(slot="tools", source="registry", injection_id=f"tool:{t.name}", position=i,

@@ -33,7 +33,6 @@ from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.parquet as pq
 
 from recorder.write._layout import (
     BLOBS,
@@ -45,7 +44,7 @@ from recorder.write._layout import (
     new_writer_id,
     segment_of,
 )
-from recorder.write._marker import kind_of, marked
+from recorder.write._marker import MARKER_KEY, kind_of
 from recorder.write._merged import (
     REPLACES_KEY,
     compaction_lock,
@@ -59,6 +58,7 @@ from recorder.write._merged import (
     replaced_by,
     stale_temps,
 )
+from recorder.write._sorted import Source, sources, write_sorted
 
 __all__ = ["AUTO_COMPACT_AT", "REPLACES_KEY", "RUNS_PER_GROUP", "SMALL_BYTES", "Compacted",
            "compact", "finish_compactions", "replaced_by", "row_groups", "small_files"]
@@ -162,61 +162,47 @@ def _groups(files: list[Path]) -> list[list[Path]]:
     return [g for g in groups if g]
 
 
-def _read(path: Path) -> tuple[pa.Table, list[str]] | None:
-    """The rows of one of the store's own files and what it replaced; ``None`` when it does
-    not read whole (damaged: left where it is, for doctor to name)."""
-    try:
-        table = pq.read_table(path, partitioning=None)
-    except (OSError, pa.ArrowException):
-        return None
-    return table.replace_schema_metadata(None), replaced_by(table.schema.metadata)
-
-
 def _merge(root: Path, folder: Path, group: list[Path],
            outlines: dict[str, list[Path]]) -> Compacted:
     kind = kind_of(group[0])
-    tables, replaced, used = [], set(), []
-    for path in group:
-        read = _read(path)
-        if read is not None:
-            tables.append(read[0])
-            replaced.update(read[1])
-            replaced.add(path.relative_to(root).as_posix())
-            used.append(path)
+    found = sources(group, _SORT[kind])  # a damaged file is left where it is, for doctor
     final = folder / f"{new_writer_id()}-c0000.parquet"
-    if len(used) < 2:
+    if len(found) < 2:
         return Compacted(merged=final, replaced=(), rows=0)
-    merged = pa.concat_tables(tables, promote_options="permissive")
-    names = [n for n in _SORT[kind] if n in merged.column_names]
-    merged = merged.sort_by([(n, "ascending") for n in names]).replace_schema_metadata(
-        {REPLACES_KEY: json.dumps(sorted(replaced)).encode()})
-    _write_durably(merged, final)
-    for path in used:  # the merged file is on disk and names them: readers skip them
-        path.unlink(missing_ok=True)
-        for outline in outlines.get(segment_of(path), []) if kind == EVENTS else []:
+    replaced = {s.path.relative_to(root).as_posix() for s in found}
+    for s in found:
+        replaced.update(replaced_by(s.metadata))
+    rows = _write_durably(found, final, kind, sorted(replaced))
+    for s in found:  # the merged file is on disk and names them: readers skip them
+        s.path.unlink(missing_ok=True)
+        for outline in outlines.get(segment_of(s.path), []) if kind == EVENTS else []:
             outline.unlink(missing_ok=True)
-    return Compacted(merged=final, replaced=tuple(used), rows=merged.num_rows)
+    return Compacted(merged=final, replaced=tuple(s.path for s in found), rows=rows)
 
 
-def _write_durably(table: pa.Table, final: Path) -> None:
-    """Write ``table`` to a temp name in row groups of whole runs, fsync it, rename it into
-    place and fsync its folder: on disk before any original goes."""
+def _write_durably(found: list[Source], final: Path, kind: str, replaced: list[str]) -> int:
+    """Merge ``found`` sorted into a temp name in row groups of whole runs (in bounded
+    memory: ``recorder.write._sorted``), fsync it, rename it into place and fsync its
+    folder: on disk before any original goes. The rows written."""
     from recorder.write._segment import parquet_options  # its chain needs the event catalog
 
     tmp = final.with_name(f".{final.name}.tmp")
-    options = parquet_options(table.schema)
-    cap = min(options.pop("row_group_size", _ROW_GROUP), _ROW_GROUP)
-    table = marked(table, kind_of(final))
+    options = parquet_options(pa.unify_schemas([s.schema for s in found],
+                                               promote_options="permissive"))
+    cap = min(int(options.pop("row_group_size", _ROW_GROUP)), _ROW_GROUP)
+    metadata = {REPLACES_KEY: json.dumps(replaced).encode(), MARKER_KEY: kind.encode()}
     try:
-        with pq.ParquetWriter(tmp, table.schema, **options) as writer:
-            for start, stop in row_groups(table, cap):
-                writer.write_table(table.slice(start, stop - start), row_group_size=cap)
+        rows = write_sorted(found, tmp, keys=_SORT[kind], metadata=metadata, options=options,
+                            cap=cap, runs_per_group=RUNS_PER_GROUP,
+                            spill=final.with_name(f".{final.name[:-len('0.parquet')]}1"
+                                                  ".parquet.tmp"))
         fsync(tmp)
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
     os.replace(tmp, final)
     fsync(final.parent)
+    return rows
 
 
 def row_groups(table: pa.Table, cap: int = _ROW_GROUP) -> list[tuple[int, int]]:

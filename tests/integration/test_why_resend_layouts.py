@@ -4,7 +4,9 @@ Each agent of ``tests/foreign_layouts.py`` is a real pydantic-ai, OpenAI Agents 
 LangChain agent, run offline and received over OTLP/HTTP on 127.0.0.1; the stale passage is
 one part among innocent ones (a ``system_prompt`` part, a paragraph of a handoff target's
 instructions, a document in the user message, a cited or wrapped document in the system
-message). The command a user types must confirm that part, alone, as the root.
+message), or a tool result (an OpenAI Agents SDK policy tool returning the stale passage
+beside a fresh order lookup). The command a user types must confirm that part, alone, as the
+root.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from typing import Any
 
 import pytest
 from foreign_agents import MEMO_ID, STALE
-from foreign_layouts import INNOCENT, LAYOUTS
+from foreign_layouts import INNOCENT, LAYOUTS, run_openai_agents_stale_tool_result
 from ingest_support import record
 from planted_support import ROOT
 
@@ -79,3 +81,23 @@ def test_given_documents_retrieved_before_a_call_that_does_not_hold_them_then_th
     docs = [(e.iteration, e.injection_id) for e in mapped.runs[0]
             if isinstance(e, ContextInjected) and e.source == "rag"]
     assert docs == [(2, f"doc:{MEMO_ID}"), (2, "doc:ship-note")]
+
+
+def test_given_an_openai_agents_stale_tool_result_when_resent_then_that_result_is_the_root(
+        tmp_path: Path) -> None:
+    mapped = record(run_openai_agents_stale_tool_result, tmp_path / "store")
+    events = mapped.runs[0]
+    last = max(e.iteration for e in events if isinstance(e, LLMStart))
+    results = [e for e in events if isinstance(e, ContextInjected) and e.iteration == last
+               and e.source == "tool-result"]
+    assert [STALE in (e.raw_content or "") for e in results] == [False, True], results
+    report = _why(tmp_path / "store")
+    roots = [s for s in report["suspects"] if s["role"] == "root"]
+    assert len(roots) == 1 and roots[0]["kind"] == "tool_result", roots
+    assert STALE[:40] in roots[0]["excerpt"] and "A-1047" not in roots[0]["excerpt"]
+    assert roots[0]["changes"][0] == "APPROVED → DECLINED"
+    confirmed = [s for s in report["suspects"] if s["verdict"] == "confirmed"
+                 and s is not roots[0]]
+    assert all(s["effect"] == "lost" and s["kind"] == "tool_result" for s in confirmed)
+    assert not any(text[:30] in s["excerpt"] for s in confirmed for text in INNOCENT)
+    assert report["root_causes"] == [roots[0]["label"]]
