@@ -60,8 +60,11 @@ def run(args: argparse.Namespace) -> int:
         print(f"ingested: {report.line()}")
     for run_id in report.runs:
         print(f"  run {run_id}")
-    if not report.problems:
+    from recorder.ingest._intake import KEPT
+
+    problems = {why: n for why, n in report.problems.items() if why != KEPT}  # not a fault
+    if not problems:
         return OK
-    bad = ", ".join(f"{n} {why}" for why, n in sorted(report.problems.items()))
+    bad = ", ".join(f"{n} {why}" for why, n in sorted(problems.items()))
     say(f"footprint ingest: some input could not be mapped ({bad}); the rest was kept")
     return FINDING
