@@ -21,7 +21,8 @@ def add_parser(sub: Any) -> None:
     p.add_argument("files", metavar="FILE", nargs="*", help="OTLP/JSON lines or protobuf files")
     p.add_argument("--remap", action="store_true",
                    help="drop the runs earlier ingests mapped and map every stored raw batch "
-                        "again (after a mapper upgrade)")
+                        "again (after a mapper upgrade); runs a compaction merged stay as "
+                        "stored and their traces are skipped, so none is stored twice")
     p.add_argument("--store", metavar="DIR", default=None,
                    help="the store directory (default: $FOOTPRINT_STORE or ./.footprint)")
     p.add_argument("--redact", action="store_true",
