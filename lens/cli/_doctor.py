@@ -65,12 +65,16 @@ def run(args: argparse.Namespace) -> int:
         print(f"orphaned segment {orphan.segment} (its writer, pid {orphan.pid} by its name, "
               f"holds no lock: gone; {len(orphan.files)} live files)")
     from lens.cli._doctor_compact import check_compaction
+    from lens.cli._doctor_intake import check_intake
 
     compacted = check_compaction(store, repair=args.quarantine)
+    mapped = check_intake(store)
     _redactions(store)
     if args.quarantine and not checkup.healthy:
-        return max(_repair(store, checkup), 0 if compacted else 1)
+        return max(_repair(store, checkup), 0 if compacted and mapped else 1)
     if checkup.healthy and compacted:
+        if not mapped:
+            return 1
         print("healthy: every file reads back whole")
         return 0
     if not args.quarantine and (checkup.damaged or checkup.outlines or checkup.orphans

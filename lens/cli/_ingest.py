@@ -21,7 +21,8 @@ def add_parser(sub: Any) -> None:
     p.add_argument("files", metavar="FILE", nargs="*", help="OTLP/JSON lines or protobuf files")
     p.add_argument("--remap", action="store_true",
                    help="drop the runs earlier ingests mapped and map every stored raw batch "
-                        "again (after a mapper upgrade)")
+                        "again (after a mapper upgrade); runs a compaction merged stay as "
+                        "stored and their traces are skipped, so none is stored twice")
     p.add_argument("--store", metavar="DIR", default=None,
                    help="the store directory (default: $FOOTPRINT_STORE or ./.footprint)")
     p.add_argument("--redact", action="store_true",
@@ -60,8 +61,11 @@ def run(args: argparse.Namespace) -> int:
         print(f"ingested: {report.line()}")
     for run_id in report.runs:
         print(f"  run {run_id}")
-    if not report.problems:
+    from recorder.ingest._intake import KEPT
+
+    problems = {why: n for why, n in report.problems.items() if why != KEPT}  # not a fault
+    if not problems:
         return OK
-    bad = ", ".join(f"{n} {why}" for why, n in sorted(report.problems.items()))
+    bad = ", ".join(f"{n} {why}" for why, n in sorted(problems.items()))
     say(f"footprint ingest: some input could not be mapped ({bad}); the rest was kept")
     return FINDING

@@ -9,7 +9,8 @@ an app's own OpenTelemetry SDK. Each takes ``processors=`` as a native recording
 redactor's patterns act on the raw batch before it is stored, and all processors on
 the mapped events before they are written. Every batch is stored raw first
 (``STORE/ingest/raw/``), then decoded and mapped; :func:`remap` drops the mapped runs
-and maps every raw batch again. A bad batch, an unknown dialect or a span with no
+and maps every raw batch again (runs a compaction merged stay as stored and are
+skipped: ``recorder.ingest._forget``). A bad batch, an unknown dialect or a span with no
 content is counted per batch (:class:`BatchReport`), never raised.
 
 Mapping (adapters in order: OTel GenAI JSON, OpenInference, legacy indexed): one

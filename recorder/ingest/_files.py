@@ -12,11 +12,11 @@ from typing import Any
 
 import orjson
 
+from recorder.ingest._forget import forget_mapping
 from recorder.ingest._intake import BatchReport, Intake, decode_body, merge_reports
 from recorder.ingest._otlp_proto import BadPayload, decode_logs, decode_traces
 from recorder.ingest._raw import (
     RawBatch,
-    forget_mapping,
     quarantine,
     raw_batches,
     replace_raw,
@@ -172,15 +172,18 @@ def _remap_one(intake: Intake, root: Path, raw: RawBatch) -> BatchReport:
 def remap(store: str | Path, *,
           processors: Sequence[Processor] = ()) -> tuple[int, BatchReport]:
     """Drop the runs earlier mappings wrote and map every raw batch again, in arrival
-    order; the number of files dropped and the new mapping's report. With a redactor
+    order; the number of files dropped and the new mapping's report. Runs a compaction
+    merged into files of its own stay as stored and their traces are skipped (counted in
+    the report), so no run is stored twice (``recorder.ingest._forget``). With a redactor
     among ``processors``, a raw batch it changes is rewritten redacted."""
     root = Path(store)
-    gone = forget_mapping(root)
+    forgotten = forget_mapping(root)
     reports = []
     with Intake(root, keep_raw=False, defer=True, processors=processors) as intake:
+        intake.hold(forgotten.kept)
         for raw in raw_batches(root):
             reports.append(_remap_one(intake, root, raw))
         reports.append(intake.flush())
     for raw in raw_batches(root, pending=True):  # every batch is mapped and written now
         settle(raw.path)
-    return gone, merge_reports(reports)
+    return forgotten.gone, merge_reports(reports)

@@ -139,6 +139,8 @@ recorder: their runs are written first)."""
 
 AGAIN = ("spans of traces already in the store (skipped: a trace is mapped once; "
          "`footprint ingest --remap` maps it again with every span received)")
+KEPT = ("spans of runs a compaction merged (kept as stored: a remap cannot drop them, "
+        "so it does not map them again)")
 DUPLICATE = "duplicate spans (the same span id twice in one trace; kept once)"
 
 
@@ -179,6 +181,7 @@ class Intake:
         self._traces: dict[str, _Trace] = {}
         self._mapped: dict[str, int] = {} if defer else self._stored()
         """trace id -> the last event number of its run in the store (-1: mapped here)"""
+        self._held: frozenset[str] = frozenset()
         self._pending = Pending()
         self._settle_lock = threading.Lock()
         self._stop = threading.Event()
@@ -240,6 +243,9 @@ class Intake:
                  again: bool) -> set[str]:
         touched: set[str] = set()
         for span in batch.spans:
+            if span.trace_id in self._held:
+                problems[KEPT] += 1
+                continue
             if self._skipped(span.trace_id, again):
                 problems[AGAIN] += 1
                 continue
@@ -259,6 +265,11 @@ class Intake:
                 continue
             self._trace(log.trace_id, raw, touched).logs.append(log)
         return touched
+
+    def hold(self, traces: frozenset[str]) -> None:
+        """Skip these traces from now on: their runs are stored where a remap cannot drop
+        them (``recorder.ingest._forget``)."""
+        self._held = frozenset(traces)
 
     def _skipped(self, trace_id: str, again: bool) -> bool:
         """A span of a trace already mapped is skipped — unless taken ``again`` after a

@@ -21,10 +21,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, TypeAlias
 
-from footprint._errors import ConfigError
-
-__all__ = ["Format", "RawBatch", "Signal", "forget_mapping", "note_writer", "quarantine",
-           "raw_batches", "raw_name", "replace_raw", "settle", "store_raw", "write_raw"]
+__all__ = ["MAPPED", "WRITERS", "Format", "RawBatch", "Signal", "note_writer", "quarantine",
+           "raw_batches", "raw_name", "receiver_alive", "replace_raw", "settle", "store_raw",
+           "write_raw"]
 
 Signal: TypeAlias = Literal["traces", "logs"]
 Format: TypeAlias = Literal["json", "pb"]
@@ -34,7 +33,6 @@ MAPPED = Path("ingest") / "mapped"
 """The ledger of mapped trace ids earlier versions wrote ahead of the runs (no longer read)."""
 PENDING = ".pending"
 QUARANTINE = Path("ingest") / "quarantine"
-_MAPPED_DIRS = ("events", "blobs", "chain", "summaries", "stats", "live")
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,6 +106,19 @@ def raw_batches(store: Path, *, pending: bool = False) -> Iterator[RawBatch]:
             yield RawBatch(path, parts[1], parts[2], waiting)  # type: ignore[arg-type]
 
 
+def receiver_alive(raw: RawBatch) -> bool:
+    """Whether the process that took ``raw`` runs (by the pid in its name, on this host):
+    a running receiver maps its own pending batches; a dead one's wait for the next start."""
+    try:
+        pid = int(raw.path.name.split("-")[1])
+        os.kill(pid, 0)
+    except (IndexError, ValueError, ProcessLookupError):
+        return False
+    except PermissionError:
+        return True
+    return pid != os.getpid()
+
+
 def replace_raw(raw: RawBatch, body: bytes) -> None:
     """Rewrite a raw batch in place (temp name, fsync, rename): a redacted copy."""
     temp = raw.path.with_name(raw.path.name + ".tmp")
@@ -134,45 +145,3 @@ def note_writer(store: Path, writer_id: str) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     with open(path, "a", encoding="utf-8") as f:
         f.write(writer_id + "\n")
-
-
-def merged_mapping(store: Path, writers: tuple[str, ...]) -> list[Path]:
-    """Event files no mapping writer wrote that hold mapped runs (``run.source`` rows): a
-    compaction merged the mapping's files with others, under an id a remap cannot drop."""
-    import pyarrow.compute as pc
-    import pyarrow.parquet as pq
-
-    found = []
-    for file in sorted((store / "events").rglob("*.parquet")):
-        if file.name.startswith(writers):
-            continue
-        types = pq.read_table(file, columns=["type"]).column("type")
-        if pc.any(pc.equal(types, "run.source")).as_py():
-            found.append(file)
-    return found
-
-
-def forget_mapping(store: Path) -> int:
-    """Delete every store file the mapping writers wrote; how many files went. Refused
-    (a ``ConfigError``, nothing deleted) when a compaction merged mapped runs into files
-    of its own: mapping again would store those runs twice."""
-    path = store / WRITERS
-    writers = tuple(w for w in path.read_text(encoding="utf-8").split() if w) \
-        if path.exists() else ()
-    merged = merged_mapping(store, writers)
-    if merged:
-        raise ConfigError(
-            f"--remap refused: {len(merged)} event file(s) merged by a compaction hold "
-            f"mapped runs (e.g. {str(merged[0])!r}) under an id the remap cannot drop, so "
-            "mapping again would store those runs twice; the store is unchanged")
-    (store / MAPPED).unlink(missing_ok=True)
-    if not path.exists():
-        return 0
-    gone = 0
-    for folder in _MAPPED_DIRS:
-        for file in (store / folder).rglob("*"):
-            if file.is_file() and file.name.startswith(writers):
-                file.unlink()
-                gone += 1
-    path.unlink()
-    return gone

@@ -299,8 +299,10 @@ def _unheaded_end(store: Store, walk: Walk) -> VerifyResult | None:
     writes, so these were added, or their head removed, after it wrote them.
 
     Not while they are all still in live segments whose writers hold their locks: a
-    writer writes a batch's rows, then its heads, so a reader between the two sees the
-    rows alone. A segment whose writer is gone (killed, or a name made up) is no excuse."""
+    writer before heads came first (``recorder.write._segment``) wrote a batch's rows,
+    then its heads, so a reader between the two saw the rows alone (and a killed one left
+    them: :data:`INCOMPLETE`). A segment whose writer is gone (killed, or a name made up)
+    is no excuse."""
     block, end = walk.block, walk.end
     if block is None or end is None:
         return None  # all headed, or a run in flight: its newest records wait for a head

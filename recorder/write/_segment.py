@@ -195,16 +195,21 @@ class Segment:
         heads: Sequence[tuple[str, int, bytes]] = (),
     ) -> None:
         """Blobs first, so no stored event ever points at a blob that is not there;
-        ``heads`` (``(run_id, last_seq, head)`` after ``events``) last, so no head
-        ever covers a row that is not there."""
+        then ``heads`` (``(run_id, last_seq, head)`` after ``events``), then the rows.
+        A writer killed between the two leaves heads whose rows are not there, which
+        every reader of a live segment drops (``_live.heads_of_rows_read``): the batch is
+        simply not stored. The other order left rows no head covers — an ended run that
+        read as a crash (``incomplete``), and once a compaction had merged its file as a
+        broken chain, while an intake taking the trace again found the run already
+        stored and could not add a head to it."""
         if blobs is not None:
             self.blobs.write(blobs)
+        if heads:
+            self.chain.write(self._chain_batch(heads))
         if events.num_rows:
             self.events.write(events)
             self.rows += events.num_rows
             self._days.add(events)
-        if heads:
-            self.chain.write(self._chain_batch(heads))
 
     def sync(self) -> None:
         self.blobs.sync()

@@ -3,6 +3,10 @@ before it appended that batch's chain heads (the crash a chain must not read as 
 
     python stopped_writer_child.py STORE
 
+Today's writer stores a batch's heads before its rows (a kill between them stores nothing
+of the batch); the writers before it stored the rows first, and their stores still hold
+such runs: the child writes in that older order (:func:`_rows_first`), as they did.
+
 Writes run ``stopped`` (a first batch, headed), run ``whole`` (complete, headed), then the
 batch that ends ``stopped``: the process kills itself (SIGKILL, no cleanup of any kind)
 when that batch's heads are about to be written. Prints nothing; exits by the signal.
@@ -32,6 +36,22 @@ def events(run_id: str, first: int, last: int, *, end: bool) -> list[Event]:
     return out
 
 
+def _rows_first() -> None:
+    """Append as the writers before heads came first did: blobs, rows, then heads."""
+
+    def append(self: Any, events: Any, blobs: Any, heads: Any = ()) -> None:
+        if blobs is not None:
+            self.blobs.write(blobs)
+        if events.num_rows:
+            self.events.write(events)
+            self.rows += events.num_rows
+            self._days.add(events)
+        if heads:
+            self.chain.write(self._chain_batch(heads))
+
+    _segment.Segment.append = append  # type: ignore[method-assign]
+
+
 def _arm() -> None:
     """Kill this process the moment a chain head is about to follow a batch with a run.end."""
     write = _segment._Stream.write
@@ -49,6 +69,7 @@ def _arm() -> None:
 
 
 def main(store: str) -> None:
+    _rows_first()
     sink = ParquetSink(store)
     sink.export(events("stopped", 0, 5, end=False))
     sink.export(events("whole", 0, 6, end=True))
