@@ -8,6 +8,8 @@ import contextlib
 import threading
 from typing import Any
 
+from footprint._errors import ConfigError
+
 __all__ = ["add_parser", "run"]
 
 
@@ -29,6 +31,12 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--redact", action="store_true",
                    help="redact before anything is written, raw batches included (the "
                         "store's redaction.json, else the API-key patterns)")
+    p.add_argument("--workers", type=int, default=1, metavar="N",
+                   help="worker processes (default 1; one per core): each its own store "
+                        "writer, all behind --port; a trace is mapped by one of them")
+    p.add_argument("--worker", type=int, default=None, help=argparse.SUPPRESS)
+    p.add_argument("--worker-fds", default=None, help=argparse.SUPPRESS)
+    p.add_argument("--peers", default=None, help=argparse.SUPPRESS)
 
 
 def _print_report(report: Any) -> None:
@@ -65,9 +73,17 @@ def run(args: argparse.Namespace) -> int:
     a second Ctrl-C exits at once and the next start finishes the job)."""
     from lens.cli._exits import INTERRUPTED
     from lens.cli._ingest import redaction
+    from lens.cli._receive_workers import serve_workers, worker
     from recorder.ingest import Intake, Receiver
 
+    if args.workers < 1:
+        raise ConfigError(f"receive --workers {args.workers}: a number of worker processes "
+                          ">= 1 (one per core; 1 serves in this process)")
     _own_interrupts()
+    if args.worker is not None:
+        return worker(args)
+    if args.workers > 1:
+        return serve_workers(args)
     intake = Intake(args.store, processors=redaction(args), durable=True)
     receiver = None
     with contextlib.suppress(KeyboardInterrupt):
