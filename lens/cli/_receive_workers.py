@@ -4,8 +4,9 @@ writer, behind one listening socket.
 The parent maps what an earlier receiver left pending, binds the OTLP/HTTP port (shared by
 the workers: the kernel hands each connection to one of them) and one private loopback port
 per worker, then starts the workers (``footprint receive --worker K``). A worker that takes
-a request keeps the traces it owns (``crc32(trace id) % N``) and hands each other share to
-its owner's private port, answering 200 only once every share is stored raw; so every span
+a request keeps the traces it owns (the trace id's last 8 bytes modulo N) and hands each
+other share to its owner's private port, answering 200 only once every share is stored
+raw; so every span
 of a trace is mapped by one worker, and each worker's raw batches (named ``-w<K>``) are
 its own: a restarted worker maps its pending ones again, nobody else's.
 
@@ -45,8 +46,9 @@ def _listen(host: str, port: int) -> socket.socket:
 
 
 class _Worker:
-    """One worker process and the parent's end of its control line (``d``: it finished the
-    requests it took; ``s`` or end of line: write down and exit)."""
+    """One worker process and the parent's end of its control line (from the worker ``r``:
+    it serves, ``d``: it finished the requests it took; to it ``s`` or end of line: write
+    down and exit)."""
 
     def __init__(self, args: argparse.Namespace, slot: int, public: socket.socket,
                  private: socket.socket, peers: list[str]) -> None:
@@ -66,10 +68,11 @@ class _Worker:
         with contextlib.suppress(OSError):
             self.control.sendall(word)
 
-    def drained(self) -> None:
-        """Wait until the worker took its last request (or is gone)."""
+    def heard(self, word: bytes) -> None:
+        """Wait until the worker says ``word`` (or is gone)."""
         with contextlib.suppress(OSError):
-            self.control.recv(1)
+            while self.control.recv(1) not in (word, b""):
+                continue
 
     def died(self) -> str:
         code = self.proc.returncode
@@ -95,15 +98,18 @@ def serve_workers(args: argparse.Namespace) -> int:
     public = _listen(args.host, args.port)
     private = [_listen("127.0.0.1", 0) for _ in range(args.workers)]
     peers = [f"http://127.0.0.1:{s.getsockname()[1]}" for s in private]
+    stop = threading.Event()
+    # Ctrl-C only sets ``stop``: an exception raised inside Popen's bookkeeping could leave
+    # its wait lock taken, and the drain would wait for the workers forever
+    signal.signal(signal.SIGINT, lambda signum, frame: stop.set())
     workers = [_Worker(args, k, public, private[k], peers) for k in range(args.workers)]
+    for w in workers:
+        w.heard(b"r")  # it serves
     host = f"[{args.host}]" if ":" in args.host else args.host
     print(f"footprint receive: set OTEL_EXPORTER_OTLP_ENDPOINT=http://{host}:"
           f"{public.getsockname()[1]} (OTLP/HTTP, protobuf or JSON; {args.workers} workers) "
           "and turn on the framework's content capture; Ctrl-C stops", flush=True)
-    try:
-        code = _watch(args, workers, public, private, peers)
-    except KeyboardInterrupt:
-        code = _drain(workers)
+    code = _watch(args, workers, public, private, peers, stop)
     return INTERRUPTED if code is None else code
 
 
@@ -123,11 +129,11 @@ def _recover_all(args: argparse.Namespace) -> None:
 
 
 def _watch(args: argparse.Namespace, workers: list[_Worker], public: socket.socket,
-           private: list[socket.socket], peers: list[str]) -> int | None:
-    """Restart a worker that died; 1 (all stopped) when one dies too often."""
+           private: list[socket.socket], peers: list[str], stop: threading.Event) -> int:
+    """Restart a worker that died; 1 (all stopped) when one dies too often, 130 once
+    ``stop`` is set (Ctrl-C) and every worker wrote what it acknowledged."""
     deaths: dict[int, list[float]] = {k: [] for k in range(len(workers))}
-    while True:
-        time.sleep(_POLL_S)
+    while not stop.wait(_POLL_S):
         for k, w in enumerate(workers):
             if w.proc.poll() is None:
                 continue
@@ -143,6 +149,7 @@ def _watch(args: argparse.Namespace, workers: list[_Worker], public: socket.sock
             print(f"footprint receive: {w.died()}; started again as pid "
                   f"{workers[k].proc.pid} (it maps its pending batches again; requests it "
                   "had not answered are retried by their senders)", flush=True)
+    return _drain(workers)
 
 
 def _drain(workers: list[_Worker]) -> int:
@@ -163,7 +170,7 @@ def _drain(workers: list[_Worker]) -> int:
         with contextlib.suppress(OSError):
             w.proc.send_signal(signal.SIGINT)
     for w in workers:
-        w.drained()
+        w.heard(b"d")  # it took its last request
     for w in workers:
         w.tell(b"s")
     for w in workers:
@@ -194,6 +201,8 @@ def worker(args: argparse.Namespace) -> int:
     side = Receiver(intake, host="127.0.0.1", listen=socket.socket(fileno=private_fd),
                     on_report=report).start()
     with contextlib.suppress(KeyboardInterrupt):
+        with contextlib.suppress(OSError):  # the parent is gone: _orphaned stops us
+            control.sendall(b"r")
         threading.Thread(target=_orphaned, args=(control,), daemon=True).start()
         threading.Event().wait()
     _exit_on_second_interrupt(slot, intake)

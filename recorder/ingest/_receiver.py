@@ -109,6 +109,11 @@ class _NoLength(Exception):
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
 
+    def get_request(self) -> tuple[socket.socket, Any]:
+        conn, addr = self.socket.accept()
+        conn.setblocking(True)  # the listening socket may be non-blocking (shared)
+        return conn, addr
+
 
 class _Server6(_Server):
     address_family = socket.AF_INET6
@@ -229,6 +234,8 @@ def _server(receiver: Receiver, host: str, port: int,
         return kind((host, port), handler)
     server = kind(listen.getsockname()[:2], handler, bind_and_activate=False)
     server.socket.close()
+    # another process may take the connection its select() woke for: never wait in accept()
+    listen.setblocking(False)
     server.socket = listen
     return server
 
