@@ -6,9 +6,9 @@ the workers: the kernel hands each connection to one of them) and one private lo
 per worker, then starts the workers (``footprint receive --worker K``). A worker that takes
 a request keeps the traces it owns (the trace id's last 8 bytes modulo N) and hands each
 other share to its owner's private port, answering 200 only once every share is stored
-raw; so every span
-of a trace is mapped by one worker, and each worker's raw batches (named ``-w<K>``) are
-its own: a restarted worker maps its pending ones again, nobody else's.
+raw; so every span of a trace is mapped by one worker, and each worker's raw batches
+(named ``-w<K>``) are its own: a restarted worker maps its pending ones again, nobody
+else's.
 
 A worker that dies (SIGKILL, a crash) is reported and started again (its port stays
 bound by the parent, so nothing is refused meanwhile); one that dies
