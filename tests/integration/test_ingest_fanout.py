@@ -1,8 +1,8 @@
 """More than one machine, as far as it can be tested here: N ``footprint receive``
 processes (each its own store, as on its own machine) behind trace-id routing — the real
-OpenTelemetry SDK exporting through one stock OTLP/HTTP exporter per receiver, each trace
+OpenTelemetry SDK exporting through one stock OTLP/gRPC exporter per receiver, each trace
 to the receiver its id picks (what the Collector's load-balancing exporter with
-``routing_key: traceID`` does) — then every store queried together with DuckDB: every
+``routing_key: traceID`` and its OTLP/gRPC protocol does) — then every store queried together with DuckDB: every
 trace is one run, stored by exactly one receiver, whole, even when its spans left the app
 in different exports."""
 
@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import duckdb
-from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import OTLPSpanExporter
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import (
     BatchSpanProcessor,
@@ -52,11 +52,12 @@ class TraceIdRouter(SpanExporter):
 
 def _receiver(store: Path) -> tuple[subprocess.Popen[str], str]:
     proc = subprocess.Popen([sys.executable, "-m", "lens.cli", "receive", "--port", "0",
-                             "--store", str(store)], stdout=subprocess.PIPE, text=True,
+                             "--grpc-port", "0", "--store", str(store)],
+                            stdout=subprocess.PIPE, text=True,
                             env={**os.environ, "PYTHONPATH": str(ROOT)}, cwd=ROOT)
     assert proc.stdout is not None
     line = proc.stdout.readline()
-    return proc, line.split("OTEL_EXPORTER_OTLP_ENDPOINT=")[1].split()[0]
+    return proc, line.split("OTLP/gRPC on ")[1].split(")")[0]
 
 
 def _agent_runs(provider: TracerProvider) -> list[int]:
@@ -91,7 +92,7 @@ def test_given_receivers_behind_trace_id_routing_when_the_sdk_exports_then_each_
     receivers = [_receiver(store) for store in stores]
     provider = TracerProvider()
     provider.add_span_processor(BatchSpanProcessor(TraceIdRouter(
-        [OTLPSpanExporter(endpoint=f"{endpoint}/v1/traces") for _, endpoint in receivers])))
+        [OTLPSpanExporter(endpoint=target, insecure=True) for _, target in receivers])))
     ids = _agent_runs(provider)
     provider.force_flush()
     provider.shutdown()
