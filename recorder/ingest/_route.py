@@ -49,7 +49,7 @@ def split_body(body: bytes, signal: Signal, fmt: Format, *, workers: int,
     try:
         parts = _split_pb(body, signal, workers, home) if fmt == "pb" \
             else _split_json(body, signal, workers, home)
-    except (ValueError, TypeError, AttributeError):  # unparsable: the home intake counts it
+    except Exception:  # protobuf's DecodeError, JSON of the wrong shape: home counts it
         return whole
     return whole if parts is None else parts
 
