@@ -2,9 +2,9 @@
 processes (each its own store, as on its own machine) behind trace-id routing — the real
 OpenTelemetry SDK exporting through one stock OTLP/gRPC exporter per receiver, each trace
 to the receiver its id picks (what the Collector's load-balancing exporter with
-``routing_key: traceID`` and its OTLP/gRPC protocol does) — then every store queried together with DuckDB: every
-trace is one run, stored by exactly one receiver, whole, even when its spans left the app
-in different exports."""
+``routing_key: traceID`` and its OTLP/gRPC protocol does) — then every store queried
+together with DuckDB: every trace is one run, stored by exactly one receiver, whole, even
+when its spans left the app in different exports."""
 
 from __future__ import annotations
 
