@@ -70,11 +70,9 @@ def _own_interrupts() -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Serve until interrupted; 130 after Ctrl-C (everything acknowledged is written first;
-    a second Ctrl-C exits at once and the next start finishes the job)."""
-    from lens.cli._exits import INTERRUPTED
-    from lens.cli._ingest import redaction
+    a second Ctrl-C exits at once and the next start finishes the job). ``--workers N``
+    above 1: N worker processes (``lens.cli._receive_workers``)."""
     from lens.cli._receive_workers import serve_workers, worker
-    from recorder.ingest import Intake, Receiver
 
     if args.workers < 1:
         raise ConfigError(f"receive --workers {args.workers}: a number of worker processes "
@@ -84,6 +82,15 @@ def run(args: argparse.Namespace) -> int:
         return worker(args)
     if args.workers > 1:
         return serve_workers(args)
+    return _serve(args)
+
+
+def _serve(args: argparse.Namespace) -> int:
+    """One receiver in this process."""
+    from lens.cli._exits import INTERRUPTED
+    from lens.cli._ingest import redaction
+    from recorder.ingest import Intake, Receiver
+
     intake = Intake(args.store, processors=redaction(args), durable=True)
     receiver = None
     with contextlib.suppress(KeyboardInterrupt):

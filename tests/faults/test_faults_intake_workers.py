@@ -235,3 +235,17 @@ def test_given_a_conversation_whose_turns_land_on_different_workers_when_mapped_
     assert any(owners[c, t] != owners[c, t + 1] for c in range(conversations)
                for t in range(turns - 1))  # turns did change workers
     assert _named(store) == _named(tmp_path / "one")
+
+
+@pytest.mark.parametrize(("extra", "named"), [
+    (["--workers", "0"], "receive --workers 0: a number of worker processes >= 1"),
+    (["--workers", "2", "--grpc-port", "0"], "gRPC is served by a single receiver only"),
+])
+def test_given_workers_the_receiver_cannot_run_when_started_then_one_line_names_the_fix(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], extra: list[str],
+        named: str) -> None:
+    from lens.cli import main
+
+    code = main(["receive", "--port", "0", "--store", str(tmp_path / "store"), *extra])
+    err = capsys.readouterr().err
+    assert code == 2 and named in err, (code, err)
