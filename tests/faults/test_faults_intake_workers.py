@@ -135,6 +135,10 @@ def test_given_traces_split_over_batches_and_connections_when_two_workers_take_t
     assert owners == {0, 1} and receiver.said("worker 0 stopped") \
         and receiver.said("worker 1 stopped")
     assert list((store / "ingest" / "raw").rglob("*.pending")) == []
+    doctor = subprocess.run([sys.executable, "-m", "lens.cli", "doctor", "--store", str(store)],
+                            capture_output=True, text=True, timeout=300, cwd=ROOT,
+                            env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert doctor.returncode == 0 and "healthy" in doctor.stdout, doctor.stdout + doctor.stderr
 
 
 def _load(endpoint: str, acked: set[str], numbers: Iterator[int], stop: threading.Event) -> None:
