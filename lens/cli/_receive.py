@@ -8,6 +8,7 @@ import contextlib
 import threading
 from typing import Any
 
+from footprint._errors import ConfigError
 from lens.cli._common import key_file_option
 
 __all__ = ["add_parser", "run"]
@@ -40,6 +41,12 @@ def add_parser(sub: Any) -> None:
                    help="with --evaluate: judge this fraction of the runs, chosen by a hash "
                         "of the run id (default 1: every run), e.g. 0.1")
     key_file_option(p, "online scores are chained with it")
+    p.add_argument("--workers", type=int, default=1, metavar="N",
+                   help="worker processes (default 1; one per core): each its own store "
+                        "writer, all behind --port; a trace is mapped by one of them")
+    p.add_argument("--worker", type=int, default=None, help=argparse.SUPPRESS)
+    p.add_argument("--worker-fds", default=None, help=argparse.SUPPRESS)
+    p.add_argument("--peers", default=None, help=argparse.SUPPRESS)
 
 
 def _fraction(text: str) -> float:
@@ -55,7 +62,6 @@ def _fraction(text: str) -> float:
 
 def _online(args: argparse.Namespace, store: Any) -> Any:
     """The online evaluation ``--evaluate`` asks for (``None`` without it)."""
-    from footprint._errors import ConfigError
     from lens.cli._common import chain_key_from
     from lens.playback._agent_ref import load_target
     from recorder import OnlineEvaluation
@@ -122,12 +128,31 @@ def _own_interrupts() -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Serve until interrupted; 130 after Ctrl-C (everything acknowledged is written first;
-    a second Ctrl-C exits at once and the next start finishes the job)."""
+    a second Ctrl-C exits at once and the next start finishes the job). ``--workers N``
+    above 1: N worker processes (``lens.cli._receive_workers``)."""
+    from lens.cli._receive_workers import serve_workers, worker
+
+    if args.workers < 1:
+        raise ConfigError(f"receive --workers {args.workers}: a number of worker processes "
+                          ">= 1 (one per core; 1 serves in this process)")
+    if args.workers > 1 and args.evaluate is not None:
+        raise ConfigError(f"receive --workers {args.workers} --evaluate {args.evaluate}: online "
+                          "evaluation runs in a single receiver; use --workers 1, or judge "
+                          "the stored runs afterwards with `footprint evaluate`")
+    _own_interrupts()
+    if args.worker is not None:
+        return worker(args)
+    if args.workers > 1:
+        return serve_workers(args)
+    return _serve(args)
+
+
+def _serve(args: argparse.Namespace) -> int:
+    """One receiver in this process."""
     from lens.cli._exits import INTERRUPTED
     from lens.cli._ingest import redaction
     from recorder.ingest import Intake, Receiver
 
-    _own_interrupts()
     intake = Intake(args.store, processors=redaction(args), durable=True)
     online = _online(args, intake.store)
     on_report = _reporter(online)

@@ -137,6 +137,12 @@ _SETTLE_S = 1.0
 """How often the raw batches whose runs are all mapped are settled (after a flush of the
 recorder: their runs are written first)."""
 
+_REFRESH_S = 30.0
+_WORKER_REFRESH_S = 1.0
+"""At most how often the store is read again for a turn whose history the index does not
+know: a receiver of its own, or a worker of ``receive --workers`` (whose peers write the
+conversation's other turns: read sooner, so a turn finds the one a peer wrote a moment ago)."""
+
 AGAIN = ("spans of traces already in the store (skipped: a trace is mapped once; "
          "`footprint ingest --remap` maps it again with every span received)")
 KEPT = ("spans of runs a compaction merged (kept as stored: a remap cannot drop them, "
@@ -159,7 +165,10 @@ class Intake:
 
     def __init__(self, store: str | Path | None = None, *, keep_raw: bool = True,
                  durable: bool = False, idle_s: float = 300.0, defer: bool = False,
-                 processors: Sequence[Processor] = ()) -> None:
+                 processors: Sequence[Processor] = (), worker: int | None = None) -> None:
+        if worker is not None and (type(worker) is not int or worker < 0):
+            raise ConfigError(f"Intake(worker={worker!r}): the index (0, 1, …) of this "
+                              "receive worker, or None for a receiver of its own")
         if not all(callable(p) for p in processors):
             raise ConfigError(f"Intake(processors={processors!r}): a list of processors, "
                               "e.g. [Redactor()] (each takes an event, returns it or Drop)")
@@ -169,7 +178,7 @@ class Intake:
         if not isinstance(idle_s, int | float) or not idle_s > 0:
             raise ConfigError(f"Intake(idle_s={idle_s!r}): seconds a trace without its root "
                               "waits before it is mapped anyway; a positive number")
-        self.idle_s, self.defer = float(idle_s), bool(defer)
+        self.idle_s, self.defer, self.worker = float(idle_s), bool(defer), worker
         self.store = resolve_store(store)
         if self.store.exists() and not self.store.is_dir():
             raise ConfigError(f"the store {str(self.store)!r} is a file, not a directory; "
@@ -186,7 +195,8 @@ class Intake:
         self._settle_lock = threading.Lock()
         self._stop = threading.Event()
         self._settler: threading.Thread | None = None
-        self._conversations = Conversations()
+        self._conversations = Conversations(
+            refresh_s=_REFRESH_S if worker is None else _WORKER_REFRESH_S)
         self._indexed = False
         self._recorder: Recorder | None = None
         self._sink: ParquetSink | None = None
@@ -213,7 +223,7 @@ class Intake:
         path = None
         if self.keep_raw:
             with self._lock:
-                path = raw_name(self.store, signal, fmt)
+                path = raw_name(self.store, signal, fmt, self.worker)
                 self._pending.reserve(path)
             try:
                 write_raw(path, plain, durable=self.durable)
@@ -297,10 +307,12 @@ class Intake:
         self._pending.mapped(trace_id, trace.raws)
         key = _conversation_key(trace.spans)
         conv = self._conversation(key)
+        known = conv.turns if conv is not None and conv is self._conversations.get(key or "") \
+            else -1
         try:
             run = map_trace(trace.spans, trace.logs, conv)
             if key is not None:
-                run, conv = self._with_earlier_turns(trace, key, run, conv)
+                run, conv = self._with_earlier_turns(trace, key, run, conv, known)
         except Exception as exc:  # a mapper bug costs this trace, never the receiver
             problems[f"trace not mapped ({type(exc).__name__}: {exc})"] += 1
             return []
@@ -333,16 +345,20 @@ class Intake:
         return held if held is not None else Conversation()
 
     def _with_earlier_turns(self, trace: _Trace, key: str, run: MappedRun | None,
-                            conv: Conversation | None) -> tuple[MappedRun | None,
-                                                                 Conversation | None]:
-        """A later turn of a conversation the index does not hold (another process wrote
-        its earlier turns, or it fell out of the index): the store is read again (at most
-        once per ``refresh_s``) and the trace mapped after its earlier turns, so its turn
-        and its history's origins are the ones a single intake gives."""
+                            conv: Conversation | None, known: int) -> tuple[
+                                MappedRun | None, Conversation | None]:
+        """A turn whose history holds messages the index does not know (``known``: the
+        turns the index held of it, -1 none): another process wrote its earlier turns (a
+        restart, another worker of ``receive --workers``), or it fell out of the index. The
+        store is read again (at most once per ``refresh_s``) and, when it knows more of the
+        conversation, the trace mapped after those turns, so its turn and its history's
+        origins are the ones a single intake gives."""
         assert conv is not None
-        if self._conversations.get(key) is None and not self.defer and _has_history(run):
+        if not self.defer and _has_history(run):
+            if known >= 0:
+                self._conversations.put(key, conv)  # the index's own, already a turn on
             earlier = self._conversations.earlier(self.store, key)
-            if earlier is not None:
+            if earlier is not None and earlier is not conv and earlier.turns > known:
                 return map_trace(trace.spans, trace.logs, earlier), earlier
         self._conversations.put(key, conv)
         return run, conv
@@ -436,7 +452,7 @@ class Intake:
         skipped, the rest of a run it holds in part is written. A batch that no longer
         decodes is quarantined."""
         reports = []
-        for raw in raw_batches(self.store, pending=True):
+        for raw in raw_batches(self.store, pending=True, worker=self.worker):
             with self._lock:
                 self._pending.reserve(raw.path)
             self._start_settler()

@@ -23,7 +23,7 @@ from typing import Literal, TypeAlias
 
 __all__ = ["MAPPED", "WRITERS", "Format", "RawBatch", "Signal", "note_writer", "quarantine",
            "raw_batches", "raw_name", "receiver_alive", "replace_raw", "settle", "store_raw",
-           "write_raw"]
+           "worker_tag", "write_raw"]
 
 Signal: TypeAlias = Literal["traces", "logs"]
 Format: TypeAlias = Literal["json", "pb"]
@@ -49,13 +49,21 @@ class RawBatch:
 _last_ns = 0
 
 
-def raw_name(store: Path, signal: Signal, fmt: Format) -> Path:
+def raw_name(store: Path, signal: Signal, fmt: Format, worker: int | None = None) -> Path:
     """A new raw batch's (pending) path; names from one process sort in the order they
-    were given."""
+    were given. A worker of ``receive --workers`` tags its batches (``-w<k>``), so its
+    restart maps again its own pending batches and no other worker's."""
     global _last_ns
     ns = _last_ns = max(time.time_ns(), _last_ns + 1)
     folder = store / RAW / f"date={time.strftime('%Y-%m-%d', time.gmtime(ns / 1e9))}"
-    return folder / f"{ns:020d}-{os.getpid()}-{secrets.token_hex(4)}.{signal}.{fmt}{PENDING}"
+    tag = "" if worker is None else worker_tag(worker)
+    return folder / (f"{ns:020d}{tag}-{os.getpid()}-{secrets.token_hex(4)}"
+                     f".{signal}.{fmt}{PENDING}")
+
+
+def worker_tag(worker: int) -> str:
+    """What a worker's raw batch names carry after their arrival time."""
+    return f"-w{worker}"
 
 
 def write_raw(final: Path, body: bytes, *, durable: bool = False) -> Path:
@@ -95,10 +103,13 @@ def settle(path: Path) -> None:
             os.replace(path, path.with_name(path.name[: -len(PENDING)]))
 
 
-def raw_batches(store: Path, *, pending: bool = False) -> Iterator[RawBatch]:
-    """Every stored batch (``pending``: only those not yet settled), in arrival order
-    (torn ``.tmp`` files are skipped)."""
+def raw_batches(store: Path, *, pending: bool = False,
+                worker: int | None = None) -> Iterator[RawBatch]:
+    """Every stored batch (``pending``: only those not yet settled; ``worker``: only that
+    worker's), in arrival order (torn ``.tmp`` files are skipped)."""
     for path in sorted((store / RAW).glob("date=*/*"), key=lambda p: p.name):
+        if worker is not None and path.name[20:].split("-")[1:2] != [f"w{worker}"]:
+            continue
         parts = path.name.split(".")
         waiting = len(parts) == 4 and parts[3] == PENDING[1:]
         if (len(parts) == 3 or waiting) and parts[1] in ("traces", "logs") \
@@ -110,7 +121,8 @@ def receiver_alive(raw: RawBatch) -> bool:
     """Whether the process that took ``raw`` runs (by the pid in its name, on this host):
     a running receiver maps its own pending batches; a dead one's wait for the next start."""
     try:
-        pid = int(raw.path.name.split("-")[1])
+        parts = raw.path.name.split("-")
+        pid = int(parts[2] if parts[1].startswith("w") else parts[1])  # after a worker tag
         os.kill(pid, 0)
     except (IndexError, ValueError, ProcessLookupError):
         return False

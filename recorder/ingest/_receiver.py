@@ -11,24 +11,26 @@ import ipaddress
 import logging
 import socket
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent import futures
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from footprint._errors import ConfigError
 from recorder.ingest._bounded import BadBody, TooLarge, body_length, inflate, read_chunked
+from recorder.ingest._forward import Forward
 from recorder.ingest._intake import BatchReport, Intake
-from recorder.ingest._raw import Signal
+from recorder.ingest._raw import Format, Signal
+from recorder.ingest._route import split_body
 
-__all__ = ["MAX_BODY", "Receiver"]
+__all__ = ["MAX_BODY", "Receiver", "is_loopback"]
 
 MAX_BODY = 64 * 1024 * 1024
 _PATHS: dict[str, Signal] = {"/v1/traces": "traces", "/v1/logs": "logs"}
 _log = logging.getLogger("recorder")
 
 
-def _loopback(host: str) -> bool:
+def is_loopback(host: str) -> bool:
     if host == "localhost":
         return True
     try:
@@ -94,12 +96,10 @@ class _Handler(BaseHTTPRequestHandler):
             return self._refused(413, str(exc))
         except BadBody as exc:
             return self._refused(400, f"corrupt batch ({exc})")
-        report = self.receiver.intake.take(plain, signal=signal, fmt=fmt)  # type: ignore[arg-type]
-        self.receiver.reported(report)
-        bad = any(why.startswith("corrupt") for why in report.problems)
+        code = self.receiver.deliver(plain, signal, fmt)  # type: ignore[arg-type]
         if fmt == "json":
-            return self._answer(400 if bad else 200, b"{}", "application/json")
-        return self._answer(400 if bad else 200)
+            return self._answer(code, b"{}", "application/json")
+        return self._answer(code)
 
 
 class _NoLength(Exception):
@@ -108,6 +108,11 @@ class _NoLength(Exception):
 
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
+
+    def get_request(self) -> tuple[socket.socket, Any]:
+        conn, addr = self.socket.accept()
+        conn.setblocking(True)  # the listening socket may be non-blocking (shared)
+        return conn, addr
 
 
 class _Server6(_Server):
@@ -123,8 +128,9 @@ class Receiver:
     def __init__(self, intake: Intake, *, host: str = "127.0.0.1", port: int = 4318,
                  grpc_port: int | None = None, allow_remote: bool = False,
                  on_report: Callable[[BatchReport], None] | None = None,
-                 max_body: int = MAX_BODY) -> None:
-        if not _loopback(host) and not allow_remote:
+                 max_body: int = MAX_BODY, listen: socket.socket | None = None,
+                 peers: Sequence[str] = (), slot: int = 0) -> None:
+        if not is_loopback(host) and not allow_remote:
             raise ConfigError(f"receive --host {host!r} is not a loopback address; anyone who "
                               "can reach it could write into the store: pass --allow-remote "
                               "to mean it, or use 127.0.0.1")
@@ -133,9 +139,14 @@ class Receiver:
                 raise ConfigError(f"Receiver({name}={value!r}): a port is 0..65535 (0: any)")
         if not isinstance(max_body, int) or max_body < 1:
             raise ConfigError(f"Receiver(max_body={max_body!r}): a positive byte count")
+        if peers and not 0 <= slot < len(peers):
+            raise ConfigError(f"Receiver(slot={slot!r}): this worker's index among its "
+                              f"{len(peers)} peers (0..{len(peers) - 1})")
         self.intake, self.on_report, self.max_body = intake, on_report, max_body
-        handler = type("Handler", (_Handler,), {"receiver": self})
-        self._http = (_Server6 if ":" in host else _Server)((host, port), handler)
+        self.peers, self.slot = tuple(peers), slot
+        self._flight = threading.Condition()
+        self._busy, self._closing = 0, False
+        self._http = _server(self, host, port, listen)
         self.host, self.port = host, int(self._http.server_address[1])
         self.grpc_port: int | None = None
         self._grpc: Any = None
@@ -154,6 +165,36 @@ class Receiver:
             self._grpc.start()
         return self
 
+    def deliver(self, plain: bytes, signal: Signal, fmt: Format) -> int:
+        """Take one inflated body; the HTTP status to answer. With ``peers`` (one per worker,
+        this one at ``slot``), each trace goes to the worker that owns it: the others' shares
+        are handed on at once and taken here meanwhile; 503 (the sender retries) unless
+        every share was stored."""
+        with self._flight:
+            if self._closing:
+                return 503  # stopping: the sender retries (another worker, or after restart)
+            self._busy += 1
+        try:
+            return self._deliver(plain, signal, fmt)
+        finally:
+            with self._flight:
+                self._busy -= 1
+                self._flight.notify_all()
+
+    def _deliver(self, plain: bytes, signal: Signal, fmt: Format) -> int:
+        shares = split_body(plain, signal, fmt, workers=len(self.peers) or 1,
+                            home=self.slot if self.peers else 0)
+        away = [Forward(self.peers[j], share, signal, fmt) for j, share in enumerate(shares)
+                if share is not None and j != (self.slot if self.peers else 0)]
+        mine = shares[self.slot if self.peers else 0]
+        bad = False
+        if mine is not None:
+            report = self.intake.take(mine, signal=signal, fmt=fmt)
+            self.reported(report)
+            bad = any(why.startswith("corrupt") for why in report.problems)
+        handed = all([f.ok() for f in away])
+        return 400 if bad else 200 if handed else 503
+
     def refuse(self, why: str) -> None:
         self.reported(self.intake.count(BatchReport(problems={why: 1})))
 
@@ -164,13 +205,39 @@ class Receiver:
             except Exception as exc:  # a reporting hook never stops the receiver
                 _log.warning("receive: on_report failed (%s)", exc)
 
-    def stop(self) -> BatchReport:
-        """Stop serving, map what is still waiting, and write it all down."""
+    def halt(self) -> None:
+        """Stop serving (a request that still comes on an open connection is answered
+        503: the sender retries) and wait for the requests being taken; the intake stays
+        open."""
+        with self._flight:
+            self._closing = True
         self._http.shutdown()
         self._http.server_close()
         if self._grpc is not None:
             self._grpc.stop(grace=1.0).wait()
+        with self._flight:
+            self._flight.wait_for(lambda: self._busy == 0)
+
+    def stop(self) -> BatchReport:
+        """Stop serving, map what is still waiting, and write it all down."""
+        self.halt()
         return self.intake.close()
+
+
+def _server(receiver: Receiver, host: str, port: int,
+            listen: socket.socket | None) -> _Server:
+    """The HTTP server: bound to ``host:port``, or serving ``listen`` (a socket a parent
+    process bound and listens on, shared by its workers)."""
+    handler = type("Handler", (_Handler,), {"receiver": receiver})
+    kind = _Server6 if ":" in host else _Server
+    if listen is None:
+        return kind((host, port), handler)
+    server = kind(listen.getsockname()[:2], handler, bind_and_activate=False)
+    server.socket.close()
+    # another process may take the connection its select() woke for: never wait in accept()
+    listen.setblocking(False)
+    server.socket = listen
+    return server
 
 
 def _grpc_server(receiver: Receiver, host: str, port: int) -> tuple[Any, int]:

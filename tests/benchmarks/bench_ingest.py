@@ -16,6 +16,12 @@
 - ``ingest_peak_rss_30k_mb``: the receiver's peak RSS (its own process: ``VmHWM``, read
   until it exits) after 30,000 such traces; ``ingest_rss_30k_over_1k`` is it over the
   peak after 1,000 (goal ≤ 1.2: memory flat).
+- ``ingest_workers_2_speedup``: ``ingest_spans_per_s`` of ``footprint receive --workers 2``
+  over that of ``--workers 1``, both fed by :data:`SENDERS` concurrent senders (one
+  connection each) with the same bodies, best of the repeats each (goal ≥ 1.7 on 2 cores);
+  ``ingest_workers_1_spans_per_s`` / ``ingest_workers_2_spans_per_s`` are the two figures
+  and ``ingest_workers_2_cpu_us_per_span`` the CPU of the parent and both workers per span
+  (their start-up, measured on a receiver that gets no batch, taken off).
 """
 
 from __future__ import annotations
@@ -25,6 +31,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -65,10 +72,11 @@ def conversation_batches(traces: int) -> list[bytes]:
             for i in range(0, len(spans), BATCH)]
 
 
-def _receiver(store: str) -> tuple[subprocess.Popen[str], str]:
+def _receiver(store: str, workers: int = 1) -> tuple[subprocess.Popen[str], str]:
     env = {**os.environ, "PYTHONPATH": str(HERE.parent.parent)}
     proc = subprocess.Popen([sys.executable, "-m", "lens.cli", "receive", "--port", "0",
-                             "--store", store], stdout=subprocess.PIPE, text=True, env=env)
+                             "--store", store, "--workers", str(workers)],
+                            stdout=subprocess.PIPE, text=True, env=env)
     assert proc.stdout is not None
     line = proc.stdout.readline()
     return proc, line.split("OTEL_EXPORTER_OTLP_ENDPOINT=")[1].split()[0]
@@ -121,6 +129,50 @@ def ingest(bodies: list[bytes]) -> tuple[float, float, float]:
         return time.perf_counter() - started, cpu, rss
 
 
+SENDERS = 4
+
+
+def _send(endpoint: str, bodies: list[bytes]) -> None:
+    with httpx.Client(timeout=120) as client:
+        for body in bodies:
+            answer = client.post(f"{endpoint}/v1/traces", content=body,
+                                 headers={"Content-Type": "application/x-protobuf"})
+            assert answer.status_code == 200, answer.status_code
+
+
+def ingest_concurrently(bodies: list[bytes], workers: int) -> tuple[float, float]:
+    """(wall seconds, CPU seconds of the receiver and its workers) to take ``bodies`` into
+    a fresh store from :data:`SENDERS` senders at once."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    with tempfile.TemporaryDirectory() as tmp:
+        proc, endpoint = _receiver(tmp, workers)
+        assert proc.stdout is not None
+        threading.Thread(target=proc.stdout.read, daemon=True).start()  # batch lines
+        started = time.perf_counter()
+        with ThreadPoolExecutor(SENDERS) as pool:
+            list(pool.map(_send, [endpoint] * SENDERS,
+                          [bodies[k::SENDERS] for k in range(SENDERS)]))
+        cpu, _ = _stop(proc)
+        return time.perf_counter() - started, cpu
+
+
+def workers_figures(quick: bool) -> dict[str, float]:
+    count = 16 if quick else 48
+    bodies = batches(count)
+    spans = count * BATCH
+    idle = ingest_concurrently([], 2)[1]
+    one = min(ingest_concurrently(bodies, 1)[0] for _ in range(1 if quick else 2))
+    two = min((ingest_concurrently(bodies, 2) for _ in range(1 if quick else 2)),
+              key=lambda r: r[0])
+    return {
+        "ingest_workers_1_spans_per_s": round(spans / one, 1),
+        "ingest_workers_2_spans_per_s": round(spans / two[0], 1),
+        "ingest_workers_2_speedup": round(one / two[0], 3),
+        "ingest_workers_2_cpu_us_per_span": round(max(two[1] - idle, 0.0) / spans * 1e6, 2),
+    }
+
+
 def figures(quick: bool) -> dict[str, float]:
     count = 6 if quick else 24
     bodies = batches(count)
@@ -145,8 +197,12 @@ def figures(quick: bool) -> dict[str, float]:
         "ingest_cpu_us_per_span": round(cpu_us, 2),
         "ingest_span_per_otel_span": round(cpu_us / otel, 3),
         "ingest_otel_span_us": round(otel, 2),
+        **workers_figures(quick),
     }
 
 
 if __name__ == "__main__":
-    print(figures("--quick" in sys.argv))
+    if "--workers" in sys.argv:  # the workers figures alone
+        print(workers_figures("--quick" in sys.argv))
+    else:
+        print(figures("--quick" in sys.argv))

@@ -294,3 +294,37 @@ def test_given_an_interrupted_compaction_when_footprint_compact_runs_then_no_eve
         assert store.rows("SELECT count(*) - count(DISTINCT (run_id, seq)) FROM events") == [
             (0,)]
     assert _listing(store_dir) == before
+
+
+_WRITER = """
+import sys
+sys.path.insert(0, sys.argv[3])
+from store_scale import run_events
+from recorder import ParquetSink
+sink = ParquetSink(sys.argv[1], seal_rows=1, compact_at=2)  # a segment per run, compacting
+first = int(sys.argv[2])
+try:
+    for n in range(first, first + 15):
+        sink.export(list(run_events(n, 2)))
+finally:
+    sink.shutdown()
+"""
+
+
+def test_given_several_writer_processes_compacting_one_store_at_once_when_read_then_every_run_once_and_verified(  # noqa: E501
+    tmp_path: Path,
+) -> None:
+    # what `footprint receive --workers N` does: N store writers, each compacting the store
+    # as its small files pile up; one compactor at a time (live/compact.lock)
+    root = tmp_path / "store"
+    tests = str(ROOT / "tests")
+    procs = [subprocess.Popen([sys.executable, "-c", _WRITER, str(root), str(first), tests],
+                              cwd=ROOT) for first in (0, 100, 200, 300)]
+    assert [p.wait(timeout=300) for p in procs] == [0, 0, 0, 0]
+    listing = _listing(root)  # every run verifies
+    assert sorted(r for r, *_ in listing) == sorted(
+        run_id_of(n) for first in (0, 100, 200, 300) for n in range(first, first + 15))
+    with open_store(root) as store:
+        (twice,) = store.rows("SELECT count(*) - count(DISTINCT (run_id, seq)) FROM events")[0]
+    assert twice == 0
+    assert len(_events_files(root)) < 4 * 15  # the writers did compact

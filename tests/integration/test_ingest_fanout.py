@@ -1,0 +1,114 @@
+"""More than one machine, as far as it can be tested here: N ``footprint receive``
+processes (each its own store, as on its own machine) behind trace-id routing — the real
+OpenTelemetry SDK exporting through one stock OTLP/gRPC exporter per receiver, each trace
+to the receiver its id picks (what the Collector's load-balancing exporter with
+``routing_key: traceID`` and its OTLP/gRPC protocol does) — then every store queried
+together with DuckDB: every trace is one run, stored by exactly one receiver, whole, even
+when its spans left the app in different exports."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+from collections import defaultdict
+from collections.abc import Sequence
+from pathlib import Path
+
+import duckdb
+from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import OTLPSpanExporter
+from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
+from opentelemetry.sdk.trace.export import (
+    BatchSpanProcessor,
+    SpanExporter,
+    SpanExportResult,
+)
+from otlp_build import _chat_attrs
+
+ROOT = Path(__file__).resolve().parents[2]
+RECEIVERS, TRACES = 3, 30
+
+
+class TraceIdRouter(SpanExporter):
+    """Each span to the exporter its trace id picks (the id's last 8 bytes modulo N)."""
+
+    def __init__(self, exporters: Sequence[SpanExporter]) -> None:
+        self.exporters = list(exporters)
+
+    def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
+        shares: dict[int, list[ReadableSpan]] = defaultdict(list)
+        for span in spans:
+            assert span.context is not None
+            shares[(span.context.trace_id & (2**64 - 1)) % len(self.exporters)].append(span)
+        results = [self.exporters[k].export(share) for k, share in shares.items()]
+        return SpanExportResult.SUCCESS if all(r is SpanExportResult.SUCCESS for r in results) \
+            else SpanExportResult.FAILURE
+
+    def shutdown(self) -> None:
+        for exporter in self.exporters:
+            exporter.shutdown()
+
+
+def _receiver(store: Path) -> tuple[subprocess.Popen[str], str]:
+    proc = subprocess.Popen([sys.executable, "-m", "lens.cli", "receive", "--port", "0",
+                             "--grpc-port", "0", "--store", str(store)],
+                            stdout=subprocess.PIPE, text=True,
+                            env={**os.environ, "PYTHONPATH": str(ROOT)}, cwd=ROOT)
+    assert proc.stdout is not None
+    line = proc.stdout.readline()
+    return proc, line.split("OTLP/gRPC on ")[1].split(")")[0]
+
+
+def _agent_runs(provider: TracerProvider) -> list[int]:
+    """``TRACES`` agent runs (a root, two chat calls, a tool call between them); the
+    children of every other run are exported before its root is even ended."""
+    tracer = provider.get_tracer("fanout-test")
+    ids = []
+    for n in range(TRACES):
+        with tracer.start_as_current_span("invoke_agent desk", attributes={
+                "gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "desk"}) as root:
+            ids.append(root.get_span_context().trace_id)
+            with tracer.start_as_current_span("chat m", attributes=_chat_attrs(
+                    "otel-genai", 1, "You are the desk.", False)):
+                pass
+            with tracer.start_as_current_span("execute_tool lookup", attributes={
+                    "gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "lookup",
+                    "gen_ai.tool.call.id": "call_1",
+                    "gen_ai.tool.call.arguments": '{"order_id": "A-1"}',
+                    "gen_ai.tool.call.result": '{"amount": 1}'}):
+                pass
+            with tracer.start_as_current_span("chat m", attributes=_chat_attrs(
+                    "otel-genai", 2, "You are the desk.", True)):
+                pass
+            if n % 2:
+                provider.force_flush()  # the children leave in an export of their own
+    return ids
+
+
+def test_given_receivers_behind_trace_id_routing_when_the_sdk_exports_then_each_trace_is_one_whole_run_in_one_store(  # noqa: E501
+        tmp_path: Path) -> None:
+    stores = [tmp_path / f"store-{k}" for k in range(RECEIVERS)]
+    receivers = [_receiver(store) for store in stores]
+    provider = TracerProvider()
+    provider.add_span_processor(BatchSpanProcessor(TraceIdRouter(
+        [OTLPSpanExporter(endpoint=target, insecure=True) for _, target in receivers])))
+    ids = _agent_runs(provider)
+    provider.force_flush()
+    provider.shutdown()
+    for proc, _ in receivers:
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(timeout=120) == 130
+    files = [str(store / "events" / "**" / "*.parquet") for store in stores]
+    rows = duckdb.sql(
+        "SELECT filename, run_id, count(*) AS events, "
+        "count(*) FILTER (WHERE type = 'llm.end') AS answers "
+        f"FROM read_parquet({files!r}, filename = true, union_by_name = true) "
+        "GROUP BY filename, run_id").fetchall()
+    where = defaultdict(set)
+    for filename, run_id, _, answers in rows:
+        assert answers == 2, (run_id, answers)  # whole: both chat calls of the trace
+        where[run_id].add(next(k for k, s in enumerate(stores) if str(s) in filename))
+    assert len(where) == len(ids) == TRACES
+    assert all(len(found) == 1 for found in where.values())  # one store each, never two
+    assert {k for found in where.values() for k in found} == set(range(RECEIVERS))
