@@ -88,6 +88,22 @@ def test_given_any_envelopes_when_framed_columnwise_then_bytes_equal_the_referen
         assert json.loads(envelope_canonical(env)) == [env[n] for n in ENVELOPE_ORDER]
 
 
+@given(parts=st.lists(st.lists(_ENVELOPE, min_size=1, max_size=4), min_size=2, max_size=4),
+       data=st.data())
+@settings(max_examples=100)
+def test_given_envelopes_in_several_chunks_when_framed_then_each_row_equals_the_reference(
+    parts: list[list[dict[str, Any]]], data: st.DataObject,
+) -> None:
+    """An export's table has one chunk per batch, each with its own nulls and escapes."""
+    chunks = [_table(envs, [data.draw(_TEXT) for _ in envs]) for envs in parts]
+    table = pa.concat_tables(chunks)
+    framed = framed_records(table).to_pylist()
+    expected = [frame(record_canonical(envelope_canonical(env), payload)).decode("utf-8")
+                for chunk, envs in zip(chunks, parts, strict=True)
+                for env, payload in zip(envs, chunk.column("payload").to_pylist(), strict=True)]
+    assert framed == expected
+
+
 @given(event=events())
 @settings(max_examples=150)
 def test_given_any_event_when_built_then_the_row_matches_the_reference_record(
