@@ -100,27 +100,29 @@ def _framing(schema: pa.Schema, missing: frozenset[str],
     return acero.Declaration("project", first), acero.Declaration("project", second)
 
 
-def _may_need_escapes(column: pa.ChunkedArray) -> bool:
-    """Whether a text column may hold a quote, a backslash or a control character: one
-    search over each chunk's whole character buffer, not one per value. Those characters
-    are single bytes in UTF-8 and never part of another character's bytes, so a buffer
-    without them needs no escape; bytes outside the chunk's own values can only make the
-    answer ``True`` (then the careful path runs)."""
-    for chunk in column.chunks:
-        data = chunk.buffers()[2]
-        if data is None or not data.size:
-            continue
-        whole = pa.Array.from_buffers(pa.large_binary(), 1,
-                                      [None, pa.py_buffer(array.array("q", (0, data.size))),
-                                       data])
-        if pc.match_substring_regex(whole, _ESCAPED)[0].as_py():
-            return True
-    return False
+def _may_need_escapes(columns: list[pa.ChunkedArray]) -> bool:
+    """Whether the text columns may hold a quote, a backslash or a control character.
+
+    One regex search over each chunk's whole character buffer, all in one
+    kernel call (the file thread retakes the GIL once), not one per value.
+    Those characters are single bytes in UTF-8 and never part of another
+    character's bytes, so a buffer without them needs no escape; bytes
+    outside the chunk's own values can only make the answer ``True`` (then
+    the careful path runs).
+    """
+    buffers = [data for column in columns for chunk in column.chunks
+               if (data := chunk.buffers()[2]) is not None and data.size]
+    if not buffers:
+        return False
+    wholes = [pa.Array.from_buffers(pa.large_binary(), 1, [
+        None, pa.py_buffer(array.array("q", (0, data.size))), data]) for data in buffers]
+    found = pc.match_substring_regex(pa.chunked_array(wholes, pa.large_binary()), _ESCAPED)
+    return any(chunk.true_count for chunk in found.chunks)
 
 
 def framed_records(table: pa.Table) -> pa.Array:
     """Every row as its netstring ``<len(C)>:<C>,`` with ``C`` its canonical bytes."""
-    missing, whole = set(), set()
+    missing, whole, texts = set(), set(), []
     for name in ENVELOPE_ORDER:
         column = table.column(name)
         if column.null_count == len(column):
@@ -128,9 +130,11 @@ def framed_records(table: pa.Table) -> pa.Array:
             continue
         if not column.null_count:
             whole.add(name)
-        if pa.types.is_string(column.type) and _may_need_escapes(column):
-            # rare: a quote, a backslash or a control character in the envelope text
-            return _framed_eagerly(table.combine_chunks().to_batches()[0])
+        if pa.types.is_string(column.type):
+            texts.append(column)
+    if _may_need_escapes(texts):
+        # rare: a quote, a backslash or a control character in the envelope text
+        return _framed_eagerly(table.combine_chunks().to_batches()[0])
     first, second = _framing(table.schema, frozenset(missing), frozenset(whole))
     source = acero.Declaration("table_source", acero.TableSourceNodeOptions(table))
     out = acero.Declaration.from_sequence([source, first, second]).to_table(use_threads=False)
