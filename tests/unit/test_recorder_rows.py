@@ -239,6 +239,26 @@ def test_given_jobs_when_one_fails_then_all_run_in_order_and_the_failure_surface
     assert seen == list(range(9))
 
 
+def test_given_a_busy_file_thread_when_jobs_queue_behind_it_then_backlog_counts_them() -> None:
+    """What the store writer reads to choose ``sleep(0)`` over ``sched_yield``."""
+    worker = FileWorker("test-backlog", depth=8)
+    started, gate = threading.Event(), threading.Event()
+
+    def first() -> None:
+        started.set()
+        gate.wait(5)
+
+    worker.submit(first)
+    started.wait(5)
+    for _ in range(3):
+        worker.submit(lambda: None)
+    waiting = worker.backlog()
+    gate.set()
+    worker.drain()
+    worker.close()
+    assert (waiting, worker.backlog()) == (3, 0)
+
+
 def _assert_rows_match_the_reference(stream: Sequence[Event], rows: list[dict[str, Any]],
                                      blobs: list[dict[str, Any]]) -> dict[str, int]:
     """Every row against ``to_record``/``payload_of`` (blobs resolved) and every row check
