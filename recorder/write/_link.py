@@ -9,6 +9,7 @@ property test holds them to it).
 
 from __future__ import annotations
 
+import array
 import bisect
 import functools
 import hashlib
@@ -69,42 +70,74 @@ def _call(name: str, *args: object) -> pc.Expression:
 
 
 @functools.cache
-def _framing(schema: pa.Schema) -> tuple[acero.Declaration, acero.Declaration]:
-    """Two projections: ``E``, ``P`` and whether any text needs escaping; then the frames.
+def _framing(schema: pa.Schema, missing: frozenset[str],
+             whole: frozenset[str]) -> tuple[acero.Declaration, acero.Declaration]:
+    """Two projections: ``E`` and ``P``; then the frames. ``missing`` names the envelope
+    columns with no value in the table (spelled as one literal ``null``), ``whole`` those
+    with a value in every row (no ``null`` to fill in).
 
     Run as one Acero plan, the whole spelling is one call that releases the
     GIL once, instead of forty kernels each taking it back.
     """
-    parts, escapes = [], []
+    parts: list[pc.Expression] = []
     for name in ENVELOPE_ORDER:
         field = pc.field(name)
-        if pa.types.is_integer(schema.field(name).type):
-            parts.append(pc.coalesce(field.cast(pa.string()), pc.scalar("null")))
+        if name in missing:
+            parts.append(pc.scalar("null"))
             continue
-        parts.append(pc.coalesce(_call("binary_join_element_wise", '"', field, '"', ""),
-                                 pc.scalar("null")))
-        escapes.append(pc.match_substring_regex(field, _ESCAPED))
+        text = (field.cast(pa.string()) if pa.types.is_integer(schema.field(name).type)
+                else _call("binary_join_element_wise", '"', field, '"', ""))
+        parts.append(text if name in whole else pc.coalesce(text, pc.scalar("null")))
     envelope = _call("binary_join_element_wise", "[",
                      _call("binary_join_element_wise", *parts, ","), "]", "")
-    escape = functools.reduce(lambda a, b: _call("or_kleene", a, b), escapes)
-    first = acero.ProjectNodeOptions([envelope, pc.field("payload"), escape], ["e", "p", "x"])
+    first = acero.ProjectNodeOptions([envelope, pc.field("payload")], ["e", "p"])
     e, p = pc.field("e"), pc.field("p")
     size = _call("add", _call("add", _call("binary_length", e), _call("binary_length", p)),
                  _WRAP)
     framed = _call("binary_join_element_wise", size.cast(pa.string()), ':{"envelope":', e,
                    ',"payload":', p, "},", "")
-    second = acero.ProjectNodeOptions([framed, pc.field("x")], ["frame", "x"])
+    second = acero.ProjectNodeOptions([framed], ["frame"])
     return acero.Declaration("project", first), acero.Declaration("project", second)
+
+
+def _may_need_escapes(columns: list[pa.ChunkedArray]) -> bool:
+    """Whether the text columns may hold a quote, a backslash or a control character.
+
+    One regex search over each chunk's whole character buffer, all in one
+    kernel call (the file thread retakes the GIL once), not one per value.
+    Those characters are single bytes in UTF-8 and never part of another
+    character's bytes, so a buffer without them needs no escape; bytes
+    outside the chunk's own values can only make the answer ``True`` (then
+    the careful path runs).
+    """
+    buffers = [data for column in columns for chunk in column.chunks
+               if (data := chunk.buffers()[2]) is not None and data.size]
+    if not buffers:
+        return False
+    wholes = [pa.Array.from_buffers(pa.large_binary(), 1, [
+        None, pa.py_buffer(array.array("q", (0, data.size))), data]) for data in buffers]
+    found = pc.match_substring_regex(pa.chunked_array(wholes, pa.large_binary()), _ESCAPED)
+    return any(chunk.true_count for chunk in found.chunks)
 
 
 def framed_records(table: pa.Table) -> pa.Array:
     """Every row as its netstring ``<len(C)>:<C>,`` with ``C`` its canonical bytes."""
-    first, second = _framing(table.schema)
-    source = acero.Declaration("table_source", acero.TableSourceNodeOptions(table))
-    out = acero.Declaration.from_sequence([source, first, second]).to_table(use_threads=False)
-    if sum(chunk.true_count for chunk in out.column("x").chunks):
+    missing, whole, texts = set(), set(), []
+    for name in ENVELOPE_ORDER:
+        column = table.column(name)
+        if column.null_count == len(column):
+            missing.add(name)
+            continue
+        if not column.null_count:
+            whole.add(name)
+        if pa.types.is_string(column.type):
+            texts.append(column)
+    if _may_need_escapes(texts):
         # rare: a quote, a backslash or a control character in the envelope text
         return _framed_eagerly(table.combine_chunks().to_batches()[0])
+    first, second = _framing(table.schema, frozenset(missing), frozenset(whole))
+    source = acero.Declaration("table_source", acero.TableSourceNodeOptions(table))
+    out = acero.Declaration.from_sequence([source, first, second]).to_table(use_threads=False)
     frames = out.column("frame")
     return frames.chunks[0] if frames.num_chunks == 1 else frames.combine_chunks()
 

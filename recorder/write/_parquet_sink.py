@@ -15,6 +15,7 @@ from footprint.events import TERMINAL_TYPES, EventBase
 from recorder.write._adopt import WriterLock, adopt_orphans
 from recorder.write._chain import CHAIN_FORMAT, KEY_ENV, KEYED_FORMAT
 from recorder.write._chain import chain_key as _chain_key
+from recorder.write._columns import offer_gil, yield_gil
 from recorder.write._compact import AUTO_COMPACT_AT, compact, small_files
 from recorder.write._layout import (
     CHAIN,
@@ -105,7 +106,7 @@ class ParquetSink:
         if is_remote(self._location):
             assert self._location is not None
             self._upload = Uploader(self._location, self.root, self.writer_id)
-        self._builder = RowBuilder(blob_min_chars=self._blob_min_chars)
+        self._builder = RowBuilder(blob_min_chars=self._blob_min_chars, offer=self._offer_gil)
         self._count = 0
         self._segment: Segment | None = None
         self._segment_rows = 0
@@ -181,6 +182,16 @@ class ParquetSink:
             self._files.close()
         finally:
             self._lock.release()
+
+    def _offer_gil(self) -> None:
+        """Between parts of a conversion: hand the GIL to the file thread. ``sched_yield``
+        while the file thread keeps up (at most one job waiting), ``sleep(0)`` once it
+        falls behind: the sleep lets it wake and take the GIL even when the yield would
+        take it back first (``recorder.write._columns``)."""
+        if self._files.backlog() > 1:
+            offer_gil()
+        else:
+            yield_gil()
 
     def _adopt(self) -> None:
         try:

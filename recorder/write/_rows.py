@@ -5,13 +5,13 @@ from __future__ import annotations
 import copy
 import dataclasses
 import logging
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import NamedTuple
 
 import pyarrow as pa
 
 from footprint.events import ENVELOPE_FIELDS, TERMINAL_TYPES, EventBase
-from recorder.write._columns import convert
+from recorder.write._columns import convert, offer_gil
 from recorder.write._extract import BLOB_KEY, BlobSink
 from recorder.write._hot import HOT_FIELDS, hot_fields, hot_plan
 from recorder.write._safe import safe_text, safe_value
@@ -80,8 +80,10 @@ class RowBuilder:
     """
 
     def __init__(self, *, blob_min_chars: int = 256, seen_blob_limit: int = 200_000,
-                 keep_ended: int = 1024) -> None:
+                 keep_ended: int = 1024, offer: Callable[[], object] = offer_gil) -> None:
         self.blob_min_chars = blob_min_chars
+        self._offer = offer
+        """Called every few hundred events converted, to let another thread take the GIL."""
         self._ended: dict[str, None] = {}
         self._keep_ended = keep_ended
         self._blobs = BlobSink(blob_min_chars, seen_blob_limit)
@@ -123,7 +125,8 @@ class RowBuilder:
         """``events`` converted, in emit order; a failing one is escaped or, failing that,
         rejected (counted per run in :attr:`rejected`, and named in the log)."""
         try:
-            batch, runs = convert(events, self._blobs, self.checks, EVENT_SCHEMA)
+            batch, runs = convert(events, self._blobs, self.checks, EVENT_SCHEMA,
+                                  self._offer)
         except Exception as exc:
             if len(events) > 1:
                 half = len(events) // 2

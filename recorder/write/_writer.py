@@ -36,6 +36,10 @@ class FileWorker:
         self._jobs.put(job)
         self._raise_pending()
 
+    def backlog(self) -> int:
+        """Jobs submitted and not yet started (the one running is not counted)."""
+        return self._jobs.qsize()
+
     def drain(self) -> None:
         """Wait until every submitted job has run; raise the first failure since the last call."""
         if self._thread is not None:

@@ -3,6 +3,7 @@ hot columns, blobs, row checks and heads, for any event and any mix of classes."
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import threading
@@ -18,6 +19,7 @@ from hypothesis import strategies as st
 from strategies import events, json_values
 
 from footprint.events import (
+    ENVELOPE_FIELDS,
     ContextEvaluated,
     ContextInjected,
     CursorMove,
@@ -39,7 +41,7 @@ from recorder.write._chain import (
     record_canonical,
     row_check,
 )
-from recorder.write._extract import dumps_each
+from recorder.write._extract import BlobSink, dumps_each, plan_for
 from recorder.write._hot import HOT_FIELDS, hot_fields
 from recorder.write._link import RunHeads, _framed_eagerly, framed_records
 from recorder.write._rows import BLOB_KEY, EVENT_SCHEMA, RowBuilder
@@ -88,6 +90,22 @@ def test_given_any_envelopes_when_framed_columnwise_then_bytes_equal_the_referen
         assert json.loads(envelope_canonical(env)) == [env[n] for n in ENVELOPE_ORDER]
 
 
+@given(parts=st.lists(st.lists(_ENVELOPE, min_size=1, max_size=4), min_size=2, max_size=4),
+       data=st.data())
+@settings(max_examples=100)
+def test_given_envelopes_in_several_chunks_when_framed_then_each_row_equals_the_reference(
+    parts: list[list[dict[str, Any]]], data: st.DataObject,
+) -> None:
+    """An export's table has one chunk per batch, each with its own nulls and escapes."""
+    chunks = [_table(envs, [data.draw(_TEXT) for _ in envs]) for envs in parts]
+    table = pa.concat_tables(chunks)
+    framed = framed_records(table).to_pylist()
+    expected = [frame(record_canonical(envelope_canonical(env), payload)).decode("utf-8")
+                for chunk, envs in zip(chunks, parts, strict=True)
+                for env, payload in zip(envs, chunk.column("payload").to_pylist(), strict=True)]
+    assert framed == expected
+
+
 @given(event=events())
 @settings(max_examples=150)
 def test_given_any_event_when_built_then_the_row_matches_the_reference_record(
@@ -102,6 +120,26 @@ def test_given_any_event_when_built_then_the_row_matches_the_reference_record(
     assert row["admitted_by"] == (admitted if isinstance(admitted, int) else None)
     top = list(json.loads(row["payload"]))
     assert top == sorted(top)
+
+
+@given(stream=st.lists(events(), min_size=1, max_size=12))
+@settings(max_examples=100)
+def test_given_any_events_when_payloads_are_built_inline_then_bytes_equal_the_field_dict_dump(
+    stream: list[Event],
+) -> None:
+    """Nested dataclasses spelled inside the compiled builder give the bytes the plain
+    field dict gives through ``orjson`` and its ``default`` (the spelling before)."""
+    for event in stream:
+        plan = plan_for(type(event))
+        names = sorted(f.name for f in dataclasses.fields(event)
+                       if f.name not in ENVELOPE_FIELDS)
+        fields = {name: getattr(event, name) for name in names}
+        (built,) = plan.payloads([event], BlobSink(10**9, 10))
+        try:
+            expected = plan.dumps(fields)
+        except (orjson.JSONEncodeError, TypeError):  # the reference path then spells it
+            continue
+        assert built == expected
 
 
 @given(stream=st.lists(events(), min_size=1, max_size=40))
@@ -199,6 +237,26 @@ def test_given_jobs_when_one_fails_then_all_run_in_order_and_the_failure_surface
     worker.drain()  # raised once, then clear
     worker.close()
     assert seen == list(range(9))
+
+
+def test_given_a_busy_file_thread_when_jobs_queue_behind_it_then_backlog_counts_them() -> None:
+    """What the store writer reads to choose ``sleep(0)`` over ``sched_yield``."""
+    worker = FileWorker("test-backlog", depth=8)
+    started, gate = threading.Event(), threading.Event()
+
+    def first() -> None:
+        started.set()
+        gate.wait(5)
+
+    worker.submit(first)
+    started.wait(5)
+    for _ in range(3):
+        worker.submit(lambda: None)
+    waiting = worker.backlog()
+    gate.set()
+    worker.drain()
+    worker.close()
+    assert (waiting, worker.backlog()) == (3, 0)
 
 
 def _assert_rows_match_the_reference(stream: Sequence[Event], rows: list[dict[str, Any]],
