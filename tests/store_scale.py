@@ -9,7 +9,7 @@ model call with tokens, a tool call, iteration end.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from footprint.events import (
@@ -25,13 +25,24 @@ from footprint.events import (
     RunEnd,
     RunFailed,
     RunStart,
+    SkillActivated,
+    SkillRejected,
     ToolEnd,
     ToolStart,
 )
 from recorder import ParquetSink
 
 T0 = 1_767_225_600_000_000_000
+DECISION_T0 = 1_700_000_000_000_000_000
 PER_ITERATION = 8
+REFUSALS_SQL = (  # the SQL figures' queries over a :func:`write_decision_runs` store
+    "SELECT run_id, count(*) AS refusals FROM rejections GROUP BY run_id "
+    "ORDER BY refusals DESC LIMIT 10"
+)
+SWITCHES_SQL = (
+    "SELECT run_id, count(*) AS switches FROM events WHERE type = 'context.evaluated' "
+    "AND from_skill IS DISTINCT FROM to_skill GROUP BY run_id ORDER BY switches DESC LIMIT 10"
+)
 MODELS = ("model-a", "model-b", "model-c")
 STATUSES = ("complete", "failed", "incomplete")
 
@@ -102,11 +113,16 @@ def status_of(n: int) -> str:
 
 def write_long_run(path: Path, events: int, *, batch: int = 8192) -> str:
     """A store with one complete run of about ``events`` events; its run id."""
-    iterations = max(1, (events - 2) // PER_ITERATION)
+    write_stream(path, run_events(0, max(1, (events - 2) // PER_ITERATION)), batch=batch)
+    return run_id_of(0)
+
+
+def write_stream(path: Path, events: Iterable[Event], *, batch: int = 8192) -> None:
+    """A store of ``events``, exported ``batch`` at a time through one real sink."""
     sink = ParquetSink(path)
     pending: list[Event] = []
     try:
-        for event in run_events(0, iterations):
+        for event in events:
             pending.append(event)
             if len(pending) >= batch:
                 sink.export(pending)
@@ -115,7 +131,53 @@ def write_long_run(path: Path, events: int, *, batch: int = 8192) -> str:
             sink.export(pending)
     finally:
         sink.shutdown()
-    return run_id_of(0)
+
+
+def decision_event(run: str, seq: int) -> Event:
+    """Event ``seq`` of ``run`` in a decision-heavy mix, the shape a real run records:
+    a route (a skill switch) every 8 events, fact injections, a model and a tool call,
+    then a skill activation or, every 4th iteration, a refusal."""
+    ts, it = DECISION_T0 + seq * 1000, seq // 8
+    match seq % 8:
+        case 0:
+            move = CursorMove(by="route", from_skill=f"s{it % 3}", to=f"s{(it + 1) % 3}")
+            return ContextEvaluated(run_id=run, seq=seq, ts=ts, iteration=it, active_count=3,
+                                    skipped_count=1, evaluated_total=4, cursor_move=move,
+                                    active_ids=("base", "fact-1", f"s{it % 3}"))
+        case 1 | 2:
+            return ContextInjected(run_id=run, seq=seq, ts=ts, iteration=it,
+                                   slot="system-prompt", source="fact",
+                                   content_hash=f"{seq % 5:064x}", content_summary="a policy",
+                                   reason="fact 'fact-1' active", admitted_via="always",
+                                   injection_id=f"fact-{seq % 5}", admitted_by=seq - 1)
+        case 3:
+            return LLMStart(run_id=run, seq=seq, ts=ts, iteration=it, provider="scripted",
+                            model="tiny-1", request_hash=f"{it:064x}", messages_count=it,
+                            step_id=f"llm#{it}")
+        case 4:
+            return LLMEnd(run_id=run, seq=seq, ts=ts, iteration=it, content="calling lookup",
+                          response_hash=f"{it:063x}f", input_tokens=900, output_tokens=40,
+                          step_id=f"llm#{it}")
+        case 5:
+            return ToolStart(run_id=run, seq=seq, ts=ts, iteration=it, tool_name="lookup",
+                             tool_call_id=f"c{it}", args={"order": it})
+        case 6:
+            return ToolEnd(run_id=run, seq=seq, ts=ts, iteration=it, tool_call_id=f"c{it}",
+                           tool_name="lookup", result=f"order {it}: shipped")
+        case _:
+            if it % 4 == 0:
+                return SkillRejected(run_id=run, seq=seq, ts=ts, iteration=it,
+                                     requested_id="billing", reason="unreachable",
+                                     allowed=("triage",), current_skill_id="triage")
+            return SkillActivated(run_id=run, seq=seq, ts=ts, iteration=it, skill_id="triage",
+                                  reason="route", evidence_seq=seq - 7)
+
+
+def write_decision_runs(path: Path, runs: int, per_run: int) -> None:
+    """A store of ``runs`` runs (``gen-00000``...) of ``per_run`` :func:`decision_event`
+    events each, written one run after another through a real sink."""
+    write_stream(path, (decision_event(f"gen-{r:05d}", seq)
+                        for r in range(runs) for seq in range(per_run)))
 
 
 def write_many_runs(path: Path, runs: int, *, iterations: int = 3, together: int = 50,

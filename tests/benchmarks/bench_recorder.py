@@ -8,8 +8,10 @@ Arrow batches, ``RowBuilder.take`` alone, no files): the part of the
 throughput that holds the GIL, so 1e6 / it bounds ``throughput_events_per_s``
 (the SHA-256 heads, Parquet and IPC run on the file thread, mostly GIL-free);
 ``sql_10m_refusals_ms`` and ``sql_10m_skill_switches_ms`` < 1,000 ms over a
-generated 10M-event, 1,000-run store (1M in quick mode), written straight
-into the store layout with pyarrow and cached under the temp dir;
+generated 10M-event, 1,000-run store (1M in quick mode), written through a
+real ``ParquetSink`` (``tests/store_scale.py``), cached under the temp dir and
+checked on every use: the benchmark raises if it opens with a ``StoreWarning``
+or holds fewer events or runs than were written;
 ``sql_10m_sandboxed_refusals_ms`` is the same query through ``Store.sql`` (the
 SQL sandbox: statement checks and a locked-down connection), also < 1,000 ms.
 """
@@ -22,76 +24,18 @@ import statistics
 import sys
 import tempfile
 import time
+import warnings
 from pathlib import Path
 
-import pyarrow as pa
-import pyarrow.compute as pc
-import pyarrow.parquet as pq
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from footprint.events import (
-    ContextEvaluated,
-    ContextInjected,
-    CursorMove,
-    Event,
-    LLMEnd,
-    LLMStart,
-    SkillActivated,
-    SkillRejected,
-    ToolEnd,
-    ToolStart,
-)
-from recorder import EVENT_SCHEMA, ParquetSink, Recorder, open_store
+from store_scale import REFUSALS_SQL, SWITCHES_SQL, write_decision_runs
+from store_scale import decision_event as _event
+
+from recorder import ParquetSink, Recorder, StoreWarning, open_store
 from recorder.write._chain import CHAIN_FORMAT
-from recorder.write._segment import parquet_options
 
-_T0 = 1_700_000_000_000_000_000
 _LAYOUT = CHAIN_FORMAT.replace("/", "")  # the cached big store is rebuilt when the layout changes
-REFUSALS_SQL = (
-    "SELECT run_id, count(*) AS refusals FROM rejections GROUP BY run_id "
-    "ORDER BY refusals DESC LIMIT 10"
-)
-SWITCHES_SQL = (
-    "SELECT run_id, count(*) AS switches FROM events WHERE type = 'context.evaluated' "
-    "AND from_skill IS DISTINCT FROM to_skill GROUP BY run_id ORDER BY switches DESC LIMIT 10"
-)
-
-
-def _event(run: str, seq: int) -> Event:
-    """A decision-heavy mix, the shape a real run records."""
-    ts, it = _T0 + seq * 1000, seq // 8
-    match seq % 8:
-        case 0:
-            move = CursorMove(by="route", from_skill=f"s{it % 3}", to=f"s{(it + 1) % 3}")
-            return ContextEvaluated(run_id=run, seq=seq, ts=ts, iteration=it, active_count=3,
-                                    skipped_count=1, evaluated_total=4, cursor_move=move,
-                                    active_ids=("base", "fact-1", f"s{it % 3}"))
-        case 1 | 2:
-            return ContextInjected(run_id=run, seq=seq, ts=ts, iteration=it,
-                                   slot="system-prompt", source="fact",
-                                   content_hash=f"{seq % 5:064x}", content_summary="a policy",
-                                   reason="fact 'fact-1' active", admitted_via="always",
-                                   injection_id=f"fact-{seq % 5}", admitted_by=seq - 1)
-        case 3:
-            return LLMStart(run_id=run, seq=seq, ts=ts, iteration=it, provider="scripted",
-                            model="tiny-1", request_hash=f"{it:064x}", messages_count=it,
-                            step_id=f"llm#{it}")
-        case 4:
-            return LLMEnd(run_id=run, seq=seq, ts=ts, iteration=it, content="calling lookup",
-                          response_hash=f"{it:063x}f", input_tokens=900, output_tokens=40,
-                          step_id=f"llm#{it}")
-        case 5:
-            return ToolStart(run_id=run, seq=seq, ts=ts, iteration=it, tool_name="lookup",
-                             tool_call_id=f"c{it}", args={"order": it})
-        case 6:
-            return ToolEnd(run_id=run, seq=seq, ts=ts, iteration=it, tool_call_id=f"c{it}",
-                           tool_name="lookup", result=f"order {it}: shipped")
-        case _:
-            if it % 4 == 0:
-                return SkillRejected(run_id=run, seq=seq, ts=ts, iteration=it,
-                                     requested_id="billing", reason="unreachable",
-                                     allowed=("triage",), current_skill_id="triage")
-            return SkillActivated(run_id=run, seq=seq, ts=ts, iteration=it, skill_id="triage",
-                                  reason="route", evidence_seq=seq - 7)
 
 
 def _warm_up(n: int) -> None:
@@ -145,44 +89,35 @@ def _convert_us(n: int) -> float:
     return min(passes)
 
 
-def _template(rows: int) -> pa.Table:
-    """One run's rows in the store schema, built through the real row builder."""
-    from recorder.write._rows import RowBuilder
-
-    builder = RowBuilder()
-    builder.add_all(_event("template", s) for s in range(rows))
-    batches, _ = builder.take()
-    return pa.Table.from_batches(batches).combine_chunks()
-
-
-def _generate(root: Path, runs: int, per_run: int) -> None:
-    template = _template(per_run)
-    day = root / "events" / "date=2023-11-14"
-    day.mkdir(parents=True, exist_ok=True)
-    for r in range(runs):
-        table = template.set_column(
-            template.schema.get_field_index("run_id"), "run_id",
-            pa.array([f"gen-{r:05d}"] * per_run, pa.string()))
-        table = table.set_column(table.schema.get_field_index("ts"), "ts",
-                                 pc.add(table.column("ts"), r * 10**9))
-        for column in ("prev_check", "row_check"):  # random like real CRC-32 checks
-            checks = pa.Array.from_buffers(pa.uint32(), per_run,
-                                           [None, pa.py_buffer(os.urandom(4 * per_run))])
-            table = table.set_column(table.schema.get_field_index(column), column, checks)
-        pq.write_table(table.cast(EVENT_SCHEMA), day / f"gen-{r:05d}.parquet",
-                       **parquet_options(EVENT_SCHEMA))  # as the writer seals them
+def _checked(root: Path, runs: int, total: int) -> None:
+    """Raise unless the store at ``root`` opens without a warning and holds every
+    generated event and run (an empty store would time nothing)."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", StoreWarning)
+        store = open_store(root)
+        [(events, seen)] = store.rows("SELECT count(*), count(DISTINCT run_id) FROM events")
+    problems = [str(w.message) for w in caught if issubclass(w.category, StoreWarning)]
+    problems += [f"skipped {path}" for path in store.files.skipped]
+    if problems or events < total or seen < runs:
+        raise RuntimeError(
+            f"generated store {root} holds {events:,} events in {seen:,} runs "
+            f"(wrote {total:,} in {runs:,}); warnings: {problems or 'none'}; "
+            "delete it to regenerate, and fix the generator (tests/store_scale.py)")
 
 
-def _big_store(total: int) -> Path:
-    root = Path(tempfile.gettempdir()) / f"footprint-bench-store-{_LAYOUT}-{total}"
-    done = root / ".complete"
-    if not done.exists():
-        shutil.rmtree(root, ignore_errors=True)
+def _big_store(total: int, runs: int = 1000) -> Path:
+    """The generated store, cached under the temp dir (renamed into place when whole)
+    and checked on every use."""
+    root = Path(tempfile.gettempdir()) / f"footprint-bench-sink-store-{_LAYOUT}-{total}"
+    if not root.is_dir():
+        tmp = root.with_name(f".{root.name}.{os.getpid()}")
+        shutil.rmtree(tmp, ignore_errors=True)
         started = time.perf_counter()
-        _generate(root, 1000, total // 1000)
-        done.write_text("ok")
+        write_decision_runs(tmp, runs, total // runs)
+        os.replace(tmp, root)
         print(f"[bench_recorder] generated {total:,} events in "
               f"{time.perf_counter() - started:.1f}s at {root}", file=sys.stderr)
+    _checked(root, runs, total)
     return root
 
 
