@@ -41,10 +41,11 @@ TREND_COLUMNS = ("bucket", "group", "runs", "failed", "error_rate", "p50_ms", "p
 """The columns of a :func:`trends` table; ``cost_usd`` and ``unpriced`` follow when the
 store prices its model calls."""
 
-def _start_label(path: str) -> str:
-    return f"""LEFT JOIN (SELECT run_id, arg_min(try(json_extract_string(payload, '{path}')),
-                                  seq) AS label FROM _events_all
-                WHERE type = 'run.start' GROUP BY run_id) k USING (run_id)"""
+def _label(column: str) -> str:
+    """The join giving each run its ``run.start`` label ``column``, read from the outlines'
+    run rows (each file's first ``run.start`` with one; the run's earliest such file)."""
+    return f"""LEFT JOIN (SELECT run_id, arg_min({column}, first_seq) AS label FROM {{view}}
+                WHERE level = 'run' GROUP BY run_id) k USING (run_id)"""
 
 
 _KEYS = {
@@ -54,12 +55,11 @@ _KEYS = {
               "GROUP BY run_id, model) m USING (run_id)"),
     "skill": ("k.skill_id", """LEFT JOIN (SELECT DISTINCT run_id, skill_id FROM _events_all
                                 WHERE type = 'skill.activated') k USING (run_id)"""),
-    "release": ("k.label", _start_label("$.release")),
-    "user": ("k.label", _start_label("$.user_id")),
-    "env": ("k.label", _start_label("$.environment")),
-    "tag": ("k.tag", """LEFT JOIN (SELECT DISTINCT run_id, unnest(coalesce(TRY_CAST(
-                              json_extract(payload, '$.tags') AS VARCHAR[]), [])) AS tag
-                            FROM _events_all WHERE type = 'run.start') k USING (run_id)"""),
+    "release": ("k.label", _label("release")),
+    "user": ("k.label", _label("user_id")),
+    "env": ("k.label", _label("environment")),
+    "tag": ("k.tag", """LEFT JOIN (SELECT DISTINCT run_id, unnest(coalesce(tags, [])) AS tag
+                            FROM {view} WHERE level = 'run') k USING (run_id)"""),
 }
 """Each grouping's key and the join that gives it. A run counts in every group it has a
 key in (a run of two models, skills or tags counts in each); grouped by model, a group's
@@ -160,7 +160,7 @@ def trends(store: StoreView, query: TrendQuery | None = None) -> pa.Table:
     elif by_model:
         calls = f"\ncalls AS (SELECT * FROM {view} WHERE level = 'call'),"
     sql = prefix + _PER_RUN.format(
-        view=view, where=where, key=key, join=join, by=query.by, calls=calls,
+        view=view, where=where, key=key, join=join.format(view=view), by=query.by, calls=calls,
         tokens="coalesce(m.tokens, p.tokens)" if by_model else "p.tokens",
         cost=cost, cost_join=cost_join)
     return store.arrow(sql, params)
