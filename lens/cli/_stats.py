@@ -112,6 +112,36 @@ def _print_table(rows: list[dict[str, Any]], *, priced: bool, grouped: bool, by:
               _ms(r["p99_ms"]), f"{r['tokens']:,}", f"{r['tokens_per_run']:,.0f}",
               f"{r['decisions']:,}", *([_cost(r)] if priced else [])] for r in rows]
     from rich.console import Console
+
+    console = Console(highlight=False, markup=False)  # a group named "[beta]" is text
+    if not console.is_terminal and all(_plain(cell) for row in cells for cell in row):
+        print(_lines(heads, cells))  # what rich draws to a pipe, without its per-cell cost
+        return
+    view = _table(heads, cells)
+    console.width = max(_WIDTH, console.width if console.is_terminal else _natural(view))
+    console.print(view)
+
+
+def _plain(cell: str) -> bool:
+    """Whether rich draws ``cell`` as its characters, one column each: printable ASCII (or
+    an em dash), no ``:emoji:`` code, no space at either end."""
+    return (cell.replace("—", "").isascii() and cell.isprintable() and cell.count(":") < 2
+            and cell == cell.strip())
+
+
+def _lines(heads: list[str], cells: list[list[str]]) -> str:
+    """The table as rich draws it unwrapped with no box: columns two spaces apart, ``bucket``
+    and ``group`` left-justified, the others right-justified."""
+    rows = [heads, *cells]
+    widths = [max(len(row[i]) for row in rows) for i in range(len(heads))]
+    left = [head in _LEFT for head in heads]
+    return "\n".join("  ".join(c.ljust(w) if lj else c.rjust(w)
+                                for c, w, lj in zip(row, widths, left, strict=True))
+                      for row in rows)
+
+
+def _table(heads: list[str], cells: list[list[str]]) -> Any:
+    """A rich table of ``cells`` under ``heads``."""
     from rich.table import Table
 
     view = Table(box=None, header_style="bold", pad_edge=False)
@@ -119,9 +149,7 @@ def _print_table(rows: list[dict[str, Any]], *, priced: bool, grouped: bool, by:
         view.add_column(head, justify="left" if head in _LEFT else "right")
     for row in cells:
         view.add_row(*row)
-    console = Console(highlight=False, markup=False)  # a group named "[beta]" is text
-    console.width = max(_WIDTH, console.width if console.is_terminal else _natural(view))
-    console.print(view)
+    return view
 
 
 def _natural(view: Any) -> int:

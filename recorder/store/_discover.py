@@ -12,10 +12,10 @@ import pyarrow.parquet as pq
 
 from recorder.store._damage import StoreWarning, schema_problem, warn_damaged
 from recorder.store._livespill import LiveSpill
-from recorder.write._compact import replaced_by
 from recorder.write._layout import BLOBS, CHAIN, EVENTS, LIVE, STATS, segment_of
 from recorder.write._live import heads_of_rows_read, last_seqs, read_live
 from recorder.write._marker import marker_problem
+from recorder.write._merged import replaced_by
 from recorder.write._schemas import BLOB_SCHEMA, CHAIN_SCHEMA, EVENT_SCHEMA
 
 __all__ = ["StoreFiles", "StoreWarning", "discover"]

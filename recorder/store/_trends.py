@@ -41,25 +41,22 @@ TREND_COLUMNS = ("bucket", "group", "runs", "failed", "error_rate", "p50_ms", "p
 """The columns of a :func:`trends` table; ``cost_usd`` and ``unpriced`` follow when the
 store prices its model calls."""
 
-def _start_label(path: str) -> str:
-    return f"""LEFT JOIN (SELECT run_id, arg_min(try(json_extract_string(payload, '{path}')),
-                                  seq) AS label FROM _events_all
-                WHERE type = 'run.start' GROUP BY run_id) k USING (run_id)"""
+_LABELS = {"release": "release", "user": "user_id", "env": "environment"}
+"""The groupings by a ``run.start`` label, and its column on the outlines' run rows (each
+file's first ``run.start`` with one; a run takes its earliest such file's): read in the
+one pass over the run rows, no join."""
 
 
-_KEYS = {
+_KEYS: dict[str | None, tuple[str, str]] = {
     None: ("NULL::VARCHAR", ""),
     "model": ("m.model", "LEFT JOIN (SELECT run_id, model, (coalesce(sum(input_tokens), 0) + "
               "coalesce(sum(output_tokens), 0))::BIGINT AS tokens FROM calls "
               "GROUP BY run_id, model) m USING (run_id)"),
     "skill": ("k.skill_id", """LEFT JOIN (SELECT DISTINCT run_id, skill_id FROM _events_all
                                 WHERE type = 'skill.activated') k USING (run_id)"""),
-    "release": ("k.label", _start_label("$.release")),
-    "user": ("k.label", _start_label("$.user_id")),
-    "env": ("k.label", _start_label("$.environment")),
-    "tag": ("k.tag", """LEFT JOIN (SELECT DISTINCT run_id, unnest(coalesce(TRY_CAST(
-                              json_extract(payload, '$.tags') AS VARCHAR[]), [])) AS tag
-                            FROM _events_all WHERE type = 'run.start') k USING (run_id)"""),
+    **{name: ("p.label", "") for name in _LABELS},
+    "tag": ("k.tag", """LEFT JOIN (SELECT DISTINCT run_id, unnest(coalesce(tags, [])) AS tag
+                            FROM {view} WHERE level = 'run') k USING (run_id)"""),
 }
 """Each grouping's key and the join that gives it. A run counts in every group it has a
 key in (a run of two models, skills or tags counts in each); grouped by model, a group's
@@ -94,13 +91,13 @@ per AS (
          sum(failed) AS failed,
          (coalesce(sum(input_tokens), 0) + coalesce(sum(output_tokens), 0))::BIGINT AS tokens,
          arg_min(model, (model_rank, model_seq)) FILTER (WHERE model IS NOT NULL) AS model,
-         coalesce(sum(decisions), 0) AS decisions
+         coalesce(sum(decisions), 0) AS decisions{label}
   FROM {view} WHERE level = 'run' GROUP BY run_id),
 per_run AS (
   SELECT run_id, start_ns, make_timestamp(start_ns // 1000) AS started,
          CASE WHEN ended > 0 THEN 'complete' WHEN failed > 0 THEN 'failed'
               ELSE 'incomplete' END AS status,
-         tokens, model, decisions, (end_ns - start_ns) / 1e6 AS latency_ms
+         tokens, model, decisions{carry}, (end_ns - start_ns) / 1e6 AS latency_ms
   FROM per),
 picked AS (SELECT * FROM per_run WHERE {where}),{calls}
 keyed AS (SELECT p.* REPLACE ({tokens} AS tokens), {key} AS grp FROM picked p {join})
@@ -159,8 +156,11 @@ def trends(store: StoreView, query: TrendQuery | None = None) -> pa.Table:
             on_model=" AND c.model IS NOT DISTINCT FROM keyed.grp" if by_model else "")
     elif by_model:
         calls = f"\ncalls AS (SELECT * FROM {view} WHERE level = 'call'),"
+    label = _LABELS.get(str(query.group_by))
     sql = prefix + _PER_RUN.format(
-        view=view, where=where, key=key, join=join, by=query.by, calls=calls,
+        view=view, where=where, key=key, join=join.format(view=view), by=query.by, calls=calls,
+        label=f", arg_min({label}, first_seq) AS label" if label else "",
+        carry=", label" if label else "",
         tokens="coalesce(m.tokens, p.tokens)" if by_model else "p.tokens",
         cost=cost, cost_join=cost_join)
     return store.arrow(sql, params)

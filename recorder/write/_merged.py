@@ -32,8 +32,7 @@ import pyarrow.parquet as pq
 
 from recorder.write._layout import BLOBS, CHAIN, EVENTS, LIVE, STATS
 from recorder.write._marker import kind_of, marker_problem
-from recorder.write._rows import STATS_SCHEMA
-from recorder.write._schemas import BLOB_SCHEMA, CHAIN_SCHEMA, EVENT_SCHEMA
+from recorder.write._schemas import BLOB_SCHEMA, CHAIN_SCHEMA, EVENT_SCHEMA, STATS_SCHEMA
 
 try:
     import fcntl

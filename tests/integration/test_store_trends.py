@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from trends_store import write_trends_store
+from trends_store import DAY1, write_trends_store
 
 from footprint._errors import ConfigError
 from recorder import RunQuery, TrendQuery, open_store, trends
@@ -168,3 +168,41 @@ def test_given_a_run_filter_when_trends_then_only_matching_runs_count(
 ) -> None:
     rows = _rows(store_path, TrendQuery(runs=runs))
     assert [(r["runs"], r["tokens"]) for r in rows] == expected
+
+
+def _labelled(root: Path) -> Path:
+    """Three runs on one day: r1 (user u1, env prod, tags a and b; its end in a second file),
+    r2 (user u2, no env, tag a twice), r3 (no labels)."""
+    from footprint.events import RunEnd, RunStart
+    from recorder import ParquetSink, Recorder
+
+    def ids(n: int) -> str:
+        return f"0190dddd-0000-7000-8000-{n:012d}"
+
+    starts = [RunStart(run_id=ids(1), seq=0, ts=DAY1, user_message="r1", user_id="u1",
+                       environment="prod", tags=("a", "b")),
+              RunStart(run_id=ids(2), seq=0, ts=DAY1 + 1, user_message="r2", user_id="u2",
+                       tags=("a", "a")),
+              RunStart(run_id=ids(3), seq=0, ts=DAY1 + 2, user_message="r3")]
+    for batch in (starts, [RunEnd(run_id=ids(1), seq=1, ts=DAY1 + 5, iteration=1,
+                                  final_content="done")]):
+        recorder = Recorder(sinks=[ParquetSink(root)])  # one file per recorder
+        try:
+            for event in batch:
+                recorder.emit(event)
+        finally:
+            recorder.close()
+    return root
+
+
+@pytest.mark.parametrize(("group_by", "expected"), [
+    ("user", {"u1": 1, "u2": 1, None: 1}),
+    ("env", {"prod": 1, None: 2}),
+    ("tag", {"a": 2, "b": 1, None: 1}),
+])
+def test_given_labelled_runs_in_two_files_when_grouped_by_label_then_a_run_counts_per_label(
+    tmp_path: Path, group_by: str, expected: dict[str | None, int],
+) -> None:
+    root = _labelled(tmp_path / "store")
+    rows = _rows(root, TrendQuery(group_by=group_by))
+    assert {r["group"]: r["runs"] for r in rows} == expected

@@ -38,7 +38,8 @@ def _rich(heads: list[str], cells: list[list[str]]) -> str:
     return out.getvalue()
 
 
-@pytest.mark.parametrize("group", ["[beta]", "β-release", "two  spaces", " padded", "x" * 40])
+@pytest.mark.parametrize("group", ["[beta]", "β-release", "two  spaces", " padded", "x" * 40,
+                                   "release-1.4", "a:b", "end ", "漢字"])
 def test_given_any_group_name_when_printed_to_a_pipe_then_it_is_what_rich_draws_as_text(
     group: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -53,6 +54,18 @@ def test_given_any_group_name_when_printed_to_a_pipe_then_it_is_what_rich_draws_
     printed = capsys.readouterr().out
     assert printed == _rich(HEADS, cells)
     assert group.strip() in printed  # as text, not markup, unwrapped
+
+
+@pytest.mark.parametrize("group", [":smile:", "t\tab", "a::b"])
+def test_given_a_group_rich_rewrites_when_printed_to_a_pipe_then_it_is_what_rich_draws(
+    group: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    for name in ("FORCE_COLOR", "TTY_COMPATIBLE"):
+        monkeypatch.delenv(name, raising=False)
+    _print_table([_row(group)], priced=True, grouped=True, by="day")
+    cells = [["2026-01-01", group, "3", "33.3%", "200", "280", "298", "45", "15", "7",
+              "$0.005"]]
+    assert capsys.readouterr().out == _rich(HEADS, cells)  # an emoji code, a tab expanded
 
 
 def test_given_hourly_unpriced_rows_when_printed_then_the_hour_and_the_unpriced_count_show(
