@@ -66,6 +66,17 @@ def worker_tag(worker: int) -> str:
     return f"-w{worker}"
 
 
+def _name_fields(name: str) -> tuple[int | None, int]:
+    """The worker index (``None`` untagged) and the pid in a name :func:`raw_name` made
+    (``<ns>[-w<k>]-<pid>-<rand>.…``); ``ValueError`` for a name it did not make."""
+    parts = name.split(".", 1)[0].split("-")
+    if len(parts) == 4 and parts[1].startswith("w"):
+        return int(parts[1][1:]), int(parts[2])
+    if len(parts) == 3:
+        return None, int(parts[1])
+    raise ValueError(f"not a raw batch name: {name!r}")
+
+
 def write_raw(final: Path, body: bytes, *, durable: bool = False) -> Path:
     """Write one batch body (temp name, then rename; ``durable``: fsynced, file and folder,
     before this returns)."""
@@ -108,21 +119,26 @@ def raw_batches(store: Path, *, pending: bool = False,
     """Every stored batch (``pending``: only those not yet settled; ``worker``: only that
     worker's), in arrival order (torn ``.tmp`` files are skipped)."""
     for path in sorted((store / RAW).glob("date=*/*"), key=lambda p: p.name):
-        if worker is not None and path.name[20:].split("-")[1:2] != [f"w{worker}"]:
-            continue
         parts = path.name.split(".")
         waiting = len(parts) == 4 and parts[3] == PENDING[1:]
         if (len(parts) == 3 or waiting) and parts[1] in ("traces", "logs") \
-                and parts[2] in ("json", "pb") and (waiting or not pending):
+                and parts[2] in ("json", "pb") and (waiting or not pending) \
+                and (worker is None or _worker_of(path.name) == worker):
             yield RawBatch(path, parts[1], parts[2], waiting)  # type: ignore[arg-type]
+
+
+def _worker_of(name: str) -> int | None:
+    try:
+        return _name_fields(name)[0]
+    except ValueError:  # not a name this module made: no worker's
+        return None
 
 
 def receiver_alive(raw: RawBatch) -> bool:
     """Whether the process that took ``raw`` runs (by the pid in its name, on this host):
     a running receiver maps its own pending batches; a dead one's wait for the next start."""
     try:
-        parts = raw.path.name.split("-")
-        pid = int(parts[2] if parts[1].startswith("w") else parts[1])  # after a worker tag
+        pid = _name_fields(raw.path.name)[1]
         os.kill(pid, 0)
     except (IndexError, ValueError, ProcessLookupError):
         return False
