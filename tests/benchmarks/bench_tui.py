@@ -37,7 +37,6 @@ import os
 import resource
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -85,15 +84,13 @@ def _store(count: int) -> tuple[Path, str]:
 
 def figures(quick: bool) -> dict[str, float]:
     count = 100_000 if quick else 1_000_000
+    if str(HERE) not in sys.path:
+        sys.path.insert(0, str(HERE))
+    from _child import child_figures, sized
+
     path, run_id = _store(count)
-    out = subprocess.run([sys.executable, __file__, "--child", str(path), run_id],
-                         capture_output=True, text=True, timeout=900, cwd=ROOT, check=False)
-    if out.returncode != 0:
-        raise RuntimeError(f"the TUI benchmark child failed:\n{out.stderr[-3000:]}")
-    found: dict[str, float] = json.loads(out.stdout.strip().splitlines()[-1])
-    size = "100k" if quick else "1m"
-    return {"tui_events": float(count),
-            **{k.replace("_N_", f"_{size}_"): v for k, v in found.items()}}
+    found = child_figures(__file__, str(path), run_id, what="TUI")
+    return {"tui_events": float(count), **sized(found, "100k" if quick else "1m")}
 
 
 # ── the child: one fresh process, every figure ─────────────────────────────

@@ -25,7 +25,6 @@ import importlib.util
 import json
 import os
 import statistics
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -82,14 +81,13 @@ def figures(quick: bool) -> dict[str, float]:
     count = 1_000 if quick else 10_000
     if str(HERE.parent) not in sys.path:
         sys.path.insert(0, str(HERE.parent))
+    if str(HERE) not in sys.path:
+        sys.path.insert(0, str(HERE))
+    from _child import child_figures, sized
+
     path = _store(count)
-    out = subprocess.run([sys.executable, __file__, "--child", str(path)],
-                         capture_output=True, text=True, timeout=900, cwd=ROOT, check=False)
-    if out.returncode != 0:
-        raise RuntimeError(f"the lens-data benchmark child failed:\n{out.stderr[-3000:]}")
-    found: dict[str, float] = json.loads(out.stdout.strip().splitlines()[-1])
-    size = "1k" if quick else "10k"
-    return {k.replace("_N_", f"_{size}_"): v for k, v in found.items()}
+    found = child_figures(__file__, str(path), what="lens-data")
+    return sized(found, "1k" if quick else "10k")
 
 
 # ── the child: one fresh process ────────────────────────────────────────────

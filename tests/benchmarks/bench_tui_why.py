@@ -30,7 +30,6 @@ import asyncio
 import json
 import os
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -45,13 +44,12 @@ AGENT = "examples/planted/long_run.py:make_agent"
 
 def figures(quick: bool) -> dict[str, float]:
     presses = 12 if quick else 30
+    if str(HERE) not in sys.path:
+        sys.path.insert(0, str(HERE))
+    from _child import child_figures
+
     with tempfile.TemporaryDirectory(prefix="footprint-bench-tui-why-") as tmp:
-        out = subprocess.run([sys.executable, __file__, "--child", tmp, str(presses)],
-                             capture_output=True, text=True, timeout=900, cwd=ROOT, check=False)
-    if out.returncode != 0:
-        raise RuntimeError(f"the why-screen benchmark child failed:\n{out.stderr[-3000:]}")
-    found: dict[str, float] = json.loads(out.stdout.strip().splitlines()[-1])
-    return found
+        return child_figures(__file__, tmp, str(presses), what="why-screen")
 
 
 # ── the child: one fresh process ────────────────────────────────────────────
