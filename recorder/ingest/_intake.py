@@ -7,7 +7,7 @@ import logging
 import threading
 import time
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -19,6 +19,7 @@ from footprint.events import ContextInjected, EventBase
 from recorder.ingest._bounded import BadBody, inflate
 from recorder.ingest._conversations import Conversations
 from recorder.ingest._dialects import kind_of
+from recorder.ingest._later import Later
 from recorder.ingest._mapper import Conversation, MappedRun, map_trace
 from recorder.ingest._otlp_json import decode_json
 from recorder.ingest._otlp_proto import BadPayload, decode_proto
@@ -198,6 +199,7 @@ class Intake:
         self._conversations = Conversations(
             refresh_s=_REFRESH_S if worker is None else _WORKER_REFRESH_S)
         self._indexed = False
+        self._later: Later[BatchReport] = Later(lambda batch, raw: self.add(batch, raw=raw))
         self._recorder: Recorder | None = None
         self._sink: ParquetSink | None = None
         self.totals: Counter[str] = Counter()
@@ -214,6 +216,29 @@ class Intake:
              encoding: str | None = None) -> BatchReport:
         """One wire body: un-gzipped, stored raw (with ``durable``: fsynced before this
         returns), decoded, mapped. Never raises on bad input."""
+        kept = self._keep(body, signal, fmt, encoding)
+        return kept if isinstance(kept, BatchReport) else self.add(kept[0], raw=kept[1])
+
+    def submit(self, body: bytes, *, signal: Signal, fmt: Format, encoding: str | None = None,
+               done: Callable[[BatchReport], None] | None = None) -> BatchReport | None:
+        """:meth:`take` without waiting for the mapping: once the body is stored raw (with
+        ``durable``: fsynced) and decoded it is mapped on the intake's mapping thread, in the
+        order taken (``done`` gets the report there); :meth:`flush` and :meth:`close` wait
+        for it. A body that does not decode is counted at once and its report returned
+        (``None``: it was taken)."""
+        kept = self._keep(body, signal, fmt, encoding)
+        if isinstance(kept, BatchReport):
+            return kept
+        batch, raw = kept
+        if any(why.startswith("corrupt") for why in batch.problems):
+            return self.add(batch, raw=raw)
+        self._later.put(batch, raw, done)
+        return None
+
+    def _keep(self, body: bytes, signal: Signal, fmt: Format,
+              encoding: str | None) -> tuple[Batch, Path | None] | BatchReport:
+        """``body`` inflated, scrubbed, stored raw and decoded (with the raw batch it is
+        pending as); a body that does not inflate, counted."""
         try:
             plain = inflate(body, encoding)
         except BadBody as exc:
@@ -232,7 +257,7 @@ class Intake:
                     self._pending.forget(path)
                 raise
             self._start_settler()
-        return self.add(decode_body(plain, signal, fmt), raw=path)
+        return decode_body(plain, signal, fmt), path
 
     def add(self, batch: Batch, *, raw: Path | None = None, again: bool = False) -> BatchReport:
         """One decoded batch (``raw``: the pending raw batch it came from; ``again``: a
@@ -407,6 +432,7 @@ class Intake:
     def flush(self) -> BatchReport:
         """Map every trace still waiting for its root, write everything down, and settle
         the raw batches whose runs are all written."""
+        self._later.drain()
         problems: Counter[str] = Counter()
         with self._lock:
             runs = [r for t in list(self._traces) for r in self._map(t, problems)]
@@ -469,6 +495,7 @@ class Intake:
         return merge_reports(reports)
 
     def close(self) -> BatchReport:
+        self._later.close()
         report = self.flush()
         self._stop.set()
         if self._settler is not None:

@@ -52,6 +52,7 @@ def test_given_bad_batches_when_posted_then_each_is_counted_and_the_receiver_kee
     assert _post(receiver, trace_request(huge).SerializeToString(), PB) == 413
     assert _post(receiver, trace_request(foreign).SerializeToString(), PB) == 200
     assert _good(receiver, 4) == 200
+    receiver.intake.flush()  # the 200 came once each batch was stored raw: map what waits
     totals = receiver.intake.totals
     assert totals["corrupt batch (protobuf did not parse)"] == 1
     assert totals["wrong content type 'text/plain' (want application/x-protobuf or "
@@ -59,7 +60,6 @@ def test_given_bad_batches_when_posted_then_each_is_counted_and_the_receiver_kee
     assert totals["body over the 1000000-byte limit"] == 1
     assert totals["span in no GenAI dialect"] == 1
     assert totals["trace with no model or tool call"] == 1
-    receiver.intake.flush()
     assert [(status, iters) for _, status, iters in _runs(receiver.intake.store)] == [
         ("complete", 2)]
 
@@ -192,3 +192,32 @@ def test_given_logs_after_their_trace_when_remapped_then_the_content_joins(
     with open_store(tmp_path) as s:
         assert s.rows("SELECT raw_content FROM injections WHERE slot = 'messages'") == [
             ("late",)]
+
+
+def test_given_a_busy_mapping_thread_when_a_batch_is_posted_then_it_is_acknowledged_once_stored_raw(
+        tmp_path: Path) -> None:
+    """The 200 waits for the raw batch (durable), not for the mapping: the mapping thread is
+    held inside the report of the first batch while the second is posted."""
+    import threading
+
+    held, release = threading.Event(), threading.Event()
+
+    def slow_report(report: object) -> None:
+        if not held.is_set():
+            held.set()
+            release.wait(10)
+
+    r = Receiver(Intake(tmp_path / "store", durable=True), port=0,
+                 on_report=slow_report).start()
+    try:
+        assert _good(r, 1) == 200
+        assert held.wait(10)
+        assert _good(r, 2) == 200  # answered while the mapping thread is held
+        pending = sorted(p.name for p in (r.intake.store / "ingest" / "raw").rglob("*.pending"))
+        assert len(pending) == 2 and r.intake.totals["spans"] == len(agent_trace(1))
+    finally:
+        release.set()
+        r.stop()
+    assert len(_runs(r.intake.store)) == 2
+    assert not list((r.intake.store / "ingest" / "raw").rglob("*.pending"))
+    assert r.intake.totals["spans"] == 2 * len(agent_trace(1))
