@@ -188,6 +188,11 @@ class Intake:
         self.processors = tuple(processors)
         self.scrub = scrubber(self.processors)
         self._lock = threading.Lock()
+        """Guards the traces and the mapping (held while a batch is mapped)."""
+        self._raw_lock = threading.Lock()
+        """Guards the pending raw batches (taken inside ``_lock`` where both are needed, never
+        the other way round), so a request stores its raw batch while a batch is mapped."""
+        self._count_lock = threading.Lock()
         self._traces: dict[str, _Trace] = {}
         self._mapped: dict[str, int] = {} if defer else self._stored()
         """trace id -> the last event number of its run in the store (-1: mapped here)"""
@@ -247,13 +252,13 @@ class Intake:
             plain = redact_body(plain, signal, fmt, self.scrub)
         path = None
         if self.keep_raw:
-            with self._lock:
+            with self._raw_lock:
                 path = raw_name(self.store, signal, fmt, self.worker)
                 self._pending.reserve(path)
             try:
                 write_raw(path, plain, durable=self.durable)
             except BaseException:
-                with self._lock:
+                with self._raw_lock:
                     self._pending.forget(path)
                 raise
             self._start_settler()
@@ -270,7 +275,8 @@ class Intake:
                                            if trace.rooted or trace.seen < due]
             runs = [r for t in ready for r in self._map(t, problems)]
             if raw is not None:
-                self._pending.resolve(raw, {t for t in touched if t in self._traces})
+                with self._raw_lock:
+                    self._pending.resolve(raw, {t for t in touched if t in self._traces})
         return self.count(BatchReport(spans=len(batch.spans), logs=len(batch.logs),
                                        runs=tuple(runs), problems=dict(problems)))
 
@@ -329,7 +335,8 @@ class Intake:
         self._mapped[trace_id] = -1
         if len(self._mapped) > _KEEP_MAPPED:
             del self._mapped[next(iter(self._mapped))]
-        self._pending.mapped(trace_id, trace.raws)
+        with self._raw_lock:
+            self._pending.mapped(trace_id, trace.raws)
         key = _conversation_key(trace.spans)
         conv = self._conversation(key)
         known = conv.turns if conv is not None and conv is self._conversations.get(key or "") \
@@ -423,7 +430,7 @@ class Intake:
         return self._conversations.loads
 
     def count(self, report: BatchReport) -> BatchReport:
-        with self._lock:
+        with self._count_lock:
             self.totals.update({"spans": report.spans, "logs": report.logs,
                                 "runs": len(report.runs)})
             self.totals.update(report.problems)
@@ -442,7 +449,7 @@ class Intake:
     def _settle(self) -> None:
         """Flush the recorder, then settle the raw batches that were ready before it."""
         with self._settle_lock:
-            with self._lock:
+            with self._lock, self._raw_lock:  # never between a trace's mapped and written
                 ready = self._pending.ready()
                 recorder = self._recorder
             if recorder is not None and not recorder.flush():
@@ -452,7 +459,7 @@ class Intake:
                 settle(path)
 
     def _start_settler(self) -> None:
-        with self._lock:
+        with self._raw_lock:
             if self._settler is None:
                 self._settler = threading.Thread(target=self._settling, daemon=True,
                                                  name="footprint-intake-settle")
@@ -469,7 +476,7 @@ class Intake:
     @property
     def pending(self) -> int:
         """Raw batches of this intake whose runs are not all written yet."""
-        with self._lock:
+        with self._raw_lock:
             return len(self._pending)
 
     def recover(self) -> BatchReport:
@@ -479,13 +486,13 @@ class Intake:
         decodes is quarantined."""
         reports = []
         for raw in raw_batches(self.store, pending=True, worker=self.worker):
-            with self._lock:
+            with self._raw_lock:
                 self._pending.reserve(raw.path)
             self._start_settler()
             batch = decode_body(raw.read(), raw.signal, raw.format)
             if any(why.startswith("corrupt") for why in batch.problems):
                 moved = quarantine(self.store, raw)
-                with self._lock:
+                with self._raw_lock:
                     self._pending.forget(raw.path)
                 reports.append(self.count(BatchReport(problems={
                     f"corrupt raw batch ({raw.path.name} did not decode: moved to "

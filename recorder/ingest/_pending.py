@@ -13,7 +13,7 @@ __all__ = ["Pending"]
 class Pending:
     """Raw batches of this intake not yet settled: path -> the traces it still waits for
     (``None`` while the batch is being written and decoded). Not thread-safe: the
-    intake's lock guards it."""
+    intake's raw lock guards it."""
 
     def __init__(self) -> None:
         self._open: dict[Path, set[str] | None] = {}
