@@ -158,7 +158,7 @@ def ingest_concurrently(bodies: list[bytes], workers: int) -> tuple[float, float
 
 
 def workers_figures(quick: bool) -> dict[str, float]:
-    count = 16 if quick else 48
+    count = 16 if quick else 96  # ~50k spans: a few seconds each, the drain at the end amortized
     bodies = batches(count)
     spans = count * BATCH
     idle = ingest_concurrently([], 2)[1]
