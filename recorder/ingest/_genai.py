@@ -216,13 +216,16 @@ _PARAMS = {"max_tokens": "max_tokens", "temperature": "temperature", "top_p": "t
            "top_k": "top_k", "stop_sequences": "stop", "seed": "seed",
            "frequency_penalty": "frequency_penalty", "presence_penalty": "presence_penalty"}
 """``gen_ai.request.<key>`` attributes and the request parameter each one records."""
+_PARAM_KEYS = tuple((f"gen_ai.request.{key}", name) for key, name in _PARAMS.items())
 
 
 def request_params(attrs: Mapping[str, Any]) -> Mapping[str, Any]:
     """The generation parameters a span recorded (``gen_ai.request.*``), as sent."""
     out: dict[str, Any] = {}
-    for key, name in _PARAMS.items():
-        value = attrs.get(f"gen_ai.request.{key}")
+    for key, name in _PARAM_KEYS:
+        if key not in attrs:
+            continue
+        value = attrs[key]
         if isinstance(value, str | int | float) and not isinstance(value, bool):
             out[name] = [value] if name == "stop" and isinstance(value, str) else value
         elif isinstance(value, list | tuple) and all(isinstance(v, str) for v in value):

@@ -140,8 +140,16 @@ def _context_block(text: str) -> list[Span]:
     return out
 
 
+_MARKS = ((_tags, "<"), (_headed, "#"), (_cited, "["), (_labelled, ":])"),
+          (_context_block, ":"))
+"""Each layout's finder, and the characters one of which its marker cannot do without
+(a text holding none of them is not searched: most messages mark no document)."""
+
+
 def _first_layout(text: str) -> list[Span]:
-    for finder in (_tags, _headed, _cited, _labelled, _context_block):
+    for finder, marks in _MARKS:
+        if not any(mark in text for mark in marks):
+            continue
         found = finder(text)
         if found:
             return found

@@ -19,7 +19,8 @@ from recorder.ingest._make import ENVELOPE, Envelope, maker
 from recorder.ingest._request import ChatRequest, Doc, Msg
 from recorder.write._extract import text_sha256 as sha
 
-__all__ = ["Piece", "msg_key", "pieces_of", "sha", "wire_of", "wire_reference"]
+__all__ = ["Piece", "msg_key", "piece_reason", "pieces_of", "sha", "wire_of",
+           "wire_reference"]
 
 _injected = maker(ContextInjected, ENVELOPE)
 _SOURCES = {"user": "user", "assistant": "assistant", "tool": "tool-result"}
@@ -34,7 +35,8 @@ def _digest(text: str) -> tuple[str, str]:
 
 
 @functools.lru_cache(maxsize=256)
-def _reason(step: str, framework: str) -> str:
+def piece_reason(step: str, framework: str) -> str:
+    """Why each piece of the request of ``step`` is there, as far as the trace tells."""
     return (f"in the request of {step} as {framework} recorded it; "
             "the trace does not say why it was admitted")
 
@@ -138,9 +140,9 @@ class Piece:
     retrieval_score: float | None = None
     rank_position: int | None = None
 
-    def event(self, envelope: Envelope, step: str, framework: str) -> ContextInjected:
-        """The ``context.injected`` event of this piece in the request of ``step``."""
-        reason = _reason(step, framework)
+    def event(self, envelope: Envelope, reason: str) -> ContextInjected:
+        """The ``context.injected`` event of this piece in a request (``reason``: the
+        :func:`piece_reason` of that call)."""
         if self.truncated:
             reason += "; TRUNCATED by the emitter"
         digest, summary = _digest(self.text)
@@ -176,9 +178,28 @@ def _ranked(docs: Sequence[Doc]) -> dict[str, tuple[int, Doc]]:
 def _system(req: ChatRequest, docs: Sequence[Doc], placed: set[str]) -> list[Piece]:
     """Each system instruction as its paragraphs, and each document in it as its own piece
     (the layout's block around it: :mod:`recorder.ingest._layout`)."""
+    if docs:
+        return _system_pieces(req.system, docs, placed)
+    pieces, ids = _system_alone(req.system)
+    placed.update(ids)
+    return list(pieces)
+
+
+@functools.lru_cache(maxsize=256)
+def _system_alone(system: tuple[str, ...]) -> tuple[tuple[Piece, ...], tuple[str, ...]]:
+    """:func:`_system_pieces` of a call no retriever fed (the pieces and the documents
+    placed), worked out once per system text: every call of an agent sends the same one
+    (pieces are frozen: shared between the calls)."""
+    placed: set[str] = set()
+    pieces = tuple(_system_pieces(system, (), placed))
+    return pieces, tuple(placed)
+
+
+def _system_pieces(system: tuple[str, ...], docs: Sequence[Doc],
+                   placed: set[str]) -> list[Piece]:
     out: list[Piece] = []
     found = _ranked(docs)
-    for text in req.system:
+    for text in system:
         pos = 0
         found_docs = documents_in(text, _known(docs))
         for span in [*found_docs, None]:
@@ -205,17 +226,18 @@ def _message_docs(req: ChatRequest, docs: Sequence[Doc], placed: set[str],
     """The documents inside the messages (a user message's ``Context: … Question: …``), and
     each retrieved document found nowhere (it cannot be removed; ``why`` says so)."""
     found = _ranked(docs)
+    known = _known(docs)
     out: list[Piece] = []
     for m in req.messages:
         if m.role not in ("user", "tool"):
             continue
-        for span in documents_in(m.content, _known(docs)):
+        for span in documents_in(m.content, known):
             piece = _doc_piece(m.content[span.start:span.end], span.doc_id, "messages",
                                start + len(out), found)
             if piece.injection_id not in placed:
                 placed.add(piece.injection_id)
                 out.append(piece)
-    for content, doc_id in _known(docs):
+    for content, doc_id in known:
         if f"doc:{doc_id}" not in placed:
             out.append(_doc_piece(content, doc_id, "messages", start + len(out), found))
     return out
