@@ -144,6 +144,7 @@ _MARKS = ((_tags, "<"), (_headed, "#"), (_cited, "["), (_labelled, ":])"),
           (_context_block, ":"))
 """Each layout's finder, and the characters one of which its marker cannot do without
 (a text holding none of them is not searched: most messages mark no document)."""
+_ANY_MARK = "".join(dict.fromkeys("".join(marks for _, marks in _MARKS)))
 
 
 def _first_layout(text: str) -> list[Span]:
@@ -160,6 +161,8 @@ def documents_in(text: str, known: Sequence[tuple[str, str | None]] = ()) -> lis
     """The documents of ``text``, in order, without overlaps: each ``known`` document (its
     text and id, from a retriever) where it sits — widened to the layout's block around it,
     under the retriever's id — and every other document the layout marks."""
+    if not known and not any(mark in text for mark in _ANY_MARK):
+        return []  # no retrieved document, and no layout's marker (most messages)
     return list(_documents(text, tuple(known)))
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import Any
 
 import orjson
@@ -87,7 +88,7 @@ def _plain(value: Any) -> Any:
         if value != value or value in (_INF, -_INF) or 0 < abs(value) < 1e-4:
             raise _Inexact
         return value
-    if kind is dict or isinstance(value, Mapping):
+    if kind is dict or kind is MappingProxyType or isinstance(value, Mapping):
         return {k if type(k) is str else str(k): _plain(v) for k, v in value.items()}
     if kind is list or kind is tuple or kind is set or kind is frozenset:
         return [_plain(v) for v in value]
