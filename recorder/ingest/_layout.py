@@ -144,7 +144,8 @@ _MARKS = ((_tags, "<"), (_headed, "#"), (_cited, "["), (_labelled, ":])"),
           (_context_block, ":"))
 """Each layout's finder, and the characters one of which its marker cannot do without
 (a text holding none of them is not searched: most messages mark no document)."""
-_ANY_MARK = "".join(dict.fromkeys("".join(marks for _, marks in _MARKS)))
+_ANY_MARK = re.compile("[" + re.escape("".join(dict.fromkeys("".join(
+    marks for _, marks in _MARKS)))) + "]")
 
 
 def _first_layout(text: str) -> list[Span]:
@@ -161,7 +162,7 @@ def documents_in(text: str, known: Sequence[tuple[str, str | None]] = ()) -> lis
     """The documents of ``text``, in order, without overlaps: each ``known`` document (its
     text and id, from a retriever) where it sits — widened to the layout's block around it,
     under the retriever's id — and every other document the layout marks."""
-    if not known and not any(mark in text for mark in _ANY_MARK):
+    if not known and _ANY_MARK.search(text) is None:
         return []  # no retrieved document, and no layout's marker (most messages)
     return list(_documents(text, tuple(known)))
 
