@@ -39,8 +39,8 @@ from recorder.ingest._make import ENVELOPE, Envelope, maker
 from recorder.ingest._pieces import (
     msg_key,
     person_index,
+    piece_events,
     piece_reason,
-    pieces_of,
     sha,
     wire_of,
 )
@@ -179,9 +179,9 @@ def _chat(w: _Walk, k: int, span: ForeignSpan, req: ChatRequest,
     out = w.out
     out.add(_iteration_start(out.env(engine, k, span.start_ns, span.span_id)))
     person = person_index(req) if k == 1 else None
-    reason, env, at = piece_reason(step, w.framework), out.env, span.start_ns
-    for piece in pieces_of(req, docs, w.origins, person):
-        out.add(piece.event(env(engine, k, at, span.span_id), reason))
+    out.events += piece_events(req, docs, w.origins, person,
+                               out.env(engine, k, span.start_ns, span.span_id),
+                               piece_reason(step, w.framework))
     if person is not None:
         w.origins[msg_key(req.messages[person])] = "person"
     wire = wire_of(req)

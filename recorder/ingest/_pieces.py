@@ -20,11 +20,12 @@ from recorder.ingest._make import ENVELOPE, Envelope, maker
 from recorder.ingest._request import ChatRequest, Doc, Msg
 from recorder.write._extract import text_sha256 as sha
 
-__all__ = ["Piece", "msg_key", "piece_reason", "pieces_of", "sha", "wire_of",
+__all__ = ["Piece", "msg_key", "piece_events", "piece_reason", "sha", "wire_of",
            "wire_reference"]
 
 _injected = maker(ContextInjected, ENVELOPE)
 _SOURCES = {"user": "user", "assistant": "assistant", "tool": "tool-result"}
+_TRUNCATED = "; TRUNCATED by the emitter"
 _SUMMARY_SCAN = 2000  # a summary is one short line: fold only the start of a long text
 
 
@@ -145,7 +146,7 @@ class Piece:
         """The ``context.injected`` event of this piece in a request (``reason``: the
         :func:`piece_reason` of that call)."""
         if self.truncated:
-            reason += "; TRUNCATED by the emitter"
+            reason += _TRUNCATED
         digest, summary = _digest(self.text)
         return _injected(envelope, slot=self.slot, source=self.source, content_hash=digest,
                          content_summary=summary, reason=reason,
@@ -244,7 +245,12 @@ def _message_docs(req: ChatRequest, docs: Sequence[Doc], placed: set[str],
     return out
 
 
-def _messages(req: ChatRequest, origins: Mapping[int, str], person: int | None) -> list[Piece]:
+def _message_events(req: ChatRequest, origins: Mapping[int, str], person: int | None,
+                    envelope: Envelope, reason: str) -> list[ContextInjected]:
+    """Each message of the request as its ``context.injected`` event, the ``i``-th with
+    ``envelope``'s seq plus ``i``: what :meth:`Piece.event` makes of its piece, without a
+    piece (a call's history is most of its pieces, and all of them again in a later call)."""
+    run, seq, ts, turn, iteration, step, trace, span = envelope
     out = []
     for i, m in enumerate(req.messages):
         if m.role == "tool":
@@ -255,9 +261,13 @@ def _messages(req: ChatRequest, origins: Mapping[int, str], person: int | None) 
             known = origins.get(msg_key(m)) if origins else None
             origin = known or f"history#{i}"
         text = m.content or "; ".join(f"{c.name}({dict(c.arguments)})" for c in m.tool_calls)
-        out.append(_piece(slot="messages", source=_SOURCES.get(m.role, "user"),
-                         injection_id=origin, position=i, text=text, as_role=m.role,
-                         admitted_via="delivered", truncated=m.truncated))
+        digest, summary = _digest(text)
+        out.append(_injected(
+            (run, seq + i, ts, turn, iteration, step, trace, span), slot="messages",
+            source=_SOURCES.get(m.role, "user"), content_hash=digest, content_summary=summary,
+            reason=reason + _TRUNCATED if m.truncated else reason, admitted_via="delivered",
+            injection_id=origin, position=i, as_role=m.role, raw_content=text,
+            retrieval_score=None, rank_position=None))
     return out
 
 
@@ -267,13 +277,24 @@ def person_index(req: ChatRequest) -> int | None:
     return found[-1] if found else None
 
 
-def pieces_of(req: ChatRequest, docs: Sequence[Doc], origins: Mapping[int, str],
-              person: int | None) -> list[Piece]:
-    """Every piece of one request, in slot order (system prompt, messages, tools)."""
+def piece_events(req: ChatRequest, docs: Sequence[Doc], origins: Mapping[int, str],
+                 person: int | None, envelope: Envelope, reason: str) -> list[ContextInjected]:
+    """Every piece of one request as its ``context.injected`` event, in slot order (system
+    prompt, messages, the documents in them, tools): the ``j``-th with ``envelope``'s seq
+    plus ``j`` (``reason``: the call's :func:`piece_reason`)."""
     tools = [_piece(slot="tools", source="registry", injection_id=f"tool:{t.name}", position=i,
                    text=f"{t.name}: {t.description}", as_role=None, admitted_via="baseline")
              for i, t in enumerate(req.tools)]
     placed: set[str] = set()
     system = _system(req, docs, placed)
-    messages = _messages(req, origins, person)
-    return system + messages + _message_docs(req, docs, placed, len(messages)) + tools
+    rest = _message_docs(req, docs, placed, len(req.messages)) + tools
+    seq = envelope[1]
+    out = [p.event(_moved(envelope, seq + j), reason) for j, p in enumerate(system)]
+    out += _message_events(req, origins, person, _moved(envelope, seq + len(out)), reason)
+    start = seq + len(out)
+    return out + [p.event(_moved(envelope, start + j), reason) for j, p in enumerate(rest)]
+
+
+def _moved(envelope: Envelope, seq: int) -> Envelope:
+    """``envelope`` with another seq."""
+    return (envelope[0], seq, *envelope[2:])
