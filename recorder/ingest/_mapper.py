@@ -377,8 +377,8 @@ def map_trace(spans: Sequence[ForeignSpan], logs: Sequence[ForeignLog],
     rooted = any(s.parent_id is None for s in ordered)
     if not rooted:
         flagged.append("run: the trace's root span never arrived (the run is incomplete)")
-    _head(out, root, ordered, reqs, flagged, framework,
-          sum(kind in ("other", "foreign") for kind in kinds))
+    unmapped = kinds.count("other") + kinds.count("foreign")  # the rest are mapped kinds
+    _head(out, root, ordered, reqs, flagged, framework, unmapped)
     w = _Walk(out=out, framework=framework, origins=dict(conv.origins),
               turn_tag=f"turn{conv.turns}",
               results={m.tool_call_id: m.content for r in reqs for m in r.messages
@@ -388,8 +388,7 @@ def map_trace(spans: Sequence[ForeignSpan], logs: Sequence[ForeignLog],
         _end(w, root, ordered, len(chats))
     _remember(conv, w)
     return MappedRun(run_id=out.run_id, events=tuple(out.events),
-                     mapped_spans=sum(kind in ("chat", "tool", "agent", "retriever")
-                                      for kind in kinds),
+                     mapped_spans=len(kinds) - unmapped,
                      empty_chats=sum(not r.has_content for r in reqs))
 
 
