@@ -108,18 +108,6 @@ def _split(role: str, parts: list[Any], notes: list[str]) -> list[Msg]:
     return out + results
 
 
-def _plain_text(parts: Any) -> str | None:
-    """The text of ``parts`` when they are one text part with its content and nothing else
-    (what :func:`_split` makes of them, without its general walk), else ``None``."""
-    if type(parts) is not list or len(parts) != 1:
-        return None
-    part = parts[0]
-    if type(part) is not dict or len(part) != 2 or part.get("type") != "text":
-        return None
-    content = part.get("content")
-    return content if type(content) is str else None
-
-
 def messages_of(raw: Any, notes: list[str]) -> list[Msg]:
     out: list[Msg] = []
     if not isinstance(raw, list):
@@ -128,8 +116,11 @@ def messages_of(raw: Any, notes: list[str]) -> list[Msg]:
         if type(m) is not dict and not isinstance(m, Mapping):
             continue
         parts = m.get("parts")
-        text = _plain_text(parts)
-        if text is not None:  # the common message: one text part, nothing else
+        # the common message, one text part with its content and nothing else, is read
+        # here (what _split makes of it, without its general walk)
+        if type(parts) is list and len(parts) == 1 and type(part := parts[0]) is dict \
+                and len(part) == 2 and part.get("type") == "text" \
+                and type(text := part.get("content")) is str:
             role = _ROLES.get(str(m.get("role") or "user"), "user")
             out.append(_msg(role=role, content=text, truncated=truncated(text)))
             continue
@@ -216,13 +207,16 @@ _PARAMS = {"max_tokens": "max_tokens", "temperature": "temperature", "top_p": "t
            "top_k": "top_k", "stop_sequences": "stop", "seed": "seed",
            "frequency_penalty": "frequency_penalty", "presence_penalty": "presence_penalty"}
 """``gen_ai.request.<key>`` attributes and the request parameter each one records."""
+_PARAM_KEYS = tuple((f"gen_ai.request.{key}", name) for key, name in _PARAMS.items())
 
 
 def request_params(attrs: Mapping[str, Any]) -> Mapping[str, Any]:
     """The generation parameters a span recorded (``gen_ai.request.*``), as sent."""
     out: dict[str, Any] = {}
-    for key, name in _PARAMS.items():
-        value = attrs.get(f"gen_ai.request.{key}")
+    for key, name in _PARAM_KEYS:
+        if key not in attrs:
+            continue
+        value = attrs[key]
         if isinstance(value, str | int | float) and not isinstance(value, bool):
             out[name] = [value] if name == "stop" and isinstance(value, str) else value
         elif isinstance(value, list | tuple) and all(isinstance(v, str) for v in value):

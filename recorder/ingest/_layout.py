@@ -140,8 +140,18 @@ def _context_block(text: str) -> list[Span]:
     return out
 
 
+_MARKS = ((_tags, "<"), (_headed, "#"), (_cited, "["), (_labelled, ":])"),
+          (_context_block, ":"))
+"""Each layout's finder, and the characters one of which its marker cannot do without
+(a text holding none of them is not searched: most messages mark no document)."""
+_ANY_MARK = re.compile("[" + re.escape("".join(dict.fromkeys("".join(
+    marks for _, marks in _MARKS)))) + "]")
+
+
 def _first_layout(text: str) -> list[Span]:
-    for finder in (_tags, _headed, _cited, _labelled, _context_block):
+    for finder, marks in _MARKS:
+        if not any(mark in text for mark in marks):
+            continue
         found = finder(text)
         if found:
             return found
@@ -152,6 +162,8 @@ def documents_in(text: str, known: Sequence[tuple[str, str | None]] = ()) -> lis
     """The documents of ``text``, in order, without overlaps: each ``known`` document (its
     text and id, from a retriever) where it sits — widened to the layout's block around it,
     under the retriever's id — and every other document the layout marks."""
+    if not known and _ANY_MARK.search(text) is None:
+        return []  # no retrieved document, and no layout's marker (most messages)
     return list(_documents(text, tuple(known)))
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -36,7 +36,14 @@ from recorder.ingest._dialects import (
 from recorder.ingest._flat import indexed
 from recorder.ingest._genai import parse_json
 from recorder.ingest._make import ENVELOPE, Envelope, maker
-from recorder.ingest._pieces import msg_key, person_index, pieces_of, sha, wire_of
+from recorder.ingest._pieces import (
+    msg_key,
+    person_index,
+    piece_events,
+    piece_reason,
+    sha,
+    wire_of,
+)
 from recorder.ingest._request import ChatRequest, Doc, arguments_of, text_of
 from recorder.ingest._spans import ForeignLog, ForeignSpan
 
@@ -89,18 +96,17 @@ class _Out:
     def __init__(self, run_id: str, turn: int, trace_id: str) -> None:
         self.run_id, self.turn, self.trace_id = run_id, turn, trace_id
         self.events: list[EventBase] = []
+        self.add: Callable[[EventBase], None] = self.events.append
+        """Add the event made with the last :meth:`env`."""
         self.ts = 0
 
     def env(self, step: str, iteration: int, ts: int, span: str | None = None) -> Envelope:
         """The envelope of the next event (``ENVELOPE`` order): pass it to its maker, then
-        :meth:`add` the event before asking for another."""
+        :attr:`add` the event before asking for another."""
         if ts > self.ts:
             self.ts = ts
         return (self.run_id, len(self.events), self.ts, self.turn, iteration, step,
                 self.trace_id, span)
-
-    def add(self, event: EventBase) -> None:
-        self.events.append(event)
 
 
 _iteration_start, _iteration_end = maker(IterationStart, ENVELOPE), maker(IterationEnd, ENVELOPE)
@@ -173,9 +179,9 @@ def _chat(w: _Walk, k: int, span: ForeignSpan, req: ChatRequest,
     out = w.out
     out.add(_iteration_start(out.env(engine, k, span.start_ns, span.span_id)))
     person = person_index(req) if k == 1 else None
-    for piece in pieces_of(req, docs, w.origins, person):
-        out.add(piece.event(out.env(engine, k, span.start_ns, span.span_id), step,
-                            w.framework))
+    out.events += piece_events(req, docs, w.origins, person,
+                               out.env(engine, k, span.start_ns, span.span_id),
+                               piece_reason(step, w.framework))
     if person is not None:
         w.origins[msg_key(req.messages[person])] = "person"
     wire = wire_of(req)
@@ -371,8 +377,8 @@ def map_trace(spans: Sequence[ForeignSpan], logs: Sequence[ForeignLog],
     rooted = any(s.parent_id is None for s in ordered)
     if not rooted:
         flagged.append("run: the trace's root span never arrived (the run is incomplete)")
-    _head(out, root, ordered, reqs, flagged, framework,
-          sum(kind in ("other", "foreign") for kind in kinds))
+    unmapped = kinds.count("other") + kinds.count("foreign")  # the rest are mapped kinds
+    _head(out, root, ordered, reqs, flagged, framework, unmapped)
     w = _Walk(out=out, framework=framework, origins=dict(conv.origins),
               turn_tag=f"turn{conv.turns}",
               results={m.tool_call_id: m.content for r in reqs for m in r.messages
@@ -382,8 +388,7 @@ def map_trace(spans: Sequence[ForeignSpan], logs: Sequence[ForeignLog],
         _end(w, root, ordered, len(chats))
     _remember(conv, w)
     return MappedRun(run_id=out.run_id, events=tuple(out.events),
-                     mapped_spans=sum(kind in ("chat", "tool", "agent", "retriever")
-                                      for kind in kinds),
+                     mapped_spans=len(kinds) - unmapped,
                      empty_chats=sum(not r.has_content for r in reqs))
 
 

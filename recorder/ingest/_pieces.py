@@ -7,6 +7,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import Any
 
 import orjson
@@ -19,10 +20,12 @@ from recorder.ingest._make import ENVELOPE, Envelope, maker
 from recorder.ingest._request import ChatRequest, Doc, Msg
 from recorder.write._extract import text_sha256 as sha
 
-__all__ = ["Piece", "msg_key", "pieces_of", "sha", "wire_of", "wire_reference"]
+__all__ = ["Piece", "msg_key", "piece_events", "piece_reason", "sha", "wire_of",
+           "wire_reference"]
 
 _injected = maker(ContextInjected, ENVELOPE)
 _SOURCES = {"user": "user", "assistant": "assistant", "tool": "tool-result"}
+_TRUNCATED = "; TRUNCATED by the emitter"
 _SUMMARY_SCAN = 2000  # a summary is one short line: fold only the start of a long text
 
 
@@ -34,7 +37,8 @@ def _digest(text: str) -> tuple[str, str]:
 
 
 @functools.lru_cache(maxsize=256)
-def _reason(step: str, framework: str) -> str:
+def piece_reason(step: str, framework: str) -> str:
+    """Why each piece of the request of ``step`` is there, as far as the trace tells."""
     return (f"in the request of {step} as {framework} recorded it; "
             "the trace does not say why it was admitted")
 
@@ -85,7 +89,7 @@ def _plain(value: Any) -> Any:
         if value != value or value in (_INF, -_INF) or 0 < abs(value) < 1e-4:
             raise _Inexact
         return value
-    if kind is dict or isinstance(value, Mapping):
+    if kind is dict or kind is MappingProxyType or isinstance(value, Mapping):
         return {k if type(k) is str else str(k): _plain(v) for k, v in value.items()}
     if kind is list or kind is tuple or kind is set or kind is frozenset:
         return [_plain(v) for v in value]
@@ -138,11 +142,11 @@ class Piece:
     retrieval_score: float | None = None
     rank_position: int | None = None
 
-    def event(self, envelope: Envelope, step: str, framework: str) -> ContextInjected:
-        """The ``context.injected`` event of this piece in the request of ``step``."""
-        reason = _reason(step, framework)
+    def event(self, envelope: Envelope, reason: str) -> ContextInjected:
+        """The ``context.injected`` event of this piece in a request (``reason``: the
+        :func:`piece_reason` of that call)."""
         if self.truncated:
-            reason += "; TRUNCATED by the emitter"
+            reason += _TRUNCATED
         digest, summary = _digest(self.text)
         return _injected(envelope, slot=self.slot, source=self.source, content_hash=digest,
                          content_summary=summary, reason=reason,
@@ -176,9 +180,28 @@ def _ranked(docs: Sequence[Doc]) -> dict[str, tuple[int, Doc]]:
 def _system(req: ChatRequest, docs: Sequence[Doc], placed: set[str]) -> list[Piece]:
     """Each system instruction as its paragraphs, and each document in it as its own piece
     (the layout's block around it: :mod:`recorder.ingest._layout`)."""
+    if docs:
+        return _system_pieces(req.system, docs, placed)
+    pieces, ids = _system_alone(req.system)
+    placed.update(ids)
+    return list(pieces)
+
+
+@functools.lru_cache(maxsize=256)
+def _system_alone(system: tuple[str, ...]) -> tuple[tuple[Piece, ...], tuple[str, ...]]:
+    """:func:`_system_pieces` of a call no retriever fed (the pieces and the documents
+    placed), worked out once per system text: every call of an agent sends the same one
+    (pieces are frozen: shared between the calls)."""
+    placed: set[str] = set()
+    pieces = tuple(_system_pieces(system, (), placed))
+    return pieces, tuple(placed)
+
+
+def _system_pieces(system: tuple[str, ...], docs: Sequence[Doc],
+                   placed: set[str]) -> list[Piece]:
     out: list[Piece] = []
     found = _ranked(docs)
-    for text in req.system:
+    for text in system:
         pos = 0
         found_docs = documents_in(text, _known(docs))
         for span in [*found_docs, None]:
@@ -205,23 +228,29 @@ def _message_docs(req: ChatRequest, docs: Sequence[Doc], placed: set[str],
     """The documents inside the messages (a user message's ``Context: … Question: …``), and
     each retrieved document found nowhere (it cannot be removed; ``why`` says so)."""
     found = _ranked(docs)
+    known = _known(docs)
     out: list[Piece] = []
     for m in req.messages:
         if m.role not in ("user", "tool"):
             continue
-        for span in documents_in(m.content, _known(docs)):
+        for span in documents_in(m.content, known):
             piece = _doc_piece(m.content[span.start:span.end], span.doc_id, "messages",
                                start + len(out), found)
             if piece.injection_id not in placed:
                 placed.add(piece.injection_id)
                 out.append(piece)
-    for content, doc_id in _known(docs):
+    for content, doc_id in known:
         if f"doc:{doc_id}" not in placed:
             out.append(_doc_piece(content, doc_id, "messages", start + len(out), found))
     return out
 
 
-def _messages(req: ChatRequest, origins: Mapping[int, str], person: int | None) -> list[Piece]:
+def _message_events(req: ChatRequest, origins: Mapping[int, str], person: int | None,
+                    envelope: Envelope, reason: str) -> list[ContextInjected]:
+    """Each message of the request as its ``context.injected`` event, the ``i``-th with
+    ``envelope``'s seq plus ``i``: what :meth:`Piece.event` makes of its piece, without a
+    piece (a call's history is most of its pieces, and all of them again in a later call)."""
+    run, seq, ts, turn, iteration, step, trace, span = envelope
     out = []
     for i, m in enumerate(req.messages):
         if m.role == "tool":
@@ -232,9 +261,13 @@ def _messages(req: ChatRequest, origins: Mapping[int, str], person: int | None) 
             known = origins.get(msg_key(m)) if origins else None
             origin = known or f"history#{i}"
         text = m.content or "; ".join(f"{c.name}({dict(c.arguments)})" for c in m.tool_calls)
-        out.append(_piece(slot="messages", source=_SOURCES.get(m.role, "user"),
-                         injection_id=origin, position=i, text=text, as_role=m.role,
-                         admitted_via="delivered", truncated=m.truncated))
+        digest, summary = _digest(text)
+        out.append(_injected(
+            (run, seq + i, ts, turn, iteration, step, trace, span), slot="messages",
+            source=_SOURCES.get(m.role, "user"), content_hash=digest, content_summary=summary,
+            reason=reason + _TRUNCATED if m.truncated else reason, admitted_via="delivered",
+            injection_id=origin, position=i, as_role=m.role, raw_content=text,
+            retrieval_score=None, rank_position=None))
     return out
 
 
@@ -244,13 +277,24 @@ def person_index(req: ChatRequest) -> int | None:
     return found[-1] if found else None
 
 
-def pieces_of(req: ChatRequest, docs: Sequence[Doc], origins: Mapping[int, str],
-              person: int | None) -> list[Piece]:
-    """Every piece of one request, in slot order (system prompt, messages, tools)."""
+def piece_events(req: ChatRequest, docs: Sequence[Doc], origins: Mapping[int, str],
+                 person: int | None, envelope: Envelope, reason: str) -> list[ContextInjected]:
+    """Every piece of one request as its ``context.injected`` event, in slot order (system
+    prompt, messages, the documents in them, tools): the ``j``-th with ``envelope``'s seq
+    plus ``j`` (``reason``: the call's :func:`piece_reason`)."""
     tools = [_piece(slot="tools", source="registry", injection_id=f"tool:{t.name}", position=i,
                    text=f"{t.name}: {t.description}", as_role=None, admitted_via="baseline")
              for i, t in enumerate(req.tools)]
     placed: set[str] = set()
     system = _system(req, docs, placed)
-    messages = _messages(req, origins, person)
-    return system + messages + _message_docs(req, docs, placed, len(messages)) + tools
+    rest = _message_docs(req, docs, placed, len(req.messages)) + tools
+    seq = envelope[1]
+    out = [p.event(_moved(envelope, seq + j), reason) for j, p in enumerate(system)]
+    out += _message_events(req, origins, person, _moved(envelope, seq + len(out)), reason)
+    start = seq + len(out)
+    return out + [p.event(_moved(envelope, start + j), reason) for j, p in enumerate(rest)]
+
+
+def _moved(envelope: Envelope, seq: int) -> Envelope:
+    """``envelope`` with another seq."""
+    return (envelope[0], seq, *envelope[2:])
