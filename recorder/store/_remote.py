@@ -9,6 +9,7 @@ and DuckDB reads the mirror. Spark and other engines read the bucket directly
 from __future__ import annotations
 
 import os
+import secrets
 import shutil
 from pathlib import Path
 from typing import Any
@@ -47,7 +48,8 @@ def mirror(uri: str) -> Path:
 
 def _download(fs: Any, key: str, target: Path) -> None:
     target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = target.with_name(f".{target.name}.part")
+    # a name of this process's own: two readers on one cache never write one temp file
+    tmp = target.with_name(f".{target.name}.{os.getpid()}-{secrets.token_hex(4)}.part")
     with fs.open_input_stream(key) as src, tmp.open("wb") as dst:
         shutil.copyfileobj(src, dst, 1 << 20)
     os.replace(tmp, target)
