@@ -139,12 +139,31 @@ def run(args: argparse.Namespace) -> int:
         raise ConfigError(f"receive --workers {args.workers} --evaluate {args.evaluate}: online "
                           "evaluation runs in a single receiver; use --workers 1, or judge "
                           "the stored runs afterwards with `footprint evaluate`")
+    _refuse_remote(args)
     _own_interrupts()
     if args.worker is not None:
         return worker(args)
     if args.workers > 1:
         return serve_workers(args)
     return _serve(args)
+
+
+def _where(intake: Any) -> str:
+    if intake.uri is None:
+        return str(intake.store)
+    return f"{intake.uri} (working directory {intake.store})"
+
+
+def _refuse_remote(args: argparse.Namespace) -> None:
+    """What a receiver into object storage does not do yet, refused in one line."""
+    from recorder.ingest._workdir import remote_refused
+
+    if args.workers > 1:
+        remote_refused(args.store, f"receive --workers {args.workers}", "run one receiver "
+                       "per machine (or per FOOTPRINT_CACHE) behind trace-id routing")
+    if args.evaluate is not None:
+        remote_refused(args.store, f"receive --evaluate {args.evaluate}", "judge the stored "
+                       "runs afterwards, or receive into a local store")
 
 
 def _serve(args: argparse.Namespace) -> int:
@@ -170,7 +189,7 @@ def _serve(args: argparse.Namespace) -> int:
                 if receiver.grpc_port is not None else "")
         print(f"footprint receive: set OTEL_EXPORTER_OTLP_ENDPOINT={receiver.endpoint} "
               f"(OTLP/HTTP, protobuf or JSON{grpc}) and turn on the framework's content "
-              f"capture; store {intake.store}; Ctrl-C stops", flush=True)
+              f"capture; store {_where(intake)}; Ctrl-C stops", flush=True)
         threading.Event().wait()
     _second_interrupt(intake)
     print(f"footprint receive: stopping — writing what was acknowledged ({intake.pending} raw "
