@@ -9,6 +9,7 @@ from collections import defaultdict
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import pytest
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
@@ -66,6 +67,15 @@ def agent_runs(provider: TracerProvider, traces: int) -> list[int]:
 def moto_bucket(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
     """A bucket on a local S3-compatible server; the store URI of a prefix of this test's
     own (``$FOOTPRINT_CACHE`` set to a folder of the test's)."""
+    with moto_server(tmp_path, monkeypatch) as (_, uri):
+        yield uri
+
+
+@contextmanager
+def moto_server(tmp_path: Path,
+                monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[Any, str]]:
+    """:func:`moto_bucket` and its server (to stop it, and start one again on its port:
+    moto keeps what is stored in this process, across servers)."""
     from moto.server import ThreadedMotoServer
     from pyarrow import fs as pafs
 
@@ -79,7 +89,7 @@ def moto_bucket(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[str
                       allow_bucket_creation=True).create_dir("traces")
     try:
         # moto keeps one in-memory S3 per process: each test writes under its own prefix
-        yield (f"s3://traces/{tmp_path.name}?endpoint_override={host}:{port}&scheme=http"
-               "&region=us-east-1")
+        yield server, (f"s3://traces/{tmp_path.name}?endpoint_override={host}:{port}"
+                       "&scheme=http&region=us-east-1")
     finally:
         server.stop()

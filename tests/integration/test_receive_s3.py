@@ -15,7 +15,7 @@ from pathlib import Path
 
 import duckdb
 import pytest
-from fanout_support import TraceIdRouter, agent_runs, moto_bucket
+from fanout_support import TraceIdRouter, agent_runs, moto_bucket, moto_server
 from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import OTLPSpanExporter
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor, SimpleSpanProcessor
@@ -140,6 +140,50 @@ def test_given_a_receiver_killed_after_acknowledging_when_restarted_on_its_cache
     again, _ = _receiver(bucket, cache)
     _stop(again)
     _verified(bucket, _stored_once(bucket, ids), capsys)
+
+
+def test_given_a_receiver_killed_while_the_bucket_was_down_when_restarted_then_the_runs_it_sealed_are_uploaded_first_and_stored_once(  # noqa: E501
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    from moto.server import ThreadedMotoServer
+
+    cache = tmp_path / "machine"
+    with moto_server(tmp_path, monkeypatch) as (server, bucket):
+        proc, target = _receiver(bucket, cache)
+        port = server.get_host_and_port()[1]
+        server.stop()  # the bucket is gone: what the receiver seals is not uploaded
+        provider = TracerProvider()
+        provider.add_span_processor(SimpleSpanProcessor(OTLPSpanExporter(
+            endpoint=target, insecure=True)))
+        ids = agent_runs(provider, TRACES)  # every span acknowledged
+        provider.shutdown()
+        sealed = _sealed_in(cache, deadline_s=30)
+        proc.send_signal(signal.SIGKILL)  # runs sealed in the working directory only
+        proc.wait(timeout=30)
+        assert sealed
+        again = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
+        again.start()
+        try:
+            restarted, _ = _receiver(bucket, cache)
+            _stop(restarted)
+            assert not _sealed_in(cache, deadline_s=0)  # the killed one's files uploaded
+            _verified(bucket, _stored_once(bucket, ids), capsys)
+        finally:
+            again.stop()
+
+
+def _sealed_in(cache: Path, *, deadline_s: float) -> list[Path]:
+    """The sealed events files in the working directory (waiting up to ``deadline_s`` for
+    one)."""
+    import time
+
+    end = time.monotonic() + deadline_s
+    while True:
+        found = [p for p in (cache / "staging").glob("*/events/**/*.parquet")
+                 if not p.name.startswith(".")]
+        if found or time.monotonic() > end:
+            return found
+        time.sleep(0.05)
 
 
 def test_given_a_receiver_on_a_cache_when_a_second_starts_on_it_with_the_same_store_then_one_line_refuses_it(  # noqa: E501
