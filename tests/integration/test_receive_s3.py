@@ -228,3 +228,20 @@ def test_given_a_bucket_that_cannot_be_reached_when_a_receiver_starts_then_it_re
     assert proc.returncode == 2 and proc.stdout == ""
     assert proc.stderr.count("\n") == 1
     assert "could not be read" in proc.stderr and "nothing was mapped" in proc.stderr
+
+
+def test_given_a_file_ingested_twice_into_a_bucket_when_read_then_its_run_is_stored_once(
+        bucket: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from otlp_build import agent_trace, to_json, trace_request
+
+    lines = tmp_path / "traces.jsonl"
+    lines.write_bytes(to_json(trace_request(agent_trace(31, calls=2))) + b"\n")
+    assert main(["ingest", str(lines), "--store", bucket]) == 0
+    assert "1 runs mapped" in capsys.readouterr().out
+    main(["ingest", str(lines), "--store", bucket])  # what is mapped: read from the bucket
+    again = capsys.readouterr()
+    assert "0 runs mapped" in again.out and "4 spans of traces already in the store" in \
+        again.err, again
+    assert main(["sql", "SELECT count(*) AS n, count(DISTINCT seq) AS seqs FROM events",
+                 "--store", bucket, "--format", "csv"]) == 0
+    assert capsys.readouterr().out.splitlines()[1] == "22,22"
