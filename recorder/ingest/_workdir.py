@@ -30,6 +30,9 @@ except ImportError:  # pragma: no cover - not POSIX: no lock, one receiver is on
 
 __all__ = ["Workdir", "remote_refused", "workdir"]
 
+_OF = Path("ingest") / "store-uri"
+"""In a working directory: the URI it works for (so it is never taken for a store)."""
+
 
 @dataclass(frozen=True, slots=True)
 class Workdir:
@@ -49,7 +52,13 @@ def workdir(store: str | os.PathLike[str] | None) -> Workdir:
     """The working directory of an intake into ``store`` (a directory or a storage URI)."""
     location = os.fspath(store) if store is not None else os.environ.get("FOOTPRINT_STORE")
     if location is None or not is_remote(location):
-        return Workdir(resolve_store(store))
+        root = resolve_store(store)
+        marker = root / _OF
+        if marker.is_file():  # mapping into it as a store would upload those runs again
+            uri = marker.read_text(encoding="utf-8").strip()
+            raise ConfigError(f"{str(root)!r} is the working directory of a receiver "
+                              f"writing {uri!r}, not a store; pass --store {uri!r}")
+        return Workdir(root)
     open_uri(location)  # a URI pyarrow cannot open is a ConfigError now, not at the first run
     return Workdir(staging_root(location), location)
 
@@ -75,6 +84,7 @@ def claim(work: Workdir, worker: int | None) -> IO[bytes] | None:
     file.truncate(0)
     file.write(str(os.getpid()).encode("ascii"))
     file.flush()
+    (work.root / _OF).write_text(work.uri + "\n", encoding="utf-8")
     return file
 
 

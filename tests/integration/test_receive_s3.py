@@ -245,3 +245,21 @@ def test_given_a_file_ingested_twice_into_a_bucket_when_read_then_its_run_is_sto
     assert main(["sql", "SELECT count(*) AS n, count(DISTINCT seq) AS seqs FROM events",
                  "--store", bucket, "--format", "csv"]) == 0
     assert capsys.readouterr().out.splitlines()[1] == "22,22"
+
+
+@pytest.mark.parametrize("argv", [["ingest", "--remap"], ["ingest", "traces.jsonl"]])
+def test_given_a_receivers_working_directory_when_named_as_a_local_store_then_one_line_names_its_uri(  # noqa: E501
+        bucket: str, argv: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    from otlp_build import agent_trace, to_json, trace_request
+
+    from recorder.ingest import Intake
+
+    monkeypatch.chdir(tmp_path)
+    Path("traces.jsonl").write_bytes(to_json(trace_request(agent_trace(7, calls=1))) + b"\n")
+    with Intake(bucket) as intake:
+        work = intake.store
+    assert main([*argv, "--store", str(work)]) == 2  # a remap there would upload runs again
+    err = capsys.readouterr().err
+    assert "is the working directory of a receiver writing" in err and bucket in err
+    assert err.count("\n") == 1

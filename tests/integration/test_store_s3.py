@@ -100,3 +100,22 @@ def test_given_a_writer_killed_with_a_live_segment_when_the_next_writer_starts_t
     with open_store(bucket) as store:
         (seen,) = store.rows("SELECT count(*) FROM events WHERE run_id = 'killed-000'")[0]
     assert seen > int(flushed[-1].split()[2])
+
+
+def test_given_a_file_removed_from_the_bucket_when_mirrored_again_then_the_mirror_drops_it(
+    bucket: str,
+) -> None:
+    from pyarrow import fs as pafs
+
+    from lens._examples.support_desk import make_agent
+    from recorder import ParquetSink, Recorder
+    from recorder.store._remote import mirror
+
+    with Recorder(sinks=[ParquetSink(bucket)]) as rec:
+        make_agent(sink=rec).run_sync("Where is my parcel?", user="gone")
+    local = mirror(bucket)
+    (chain,) = list((local / "chain").glob("*.parquet"))
+    fs, base = pafs.FileSystem.from_uri(bucket)
+    fs.delete_file(f"{base}/chain/{chain.name}")
+    assert mirror(bucket) == local and not chain.exists()
+    assert list((local / "events").rglob("*.parquet"))  # the rest stays
