@@ -102,9 +102,9 @@ class Uploader:
             try:
                 with path.open("rb") as src, self._fs.open_output_stream(key) as dst:
                     shutil.copyfileobj(src, dst, 1 << 20)
-            except FileNotFoundError:  # a gone writer's file another adopter uploaded
-                continue
             except OSError:
+                if not path.exists():  # a gone writer's file another adopter uploaded
+                    continue
                 self.failures += 1
                 ok = False
                 continue
