@@ -158,9 +158,6 @@ def _refuse_remote(args: argparse.Namespace) -> None:
     """What a receiver into object storage does not do yet, refused in one line."""
     from recorder.ingest._workdir import remote_refused
 
-    if args.workers > 1:
-        remote_refused(args.store, f"receive --workers {args.workers}", "run one receiver "
-                       "per machine (or per FOOTPRINT_CACHE) behind trace-id routing")
     if args.evaluate is not None:
         remote_refused(args.store, f"receive --evaluate {args.evaluate}", "judge the stored "
                        "runs afterwards, or receive into a local store")

@@ -186,15 +186,19 @@ def _sealed_in(cache: Path, *, deadline_s: float) -> list[Path]:
         time.sleep(0.05)
 
 
+@pytest.mark.parametrize("workers", [1, 2])
 def test_given_a_receiver_on_a_cache_when_a_second_starts_on_it_with_the_same_store_then_one_line_refuses_it(  # noqa: E501
-        bucket: str, tmp_path: Path) -> None:
-    first, _ = _receiver(bucket, tmp_path / "machine")
+        bucket: str, tmp_path: Path, workers: int) -> None:
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "FOOTPRINT_CACHE": str(tmp_path / "m")}
+    first = subprocess.Popen([sys.executable, "-m", "lens.cli", "receive", "--port", "0",
+                              "--workers", str(workers), "--store", bucket],
+                             stdout=subprocess.PIPE, text=True, cwd=ROOT, env=env)
     try:
+        assert first.stdout is not None
+        assert "OTEL_EXPORTER_OTLP_ENDPOINT=" in first.stdout.readline()
         second = subprocess.run(
             [sys.executable, "-m", "lens.cli", "receive", "--port", "0", "--store", bucket],
-            capture_output=True, text=True, cwd=ROOT, timeout=60,
-            env={**os.environ, "PYTHONPATH": str(ROOT),
-                 "FOOTPRINT_CACHE": str(tmp_path / "machine")})
+            capture_output=True, text=True, cwd=ROOT, timeout=60, env=env)
     finally:
         _stop(first)
     assert second.returncode == 2, second.stderr
@@ -207,7 +211,7 @@ def test_given_a_receiver_on_a_cache_when_a_second_starts_on_it_with_the_same_st
     (["ingest", "--remap"], "footprint ingest --remap --store DIR"),
     (["doctor"], "footprint verify --store URI"),
     (["compact"], "query it as it is"),
-    (["receive", "--workers", "2"], "one receiver per machine"),
+    (["receive", "--evaluate", "examples/feedback_loop.py:helpful"], "judge the stored runs"),
 ])
 def test_given_a_store_on_object_storage_when_a_command_it_cannot_serve_yet_runs_then_one_line_names_the_alternative(  # noqa: E501
         argv: list[str], fix: str, capsys: pytest.CaptureFixture[str]) -> None:
