@@ -30,7 +30,9 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--allow-remote", action="store_true",
                    help="allow a non-loopback --host (anyone reaching it writes into the store)")
     p.add_argument("--store", metavar="DIR", default=None,
-                   help="the store directory (default: $FOOTPRINT_STORE or ./.footprint)")
+                   help="the store directory, or a storage URI (s3://bucket/prefix?…: the "
+                        "receiver's own state stays in $FOOTPRINT_CACHE/staging) (default: "
+                        "$FOOTPRINT_STORE or ./.footprint)")
     p.add_argument("--redact", action="store_true",
                    help="redact before anything is written, raw batches included (the "
                         "store's redaction.json, else the API-key patterns)")
