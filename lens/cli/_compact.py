@@ -19,8 +19,11 @@ def add_parser(subparsers: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from lens.cli._common import open_from
+    from recorder.ingest._workdir import remote_refused
     from recorder.write._compact import compact, finish_compactions
 
+    remote_refused(args.store, "compact", "compaction is off for object storage (a merged "
+                   "file would sit in the bucket beside its originals); query it as it is")
     store = open_from(args)  # a missing store or folder fails here, in one line
     finished = finish_compactions(store.root)
     if finished:

@@ -38,8 +38,12 @@ def add_parser(subparsers: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from lens.cli._progress import progress
+    from recorder.ingest._workdir import remote_refused
     from recorder.store._doctor import examine
 
+    remote_refused(args.store, "doctor", "check the bucket's files with `footprint verify "
+                   "--store URI`, and a receiver's pending batches on its machine with "
+                   "`footprint doctor --store` its working directory (printed at start)")
     store = open_from(args)
     total = sum(map(len, (store.files.events, store.files.blobs, store.files.chain,
                           store.files.stats)))

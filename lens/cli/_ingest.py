@@ -33,21 +33,25 @@ def add_parser(sub: Any) -> None:
 def redaction(args: argparse.Namespace) -> list[Any]:
     """``--redact``: the store's redaction as a processor list (empty without the flag)."""
     from recorder.ingest import store_redactor
-    from recorder.write._layout import resolve_store
+    from recorder.ingest._workdir import workdir
 
-    return [store_redactor(resolve_store(args.store))] if args.redact else []
+    return [store_redactor(workdir(args.store).root)] if args.redact else []
 
 
 def run(args: argparse.Namespace) -> int:
     from lens.cli._exits import FINDING, OK, say
     from lens.cli._progress import intake_progress
     from recorder.ingest import ingest_files, remap
+    from recorder.ingest._workdir import remote_refused
     from recorder.write._layout import resolve_store
 
     if bool(args.files) == bool(args.remap):
         raise ConfigError("ingest takes FILE… or --remap (not both, not neither); e.g. "
                           "`footprint ingest traces.jsonl --store DIR`")
     if args.remap:
+        remote_refused(args.store, "ingest --remap", "copy a receiver's working directory's "
+                       "ingest/raw into a new local store DIR and run `footprint ingest "
+                       "--remap --store DIR`")
         gone, report = remap(resolve_store(args.store), processors=redaction(args))
         print(f"remapped: {gone} files of the earlier mapping dropped; {report.line()}")
     else:

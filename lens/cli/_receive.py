@@ -30,7 +30,9 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--allow-remote", action="store_true",
                    help="allow a non-loopback --host (anyone reaching it writes into the store)")
     p.add_argument("--store", metavar="DIR", default=None,
-                   help="the store directory (default: $FOOTPRINT_STORE or ./.footprint)")
+                   help="the store directory, or a storage URI (s3://bucket/prefix?…: the "
+                        "receiver's own state stays in $FOOTPRINT_CACHE/staging) (default: "
+                        "$FOOTPRINT_STORE or ./.footprint)")
     p.add_argument("--redact", action="store_true",
                    help="redact before anything is written, raw batches included (the "
                         "store's redaction.json, else the API-key patterns)")
@@ -139,12 +141,28 @@ def run(args: argparse.Namespace) -> int:
         raise ConfigError(f"receive --workers {args.workers} --evaluate {args.evaluate}: online "
                           "evaluation runs in a single receiver; use --workers 1, or judge "
                           "the stored runs afterwards with `footprint evaluate`")
+    _refuse_remote(args)
     _own_interrupts()
     if args.worker is not None:
         return worker(args)
     if args.workers > 1:
         return serve_workers(args)
     return _serve(args)
+
+
+def _where(intake: Any) -> str:
+    if intake.uri is None:
+        return str(intake.store)
+    return f"{intake.uri} (working directory {intake.store})"
+
+
+def _refuse_remote(args: argparse.Namespace) -> None:
+    """What a receiver into object storage does not do yet, refused in one line."""
+    from recorder.ingest._workdir import remote_refused
+
+    if args.evaluate is not None:
+        remote_refused(args.store, f"receive --evaluate {args.evaluate}", "judge the stored "
+                       "runs afterwards, or receive into a local store")
 
 
 def _serve(args: argparse.Namespace) -> int:
@@ -170,7 +188,7 @@ def _serve(args: argparse.Namespace) -> int:
                 if receiver.grpc_port is not None else "")
         print(f"footprint receive: set OTEL_EXPORTER_OTLP_ENDPOINT={receiver.endpoint} "
               f"(OTLP/HTTP, protobuf or JSON{grpc}) and turn on the framework's content "
-              f"capture; store {intake.store}; Ctrl-C stops", flush=True)
+              f"capture; store {_where(intake)}; Ctrl-C stops", flush=True)
         threading.Event().wait()
     _second_interrupt(intake)
     print(f"footprint receive: stopping — writing what was acknowledged ({intake.pending} raw "

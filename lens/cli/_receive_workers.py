@@ -85,6 +85,7 @@ def serve_workers(args: argparse.Namespace) -> int:
     Ctrl-C, 1 when a worker keeps dying."""
     from lens.cli._exits import INTERRUPTED
     from recorder.ingest._receiver import is_loopback
+    from recorder.ingest._workdir import claim, workdir
 
     if args.grpc_port is not None:
         raise ConfigError(f"receive --workers {args.workers} --grpc-port {args.grpc_port}: "
@@ -95,6 +96,7 @@ def serve_workers(args: argparse.Namespace) -> int:
                           "who can reach it could write into the store: pass --allow-remote "
                           "to mean it, or use 127.0.0.1")
     _recover_all(args)
+    _held = claim(workdir(args.store), None)  # a URI's working directory: this receiver's
     public = _listen(args.host, args.port)
     private = [_listen("127.0.0.1", 0) for _ in range(args.workers)]
     peers = [f"http://127.0.0.1:{s.getsockname()[1]}" for s in private]

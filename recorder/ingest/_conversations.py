@@ -59,7 +59,7 @@ class Conversations:
         while len(self._by) > self.cap:
             self._by.popitem(last=False)
 
-    def load(self, store: Path) -> None:
+    def load(self, store: str | Path) -> None:
         """(Re)read the store's most recent conversations (one query); a conversation this
         index holds keeps what it knows when the store knows no more of it."""
         from recorder.store._catalog import open_store
@@ -79,7 +79,7 @@ class Conversations:
             if held is None or held.turns <= conv.turns:
                 self.put(key, conv)
 
-    def earlier(self, store: Path, key: str) -> Conversation | None:
+    def earlier(self, store: str | Path, key: str) -> Conversation | None:
         """``key`` as the store holds it, reading the store again only when the last read
         is ``refresh_s`` old (a turn with history of an unknown conversation)."""
         if time.monotonic() - self._loaded >= self.refresh_s:

@@ -24,6 +24,7 @@ from recorder.ingest._raw import (
 )
 from recorder.ingest._redact import redact_body
 from recorder.ingest._spans import Batch
+from recorder.ingest._workdir import remote_refused, workdir
 from recorder.write._sink import Processor
 
 __all__ = ["ingest_files", "remap"]
@@ -176,7 +177,10 @@ def remap(store: str | Path, *,
     merged into files of its own stay as stored and their traces are skipped (counted in
     the report), so no run is stored twice (``recorder.ingest._forget``). With a redactor
     among ``processors``, a raw batch it changes is rewritten redacted."""
-    root = Path(store)
+    remote_refused(store, "remap", "copy a receiver's working directory's ingest/raw "
+                   "into a new local store DIR and remap that")
+    root = workdir(store).root  # never a receiver's working directory
+
     forgotten = forget_mapping(root)
     reports = []
     with Intake(root, keep_raw=False, defer=True, processors=processors) as intake:

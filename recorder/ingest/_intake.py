@@ -36,7 +36,7 @@ from recorder.ingest._raw import (
 )
 from recorder.ingest._redact import redact_body, scrubber
 from recorder.ingest._spans import Batch, ForeignLog, ForeignSpan
-from recorder.write._layout import resolve_store
+from recorder.ingest._workdir import claim, release, unread, workdir
 from recorder.write._parquet_sink import ParquetSink
 from recorder.write._recorder import Recorder
 from recorder.write._sink import Processor
@@ -161,7 +161,9 @@ class Intake:
     ``defer=True`` maps only at :meth:`flush`, so log records that came after their trace's
     root are joined too (a remap does both). ``processors`` are a native recording's
     (``[Redactor()]``): they act on the mapped events before they are written, and every
-    redactor's patterns on each raw batch before it is stored.
+    redactor's patterns on each raw batch before it is stored. ``store`` may be a storage
+    URI (``s3://bucket/prefix``): the intake's own state then lives in a local working
+    directory (``recorder.ingest._workdir``), runs go up through ``ParquetSink(uri)``.
     """
 
     def __init__(self, store: str | Path | None = None, *, keep_raw: bool = True,
@@ -180,7 +182,8 @@ class Intake:
             raise ConfigError(f"Intake(idle_s={idle_s!r}): seconds a trace without its root "
                               "waits before it is mapped anyway; a positive number")
         self.idle_s, self.defer, self.worker = float(idle_s), bool(defer), worker
-        self.store = resolve_store(store)
+        self._work = workdir(store)
+        self.store = self._work.root  # the raw batches' store: for a URI, the working dir
         if self.store.exists() and not self.store.is_dir():
             raise ConfigError(f"the store {str(self.store)!r} is a file, not a directory; "
                               "pass a store directory (or a new path) as --store")
@@ -194,8 +197,6 @@ class Intake:
         the other way round), so a request stores its raw batch while a batch is mapped."""
         self._count_lock = threading.Lock()
         self._traces: dict[str, _Trace] = {}
-        self._mapped: dict[str, int] = {} if defer else self._stored()
-        """trace id -> the last event number of its run in the store (-1: mapped here)"""
         self._held: frozenset[str] = frozenset()
         self._pending = Pending()
         self._settle_lock = threading.Lock()
@@ -208,14 +209,48 @@ class Intake:
         self._recorder: Recorder | None = None
         self._sink: ParquetSink | None = None
         self.totals: Counter[str] = Counter()
+        self._claim = claim(self._work, worker)
+        self._mapped: dict[str, int] = {} if defer else self._stored()
+        """trace id -> the last event number of its run in the store (-1: mapped here)"""
+
+    @property
+    def uri(self) -> str | None:
+        """The store on object storage this intake writes, ``None`` for a local store."""
+        return self._work.uri
 
     def _stored(self) -> dict[str, int]:
+        if self._work.uri is not None:
+            return self._stored_remote()
         try:
             return stored_traces(self.store, _KEEP_MAPPED) if self.store.is_dir() else {}
         except Exception as exc:  # an unreadable store: traces are mapped, maybe again
             _log.warning("recorder.ingest: the store's runs not read (%s: %s)",
                          type(exc).__name__, exc)
             return {}
+
+    def _stored_remote(self) -> dict[str, int]:
+        """What a bucket holds, read once its store writer has started: that seals and
+        uploads what killed writers left in the staging store (``ParquetSink``'s adoption),
+        so a restart after SIGKILL sees every run written before. A bucket that cannot be
+        read stops the start (mapping blind could store a trace twice)."""
+        from recorder.write._upload import orphaned
+
+        assert self._work.uri is not None
+        self._write([])
+        assert self._sink is not None
+        try:
+            self._sink.force_flush()
+            left = orphaned(self.store)
+            if left:
+                raise OSError(f"{len(left)} sealed files of stopped writers not uploaded, "
+                              f"e.g. {str(left[0])!r}")
+            try:
+                return stored_traces(self._work.uri, _KEEP_MAPPED)
+            except ConfigError:  # nothing stored under the prefix yet
+                return {}
+        except Exception as exc:
+            self.close()
+            raise unread(self._work, exc) from None
 
     def take(self, body: bytes, *, signal: Signal, fmt: Format,
              encoding: str | None = None) -> BatchReport:
@@ -366,10 +401,10 @@ class Intake:
         store once, at the first trace of any conversation); a new one when unknown."""
         if key is None:
             return None
-        if not self._indexed and not self.defer and self.store.is_dir():
+        if not self._indexed and not self.defer and (self.uri or self.store.is_dir()):
             self._indexed = True
             try:
-                self._conversations.load(self.store)
+                self._conversations.load(self._work.source)
             except Exception as exc:  # an unreadable store costs the origins, never a trace
                 _log.warning("recorder.ingest: conversations not read from the store "
                              "(%s: %s)", type(exc).__name__, exc)
@@ -389,7 +424,7 @@ class Intake:
         if not self.defer and _has_history(run):
             if known >= 0:
                 self._conversations.put(key, conv)  # the index's own, already a turn on
-            earlier = self._conversations.earlier(self.store, key)
+            earlier = self._conversations.earlier(self._work.source, key)
             if earlier is not None and earlier is not conv and earlier.turns > known:
                 return map_trace(trace.spans, trace.logs, earlier), earlier
         self._conversations.put(key, conv)
@@ -401,7 +436,7 @@ class Intake:
         from recorder.store._verify import ChainTail, chain_tail
 
         try:
-            with open_store(self.store) as s:
+            with open_store(self._work.source) as s:
                 tail = chain_tail(s, run_id)
         except Exception as exc:  # the rest is written unlinked; verify names the break
             _log.warning("recorder.ingest: run %s not resumed (%s: %s)", run_id,
@@ -415,7 +450,7 @@ class Intake:
 
     def _write(self, events: list[EventBase]) -> None:
         if self._recorder is None:
-            sink = self._sink = ParquetSink(self.store)
+            sink = self._sink = ParquetSink(self._work.source)
             note_writer(self.store, sink.writer_id)
             self._recorder = Recorder(sinks=[sink], processors=self.processors,
                                       capacity=_BACKLOG, on_full="block",
@@ -512,6 +547,8 @@ class Intake:
             if self._recorder is not None:
                 self._recorder.close()
                 self._recorder = None
+            release(self._claim)
+            self._claim = None
         return report
 
     def __enter__(self) -> Intake:

@@ -52,12 +52,14 @@ WHERE s.foreign_trace_id IS NOT NULL ORDER BY r.start_ns DESC LIMIT ?
 """
 
 
-def stored_traces(store: Path, last: int) -> dict[str, int]:
-    """The foreign trace ids of the ``last`` most recent runs the store holds, with the
-    last event number written of each (what is mapped is what the store holds)."""
+def stored_traces(store: str | Path, last: int) -> dict[str, int]:
+    """The foreign trace ids of the ``last`` most recent runs the store holds (a directory,
+    or a storage URI: its bucket's sealed files), with the last event number written of
+    each (what is mapped is what the store holds)."""
     from recorder.store._catalog import open_store
 
-    if not (store / "events").is_dir() and not (store / "live").is_dir():
+    if isinstance(store, Path) and not (store / "events").is_dir() \
+            and not (store / "live").is_dir():
         return {}
     with open_store(store) as s:
         rows = s.rows(_STORED, [last])

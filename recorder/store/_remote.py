@@ -8,8 +8,11 @@ and DuckDB reads the mirror. Spark and other engines read the bucket directly
 
 from __future__ import annotations
 
+import contextlib
 import os
+import secrets
 import shutil
+import time
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +28,7 @@ def mirror(uri: str) -> Path:
 
     fs, base = open_uri(uri)
     local = cache_root() / "stores" / uri_digest(uri)
+    listed = time.time()
     info = fs.get_file_info(base)
     if info.type == pafs.FileType.NotFound:
         raise ConfigError(
@@ -41,23 +45,28 @@ def mirror(uri: str) -> Path:
         target = local / rel
         if not target.exists() or target.stat().st_size != size:
             _download(fs, f"{base}/{rel}", target)
-    _forget_gone(local, wanted)
+    _forget_gone(local, wanted, listed)
     return local
 
 
 def _download(fs: Any, key: str, target: Path) -> None:
     target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = target.with_name(f".{target.name}.part")
+    # a name of this process's own: two readers on one cache never write one temp file
+    tmp = target.with_name(f".{target.name}.{os.getpid()}-{secrets.token_hex(4)}.part")
     with fs.open_input_stream(key) as src, tmp.open("wb") as dst:
         shutil.copyfileobj(src, dst, 1 << 20)
     os.replace(tmp, target)
 
 
-def _forget_gone(local: Path, wanted: dict[str, int]) -> None:
+def _forget_gone(local: Path, wanted: dict[str, int], listed: float) -> None:
+    """Remove the files gone from the bucket; not one another reader on this cache
+    downloaded after this listing began (it is newer than the listing, not gone)."""
     for folder in SEALED:
         root = local / folder
         if not root.is_dir():
             continue
         for path in root.rglob("*.parquet"):
             if path.relative_to(local).as_posix() not in wanted:
-                path.unlink(missing_ok=True)
+                with contextlib.suppress(FileNotFoundError):
+                    if path.stat().st_mtime < listed:
+                        path.unlink()

@@ -197,6 +197,8 @@ class ParquetSink:
         try:
             adopt_orphans(self.root, durable=self.durable)
             remove_stale_temps(self.root)  # killed writers' and compactors' temp files
+            if self._upload is not None:  # what killed writers sealed, or we just sealed
+                self._upload.sync(orphans=True)
         except Exception:  # a damaged orphan never costs this writer its own batches
             _log.exception("recorder: sealing the segments of killed writers in %s failed",
                            self.root)

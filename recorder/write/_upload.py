@@ -4,9 +4,11 @@
 live segments on local disk, in a staging store under the cache folder, so a
 SIGKILL loses nothing that was flushed; every file the writer seals (events,
 blobs, chain heads, stats) is uploaded under the same relative key and then
-removed locally. Each writer uploads only its own files (their names carry its
+removed locally. Each writer uploads its own files (their names carry its
 writer id), so many processes, on one machine or many, write one bucket
-without locks. Reading such a store back: ``recorder.store._remote``.
+without locks; at start it also uploads what writers killed before they
+uploaded left in the staging store (their live segments sealed first,
+``recorder.write._adopt``). Reading such a store back: ``recorder.store._remote``.
 
 Where: ``$FOOTPRINT_CACHE`` or ``~/.cache/footprint``. Credentials, region
 and endpoint come from pyarrow's usual sources: the ``AWS_*`` variables and
@@ -24,10 +26,12 @@ from pathlib import Path
 from typing import Any
 
 from footprint._errors import ConfigError
+from recorder.write._adopt import writer_alive
 from recorder.write._layout import BLOBS, CHAIN, EVENTS, STATS
 
 __all__ = [
-    "SEALED", "Uploader", "cache_root", "is_remote", "open_uri", "staging_root", "uri_digest",
+    "SEALED", "Uploader", "cache_root", "is_remote", "open_uri", "orphaned", "staging_root",
+    "uri_digest",
 ]
 
 SEALED = (EVENTS, BLOBS, CHAIN, STATS)
@@ -82,29 +86,48 @@ class Uploader:
     def __post_init__(self) -> None:
         self._fs, self._base = open_uri(self.uri)
 
-    def _own(self) -> list[Path]:
-        found: list[Path] = []
-        for folder in SEALED:
-            root = self.local / folder
-            if root.is_dir():
-                found.extend(p for p in root.rglob(f"{self.writer_id}*.parquet"))
-        return sorted(found)
+    def _own(self, orphans: bool) -> list[Path]:
+        return [p for p in _sealed(self.local) if p.name.startswith(self.writer_id)
+                or (orphans and not writer_alive(self.local, _writer(p)))]
 
-    def sync(self) -> bool:
-        """Upload every sealed file of this writer not uploaded yet; ``False`` if one failed.
+    def sync(self, *, orphans: bool = False) -> bool:
+        """Upload every sealed file of this writer not uploaded yet (``orphans``: and those
+        of writers that are gone); ``False`` if one failed.
 
         A failed upload stays on local disk and is tried again on the next sync.
         """
         ok = True
-        for path in self._own():
+        for path in self._own(orphans):
             key = f"{self._base}/{path.relative_to(self.local).as_posix()}"
             try:
                 with path.open("rb") as src, self._fs.open_output_stream(key) as dst:
                     shutil.copyfileobj(src, dst, 1 << 20)
             except OSError:
+                if not path.exists():  # a gone writer's file another adopter uploaded
+                    continue
                 self.failures += 1
                 ok = False
                 continue
             path.unlink(missing_ok=True)
             self.uploaded += 1
         return ok
+
+
+def orphaned(local: Path) -> list[Path]:
+    """The sealed files in the staging store ``local`` of writers that are gone: not
+    uploaded yet (the next writer's start uploads them)."""
+    return [p for p in _sealed(local) if not writer_alive(local, _writer(p))]
+
+
+def _sealed(local: Path) -> list[Path]:
+    found: list[Path] = []
+    for folder in SEALED:
+        root = local / folder
+        if root.is_dir():
+            found.extend(root.rglob("[!.]*.parquet"))
+    return sorted(found)
+
+
+def _writer(path: Path) -> str:
+    """The writer id a sealed file's name starts with (``<UTC>-<pid>-<hex>-…``)."""
+    return "-".join(path.name.split(".", 1)[0].split("-")[:3])

@@ -35,7 +35,7 @@ PB = {"Content-Type": "application/x-protobuf"}
 class Receiver:
     """``footprint receive --workers N`` in a process of its own; its lines kept."""
 
-    def __init__(self, store: Path, workers: int = 2) -> None:
+    def __init__(self, store: str | Path, workers: int = 2) -> None:
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "lens.cli", "receive", "--port", "0", "--workers",
              str(workers), "--store", str(store)], stdout=subprocess.PIPE, text=True,
@@ -84,7 +84,7 @@ def _post(endpoint: str, bodies: list[bytes], kind: str = "application/x-protobu
                             headers={"Content-Type": kind}).status_code for b in bodies]
 
 
-def _stored(store: Path) -> tuple[list[str], int, int]:
+def _stored(store: str | Path) -> tuple[list[str], int, int]:
     """(foreign trace ids of the runs, events stored twice, runs that do not verify)."""
     with open_store(store) as s:
         traces = [str(t) for (t,) in s.rows("SELECT foreign_trace_id FROM run_sources")]
@@ -155,8 +155,9 @@ def _load(endpoint: str, acked: set[str], numbers: Iterator[int], stop: threadin
             time.sleep(0.02)  # a steady load, not a flood the drain then spends a minute on
 
 
-def test_given_a_worker_killed_under_load_when_restarted_then_it_is_reported_and_every_acknowledged_trace_is_stored_once(  # noqa: E501
-        tmp_path: Path, receiver: Receiver) -> None:
+def _kill_under_load(receiver: Receiver, store: str | Path) -> None:
+    """Two senders under way, worker 1 SIGKILLed, Ctrl-C: the killed worker is reported
+    and started again, and every acknowledged trace is stored once in ``store``."""
     acked: set[str] = set()
     numbers, stop = itertools.count(1), threading.Event()
     senders = [threading.Thread(target=_load, args=(receiver.endpoint, acked, numbers, stop))
@@ -173,11 +174,35 @@ def test_given_a_worker_killed_under_load_when_restarted_then_it_is_reported_and
     assert receiver.stop() == 130
     assert receiver.said(f"worker 1 (pid {killed}) stopped by signal 9; started again"), \
         receiver.lines
-    stored, twice, invalid = _stored(tmp_path / "store")
+    stored, twice, invalid = _stored(store)
     assert len(acked) > 0 and acked <= set(stored), len(acked - set(stored))
     assert (len(stored) - len(set(stored)), twice) == (0, 0)
     assert invalid == 0
+
+
+def test_given_a_worker_killed_under_load_when_restarted_then_it_is_reported_and_every_acknowledged_trace_is_stored_once(  # noqa: E501
+        tmp_path: Path, receiver: Receiver) -> None:
+    _kill_under_load(receiver, tmp_path / "store")
     assert list((tmp_path / "store" / "ingest" / "raw").rglob("*.pending")) == []
+
+
+def test_given_workers_writing_a_bucket_when_one_is_killed_under_load_then_every_acknowledged_trace_is_stored_once_in_the_bucket(  # noqa: E501
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from fanout_support import moto_bucket
+
+    from recorder.write._upload import staging_root
+
+    with moto_bucket(tmp_path, monkeypatch) as bucket:
+        receiver = Receiver(bucket)
+        try:
+            _kill_under_load(receiver, bucket)
+        finally:
+            if receiver.proc.poll() is None:
+                receiver.proc.kill()
+                receiver.proc.wait()
+        work = staging_root(bucket)
+        assert list((work / "ingest" / "raw").rglob("*.pending")) == []
+        assert not [p for p in work.rglob("*.parquet") if "/live/" not in p.as_posix()]
 
 
 def test_given_a_worker_that_keeps_dying_when_watched_then_the_receiver_stops_with_one_line(

@@ -13,41 +13,16 @@ import signal
 import subprocess
 import sys
 from collections import defaultdict
-from collections.abc import Sequence
 from pathlib import Path
 
 import duckdb
+from fanout_support import TraceIdRouter, agent_runs
 from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import OTLPSpanExporter
-from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
-from opentelemetry.sdk.trace.export import (
-    BatchSpanProcessor,
-    SpanExporter,
-    SpanExportResult,
-)
-from otlp_build import _chat_attrs
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import BatchSpanProcessor
 
 ROOT = Path(__file__).resolve().parents[2]
 RECEIVERS, TRACES = 3, 30
-
-
-class TraceIdRouter(SpanExporter):
-    """Each span to the exporter its trace id picks (the id's last 8 bytes modulo N)."""
-
-    def __init__(self, exporters: Sequence[SpanExporter]) -> None:
-        self.exporters = list(exporters)
-
-    def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
-        shares: dict[int, list[ReadableSpan]] = defaultdict(list)
-        for span in spans:
-            assert span.context is not None
-            shares[(span.context.trace_id & (2**64 - 1)) % len(self.exporters)].append(span)
-        results = [self.exporters[k].export(share) for k, share in shares.items()]
-        return SpanExportResult.SUCCESS if all(r is SpanExportResult.SUCCESS for r in results) \
-            else SpanExportResult.FAILURE
-
-    def shutdown(self) -> None:
-        for exporter in self.exporters:
-            exporter.shutdown()
 
 
 def _receiver(store: Path) -> tuple[subprocess.Popen[str], str]:
@@ -60,32 +35,6 @@ def _receiver(store: Path) -> tuple[subprocess.Popen[str], str]:
     return proc, line.split("OTLP/gRPC on ")[1].split(")")[0]
 
 
-def _agent_runs(provider: TracerProvider) -> list[int]:
-    """``TRACES`` agent runs (a root, two chat calls, a tool call between them); the
-    children of every other run are exported before its root is even ended."""
-    tracer = provider.get_tracer("fanout-test")
-    ids = []
-    for n in range(TRACES):
-        with tracer.start_as_current_span("invoke_agent desk", attributes={
-                "gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "desk"}) as root:
-            ids.append(root.get_span_context().trace_id)
-            with tracer.start_as_current_span("chat m", attributes=_chat_attrs(
-                    "otel-genai", 1, "You are the desk.", False)):
-                pass
-            with tracer.start_as_current_span("execute_tool lookup", attributes={
-                    "gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "lookup",
-                    "gen_ai.tool.call.id": "call_1",
-                    "gen_ai.tool.call.arguments": '{"order_id": "A-1"}',
-                    "gen_ai.tool.call.result": '{"amount": 1}'}):
-                pass
-            with tracer.start_as_current_span("chat m", attributes=_chat_attrs(
-                    "otel-genai", 2, "You are the desk.", True)):
-                pass
-            if n % 2:
-                provider.force_flush()  # the children leave in an export of their own
-    return ids
-
-
 def test_given_receivers_behind_trace_id_routing_when_the_sdk_exports_then_each_trace_is_one_whole_run_in_one_store(  # noqa: E501
         tmp_path: Path) -> None:
     stores = [tmp_path / f"store-{k}" for k in range(RECEIVERS)]
@@ -93,7 +42,7 @@ def test_given_receivers_behind_trace_id_routing_when_the_sdk_exports_then_each_
     provider = TracerProvider()
     provider.add_span_processor(BatchSpanProcessor(TraceIdRouter(
         [OTLPSpanExporter(endpoint=target, insecure=True) for _, target in receivers])))
-    ids = _agent_runs(provider)
+    ids = agent_runs(provider, TRACES)
     provider.force_flush()
     provider.shutdown()
     for proc, _ in receivers:

@@ -6,12 +6,14 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from fanout_support import moto_bucket
 
 from lens.cli import main
 
@@ -28,21 +30,8 @@ with Recorder(sinks=[ParquetSink(sys.argv[1])]) as rec:
 
 @pytest.fixture
 def bucket(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
-    from moto.server import ThreadedMotoServer
-    from pyarrow import fs as pafs
-
-    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
-    server.start()
-    host, port = server.get_host_and_port()
-    for name, value in (("AWS_ACCESS_KEY_ID", "test"), ("AWS_SECRET_ACCESS_KEY", "test"),
-                        ("FOOTPRINT_CACHE", str(tmp_path / "cache"))):
-        monkeypatch.setenv(name, value)
-    pafs.S3FileSystem(endpoint_override=f"{host}:{port}", scheme="http", region="us-east-1",
-                      allow_bucket_creation=True).create_dir("traces")
-    # moto keeps one in-memory S3 per process: each test writes under its own prefix
-    yield (f"s3://traces/{tmp_path.name}?endpoint_override={host}:{port}&scheme=http"
-           "&region=us-east-1")
-    server.stop()
+    with moto_bucket(tmp_path, monkeypatch) as uri:
+        yield uri
 
 
 def _cli(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str]:
@@ -89,3 +78,44 @@ def test_given_an_empty_prefix_when_opened_then_one_line_names_the_fix(
     code = main(["runs", "--store", bucket.replace("traces/", "traces/nothing-here-")])
     err = capsys.readouterr().err
     assert code == 2 and "no footprint store at" in err and err.count("\n") == 1
+
+
+def test_given_a_writer_killed_with_a_live_segment_when_the_next_writer_starts_then_its_rows_reach_the_bucket(  # noqa: E501
+    bucket: str,
+) -> None:
+    from recorder import ParquetSink, open_store
+
+    writer = subprocess.Popen(
+        [sys.executable, str(Path(__file__).with_name("store_writer.py")), bucket, "killed",
+         "1", "1000000", "100", "1000000", "--no-end"],
+        stdout=subprocess.PIPE, text=True, env=dict(os.environ))
+    assert writer.stdout is not None
+    flushed = [writer.stdout.readline() for _ in range(2)]
+    writer.send_signal(signal.SIGKILL)  # its run open, its segment live: nothing uploaded
+    writer.wait(timeout=30)
+    assert flushed[-1].split()[:2] == ["flushed", "killed-000"], flushed
+    ParquetSink(bucket).shutdown()  # seals the killed writer's segment, then uploads it
+    staging = Path(os.environ["FOOTPRINT_CACHE"]) / "staging"
+    assert not [p for p in staging.rglob("*.parquet") if "/live/" not in p.as_posix()]
+    with open_store(bucket) as store:
+        (seen,) = store.rows("SELECT count(*) FROM events WHERE run_id = 'killed-000'")[0]
+    assert seen > int(flushed[-1].split()[2])
+
+
+def test_given_a_file_removed_from_the_bucket_when_mirrored_again_then_the_mirror_drops_it(
+    bucket: str,
+) -> None:
+    from pyarrow import fs as pafs
+
+    from lens._examples.support_desk import make_agent
+    from recorder import ParquetSink, Recorder
+    from recorder.store._remote import mirror
+
+    with Recorder(sinks=[ParquetSink(bucket)]) as rec:
+        make_agent(sink=rec).run_sync("Where is my parcel?", user="gone")
+    local = mirror(bucket)
+    (chain,) = list((local / "chain").glob("*.parquet"))
+    fs, base = pafs.FileSystem.from_uri(bucket)
+    fs.delete_file(f"{base}/chain/{chain.name}")
+    assert mirror(bucket) == local and not chain.exists()
+    assert list((local / "events").rglob("*.parquet"))  # the rest stays
