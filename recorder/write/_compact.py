@@ -76,7 +76,7 @@ MAX_RUNS = 4096
 """At most this many runs merged into one file (their files counted whole). Writing a
 merged file holds its footer in memory, a few hundred bytes per column of each row group
 (at most :data:`RUNS_PER_GROUP` runs): 30,000 runs' events took ~90 MB to write, this many
-~12 MB. A file of the store holding more runs alone is not merged again."""
+~15 MB. A file of the store holding more runs alone is not merged again."""
 _ROW_GROUP = 65_536
 RUNS_PER_GROUP = 16
 """At most this many runs in one row group of a merged file (a run is never split, unless
