@@ -128,6 +128,17 @@ def _own_interrupts() -> None:
         signal.set_wakeup_fd(-1)
 
 
+def _return_freed_memory() -> None:
+    """Arrow's jemalloc pool hands freed pages back to the system at once, not after its
+    decay time: a receiver converts and writes a batch of rows every half second, and
+    the pages each freed sat until the next decay (30,000 10-turn conversation traces:
+    peak ~280 MB, ~250 MB this way). Only for this process (never a host's)."""
+    import pyarrow as pa
+
+    if pa.default_memory_pool().backend_name == "jemalloc":
+        pa.jemalloc_set_decay_ms(0)
+
+
 def run(args: argparse.Namespace) -> int:
     """Serve until interrupted; 130 after Ctrl-C (everything acknowledged is written first;
     a second Ctrl-C exits at once and the next start finishes the job). ``--workers N``
@@ -143,6 +154,7 @@ def run(args: argparse.Namespace) -> int:
                           "the stored runs afterwards with `footprint evaluate`")
     _refuse_remote(args)
     _own_interrupts()
+    _return_freed_memory()
     if args.worker is not None:
         return worker(args)
     if args.workers > 1:

@@ -8,6 +8,7 @@ wrote it, or it fell out)."""
 from __future__ import annotations
 
 import logging
+import sys
 import time
 from collections import OrderedDict
 from pathlib import Path
@@ -105,10 +106,11 @@ def _learn(conv: Conversation, turn: int, kind: str, step: str, payload: dict[st
     if kind == "run.start":
         said = _text(payload.get("user_message"), texts)
         if said:
-            conv.origins.setdefault(msg_key(Msg(role="user", content=said)), f"{tag}:person")
+            conv.origins.setdefault(msg_key(Msg(role="user", content=said)),
+                                  sys.intern(f"{tag}:person"))
         return
     calls = tuple(Call(id=str(c.get("id") or ""), name=str(c.get("name") or ""))
                   for c in payload.get("tool_calls") or () if isinstance(c, dict))
     answer = Msg(role="assistant", content=_text(payload.get("content"), texts),
                  tool_calls=calls)
-    conv.origins.setdefault(msg_key(answer), f"{tag}:{step}")
+    conv.origins.setdefault(msg_key(answer), sys.intern(f"{tag}:{step}"))

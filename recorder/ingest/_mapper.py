@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -439,5 +440,5 @@ def _used(found: Sequence[Doc], req: ChatRequest,
 def _remember(conv: Conversation, w: _Walk) -> None:
     for key, origin in w.origins.items():
         if ":" not in origin and (origin == "person" or origin.startswith("llm#")):
-            conv.origins.setdefault(key, f"{w.turn_tag}:{origin}")
+            conv.origins.setdefault(key, sys.intern(f"{w.turn_tag}:{origin}"))
     conv.turns += 1

@@ -4,8 +4,9 @@ Each writer seals a segment into its own files, so a store written by many
 short-lived writers (or a writer sealing often) piles up small files, and
 every read pays for each footer. :func:`compact` merges the small sealed
 files of each folder (each ``events/date=…/`` partition, ``chain/``,
-``blobs/``, ``stats/``) into one file per folder, rows sorted (events by run
-and seq, so a run's rows sit together and a read by run skips the rest).
+``blobs/``, ``stats/``) into one file per folder (or several: at most
+:data:`MAX_RUNS` runs and 256 MB each), rows sorted (events by run and seq, so
+a run's rows sit together and a read by run skips the rest).
 
 Compaction is a transaction (``recorder.write._merged``): the merged file is
 written under a temp name, fsynced, renamed into place and its folder
@@ -33,7 +34,9 @@ from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.compute as pc
+import pyarrow.parquet as pq
 
+from footprint._errors import ConfigError
 from recorder.write._layout import (
     BLOBS,
     CHAIN,
@@ -60,8 +63,8 @@ from recorder.write._merged import (
 )
 from recorder.write._sorted import Source, sources, write_sorted
 
-__all__ = ["AUTO_COMPACT_AT", "REPLACES_KEY", "RUNS_PER_GROUP", "SMALL_BYTES", "Compacted",
-           "compact", "finish_compactions", "replaced_by", "row_groups", "small_files"]
+__all__ = ["AUTO_COMPACT_AT", "MAX_RUNS", "REPLACES_KEY", "RUNS_PER_GROUP", "SMALL_BYTES",
+           "Compacted", "compact", "finish_compactions", "replaced_by", "row_groups", "small_files"]
 
 SMALL_BYTES = 8 << 20
 """A sealed file smaller than this is merged by :func:`compact`."""
@@ -69,6 +72,11 @@ AUTO_COMPACT_AT = 64
 """A writer compacts once a folder it sealed into holds this many small files."""
 _MERGED_BYTES = 256 << 20
 """At most this much (on disk) merged into one file."""
+MAX_RUNS = 4096
+"""At most this many runs merged into one file (their files counted whole). Writing a
+merged file holds its footer in memory, a few hundred bytes per column of each row group
+(at most :data:`RUNS_PER_GROUP` runs): 30,000 runs' events took ~90 MB to write, this many
+~15 MB. A file of the store holding more runs alone is not merged again."""
 _ROW_GROUP = 65_536
 RUNS_PER_GROUP = 16
 """At most this many runs in one row group of a merged file (a run is never split, unless
@@ -107,13 +115,17 @@ def finish_compactions(root: str | os.PathLike[str]) -> list[Path]:
 
 
 def compact(root: str | os.PathLike[str], *, small: int = SMALL_BYTES,
-            min_files: int = 2) -> list[Compacted]:
+            min_files: int = 2, max_runs: int = MAX_RUNS) -> list[Compacted]:
     """Merge the small sealed files of every folder of the store at ``root``; what was merged.
 
     First removes dead writers' temp files and finishes interrupted compactions.
-    A folder with fewer than ``min_files`` small files is left alone. Returns
-    nothing when another compactor holds the store's compaction lock.
+    A folder with fewer than ``min_files`` small files is left alone. A merged file holds
+    at most ``max_runs`` runs (:data:`MAX_RUNS`). Returns nothing when another compactor
+    holds the store's compaction lock.
     """
+    if type(max_runs) is not int or max_runs < 1:
+        raise ConfigError(f"compact(max_runs={max_runs!r}): pass a run count >= 1 "
+                          f"(default {MAX_RUNS})")
     base = Path(root)
     done: list[Compacted] = []
     with compaction_lock(base) as held:
@@ -127,10 +139,11 @@ def compact(root: str | os.PathLike[str], *, small: int = SMALL_BYTES,
             owned = own_files(folder)
             finish_in(base, folder, owned)  # a killed compactor's originals: deleted unread
             files = [p for p in effective_files(base, folder, owned)
-                     if segment_of(p) not in live and _size(p) < small]
+                     if segment_of(p) not in live and _size(p) < small
+                     and not _full(p, max_runs)]
             for group in _groups(files):
                 if len(group) >= min_files:
-                    done.append(_merge(base, folder, group, outlines))
+                    done.extend(_merge(base, folder, group, outlines, max_runs))
     return done
 
 
@@ -149,6 +162,16 @@ def _size(path: Path) -> int:
         return 1 << 62  # gone meanwhile: never merged
 
 
+def _full(path: Path, max_runs: int) -> bool:
+    """Whether ``path`` holds row groups of ``max_runs`` runs or more: a merged file as
+    full as one gets, never merged again."""
+    try:
+        groups: int = pq.read_metadata(path).num_row_groups
+    except (OSError, pa.ArrowException):
+        return False
+    return groups >= max(max_runs // RUNS_PER_GROUP, 2)
+
+
 def _groups(files: list[Path]) -> list[list[Path]]:
     groups: list[list[Path]] = [[]]
     size = 0
@@ -162,13 +185,36 @@ def _groups(files: list[Path]) -> list[list[Path]]:
     return [g for g in groups if g]
 
 
-def _merge(root: Path, folder: Path, group: list[Path],
-           outlines: dict[str, list[Path]]) -> Compacted:
+def _merge(root: Path, folder: Path, group: list[Path], outlines: dict[str, list[Path]],
+           max_runs: int) -> list[Compacted]:
     kind = kind_of(group[0])
     found = sources(group, _SORT[kind])  # a damaged file is left where it is, for doctor
+    done = [_merge_one(root, folder, part, kind, outlines)
+            for part in _parts(found, max_runs if "run_id" in _SORT[kind] else None)
+            if len(part) >= 2]
+    return done or [Compacted(merged=folder / f"{new_writer_id()}-c0000.parquet",
+                              replaced=(), rows=0)]
+
+
+def _parts(found: list[Source], max_runs: int | None) -> list[list[Source]]:
+    """``found`` cut, in order, into parts of at most ``max_runs`` runs each (counted per
+    file; a file alone may hold more, and then stays as it is)."""
+    if max_runs is None:
+        return [found]
+    parts: list[list[Source]] = [[]]
+    runs = 0
+    for source in found:
+        if parts[-1] and runs + len(source.counts) > max_runs:
+            parts.append([])
+            runs = 0
+        parts[-1].append(source)
+        runs += len(source.counts)
+    return parts
+
+
+def _merge_one(root: Path, folder: Path, found: list[Source], kind: str,
+               outlines: dict[str, list[Path]]) -> Compacted:
     final = folder / f"{new_writer_id()}-c0000.parquet"
-    if len(found) < 2:
-        return Compacted(merged=final, replaced=(), rows=0)
     replaced = {s.path.relative_to(root).as_posix() for s in found}
     for s in found:
         replaced.update(replaced_by(s.metadata))

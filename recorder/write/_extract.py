@@ -71,15 +71,28 @@ def text_sha256(text: str) -> str:
 
 
 class BlobSink:
-    """Collects large texts by sha256: ``found`` is new this batch, ``seen`` already written."""
+    """Collects large texts by sha256: ``found`` is new this batch, ``seen`` already written.
 
-    __slots__ = ("found", "limit", "seen", "seen_limit")
+    ``seen`` holds at most ``seen_limit`` digests (besides one batch's), in two
+    generations: once the newer one holds half of them it becomes the older one and the
+    oldest half is forgotten, while a digest met again moves to the newer one. So a text
+    repeated within ``seen_limit // 2`` distinct others (a system prompt, a conversation's
+    history) is written once, and the set does not grow with every blob a long-running
+    writer meets (a forgotten text met again is written again: readers take either copy).
+    """
+
+    __slots__ = ("_older", "found", "limit", "seen", "seen_limit")
 
     def __init__(self, limit: int, seen_limit: int) -> None:
         self.limit = limit
         self.seen_limit = seen_limit
         self.seen: set[str] = set()
+        self._older: set[str] = set()
         self.found: dict[str, str] = {}
+
+    def __len__(self) -> int:
+        """The digests remembered as written."""
+        return len(self.seen) + len(self._older)
 
     def blobify(self, payload: dict[str, Any]) -> bool:
         """Replace each top-level text of ``limit`` chars or more by a reference to its blob."""
@@ -88,7 +101,10 @@ class BlobSink:
             if isinstance(value, str) and len(value) >= self.limit:
                 digest = text_sha256(value)
                 if digest not in self.seen:
-                    self.found[digest] = value
+                    if digest in self._older:
+                        self.seen.add(digest)
+                    else:
+                        self.found[digest] = value
                 payload[key] = {BLOB_KEY: digest, "chars": len(value)}
                 changed = True
         return changed
@@ -96,9 +112,9 @@ class BlobSink:
     def take(self) -> dict[str, str]:
         """The blobs found since the last call, now counted as written."""
         found, self.found = self.found, {}
-        if len(self.seen) > self.seen_limit:
-            self.seen.clear()
         self.seen.update(found)
+        if len(self.seen) >= max(self.seen_limit // 2, 1):
+            self._older, self.seen = self.seen, set()
         return found
 
 

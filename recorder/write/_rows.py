@@ -76,10 +76,11 @@ class RowBuilder:
     ``checks`` (``run_id -> row_check`` of its last row; a run is forgotten once
     ``keep_ended`` runs have ended after it, so the map does not grow with every run).
     Blobs already written by this builder are not written again, so a repeated prompt is
-    stored once per writer.
+    stored once per writer (the last ``seen_blob_limit`` digests are remembered:
+    ``recorder.write._extract.BlobSink``).
     """
 
-    def __init__(self, *, blob_min_chars: int = 256, seen_blob_limit: int = 200_000,
+    def __init__(self, *, blob_min_chars: int = 256, seen_blob_limit: int = 32_768,
                  keep_ended: int = 1024, offer: Callable[[], object] = offer_gil) -> None:
         self.blob_min_chars = blob_min_chars
         self._offer = offer
