@@ -7,6 +7,7 @@ import logging
 import os
 import time
 from collections.abc import Sequence
+from pathlib import Path
 
 import pyarrow as pa
 
@@ -78,6 +79,8 @@ class ParquetSink:
             raise ConfigError(f"ParquetSink(compact_at={compact_at!r}): pass a file count >= 2 "
                               f"(default {AUTO_COMPACT_AT}), or None to never compact")
         self.compact_at = compact_at
+        self._left: set[Path] = set()
+        """Small files a compaction left as they were: not counted towards the next one."""
         if seal_rows < 1 or blob_min_chars < 1:
             raise ConfigError(
                 f"ParquetSink(seal_rows={seal_rows!r}, blob_min_chars={blob_min_chars!r}): "
@@ -269,11 +272,16 @@ class ParquetSink:
         assert self.compact_at is not None
         live = {segment_of(p) for p in (self.root / LIVE).glob("*.arrows")}
         folders = [self.root / CHAIN, *(self.root / EVENTS).glob("date=*")]
-        if any(len(small_files(f, live)) >= self.compact_at for f in folders):
-            try:
-                compact(self.root)  # always fsynced: it deletes the originals
-            except Exception:  # compaction is housekeeping: never costs the run its rows
-                _log.exception("recorder: compacting %s failed", self.root)
+        if not any(len([p for p in small_files(f, live) if p not in self._left]) >=
+                   self.compact_at for f in folders):
+            return
+        try:
+            compact(self.root)  # always fsynced: it deletes the originals
+        except Exception:  # compaction is housekeeping: never costs the run its rows
+            _log.exception("recorder: compacting %s failed", self.root)
+        # what is still small was not merged (full merged files, a file of another kind):
+        # counted again, a folder of many full files would compact at every seal
+        self._left = {p for f in folders for p in small_files(f, live)}
 
     def _write_stats(self) -> None:
         if self._builder.rejected:

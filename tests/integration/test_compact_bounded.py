@@ -75,3 +75,28 @@ def test_given_full_merged_files_when_more_runs_are_compacted_then_they_stay_as_
 def test_given_a_max_runs_below_one_when_compacting_then_it_is_refused(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="max_runs=0"):
         compact(tmp_path, max_runs=0)
+
+
+def test_given_small_files_compaction_leaves_when_segments_seal_then_it_is_not_tried_at_every_seal(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Files a compaction cannot merge (full merged files; here, damaged ones) are not
+    counted towards the next: a folder of many would have set one off at every seal."""
+    from recorder.write import _parquet_sink
+
+    root = tmp_path / "store"
+    folder = root / "events" / "date=2026-01-01"
+    folder.mkdir(parents=True)
+    for k in range(3):
+        (folder / f"20260101T000000-1-0000000{k}-0001.parquet").write_bytes(b"not parquet")
+    tried: list[object] = []
+    real = _parquet_sink.compact
+    monkeypatch.setattr(_parquet_sink, "compact",
+                        lambda root, **kw: tried.append(root) or real(root, **kw))
+    sink = ParquetSink(root, compact_at=2)
+    try:
+        for _ in range(3):
+            sink._compact_if_many()  # what the file thread runs after each seal
+    finally:
+        sink.shutdown()
+    assert len(tried) == 1
+    assert len(list(folder.glob("*.parquet"))) == 3  # left for doctor, as before
