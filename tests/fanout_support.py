@@ -63,6 +63,22 @@ def agent_runs(provider: TracerProvider, traces: int) -> list[int]:
     return ids
 
 
+def routed_runs(targets: Sequence[str], traces: int) -> list[int]:
+    """:func:`agent_runs` exported by the real SDK (``BatchSpanProcessor``) through a
+    :class:`TraceIdRouter` to one stock OTLP/gRPC exporter per target (what a Collector's
+    load-balancing exporter does); every span handed over when this returns."""
+    from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import OTLPSpanExporter
+    from opentelemetry.sdk.trace.export import BatchSpanProcessor
+
+    provider = TracerProvider()
+    provider.add_span_processor(BatchSpanProcessor(TraceIdRouter(
+        [OTLPSpanExporter(endpoint=target, insecure=True) for target in targets])))
+    ids = agent_runs(provider, traces)
+    provider.force_flush()
+    provider.shutdown()
+    return ids
+
+
 @contextmanager
 def moto_bucket(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
     """A bucket on a local S3-compatible server; the store URI of a prefix of this test's

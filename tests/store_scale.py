@@ -111,6 +111,17 @@ def status_of(n: int) -> str:
     return STATUSES[n % 3] if n % 7 == 0 else "complete"
 
 
+def write_runs(root: Path, first: int, runs: int, *, compact_at: int | None = None) -> None:
+    """Runs ``first``.. (``runs`` of them, 2 iterations each) into the store at ``root``, a
+    sealed segment per run (``compact_at``: the writer's own compaction, ``None`` none)."""
+    sink = ParquetSink(root, seal_rows=1, compact_at=compact_at)
+    try:
+        for n in range(first, first + runs):
+            sink.export(list(run_events(n, 2)))
+    finally:
+        sink.shutdown()
+
+
 def write_long_run(path: Path, events: int, *, batch: int = 8192) -> str:
     """A store with one complete run of about ``events`` events; its run id."""
     write_stream(path, run_events(0, max(1, (events - 2) // PER_ITERATION)), batch=batch)

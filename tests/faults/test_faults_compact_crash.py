@@ -27,9 +27,9 @@ from pathlib import Path
 
 import pytest
 from docs_support import check_generated
-from store_scale import run_events
+from store_scale import write_runs
 
-from recorder import ParquetSink, open_store, verify_run
+from recorder import open_store, verify_run
 from recorder.write._compact import compact
 
 HERE = Path(__file__).resolve().parent
@@ -37,15 +37,6 @@ ROOT = HERE.parent.parent
 START, END = "  <!-- compact-faults:start -->\n", "  <!-- compact-faults:end -->"
 RUNS = 3
 RANDOM_KILLS = 30
-
-
-def _write(root: Path, first: int, runs: int, *, compact_at: int | None) -> None:
-    sink = ParquetSink(root, seal_rows=1, compact_at=compact_at)  # a segment per run
-    try:
-        for n in range(first, first + runs):
-            sink.export(list(run_events(n, 2)))
-    finally:
-        sink.shutdown()
 
 
 class Compactor:
@@ -143,14 +134,14 @@ def _crash_points(server: Compactor, pristine: Path, work: Path, figures: Figure
         shutil.copytree(store, writer)
         compact(store)  # a later compaction (what `footprint compact` runs)
         _audit(store, expected, figures, f"killed at step {k}, compacted again")
-        _write(writer, RUNS, 1, compact_at=2)  # a writer that compacts once it seals
+        write_runs(writer, RUNS, 1, compact_at=2)  # a writer that compacts once it seals
         _audit(writer, more, figures, f"killed at step {k}, a writer compacted")
     return took
 
 
 def _expected_of_one_more(work: Path) -> dict[str, int]:
     alone = work / "one-more"
-    _write(alone, RUNS, 1, compact_at=None)
+    write_runs(alone, RUNS, 1, compact_at=None)
     return _expected(alone)
 
 
@@ -199,7 +190,7 @@ def _counts_safely(root: Path) -> dict[str, int]:
 def figures(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Figures]:
     work = tmp_path_factory.mktemp("compact-crash")
     pristine = work / "pristine"
-    _write(pristine, 0, RUNS, compact_at=None)
+    write_runs(pristine, 0, RUNS, compact_at=None)
     server = Compactor()
     measured = Figures()
     try:

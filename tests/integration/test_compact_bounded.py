@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
-from store_scale import run_events
+from store_scale import write_runs
 
 from footprint._errors import ConfigError
 from recorder import ParquetSink, RunQuery, list_runs, open_store, verify_run
@@ -17,15 +17,6 @@ from recorder.write._compact import RUNS_PER_GROUP, compact
 
 RUNS = 70
 MAX_RUNS = 2 * RUNS_PER_GROUP
-
-
-def _write(root: Path, first: int, runs: int) -> None:
-    sink = ParquetSink(root, seal_rows=1, compact_at=None)  # a segment per run
-    try:
-        for n in range(first, first + runs):
-            sink.export(list(run_events(n, 2)))
-    finally:
-        sink.shutdown()
 
 
 def _events(root: Path) -> list[Path]:
@@ -48,7 +39,7 @@ def test_given_more_runs_than_a_merged_file_holds_when_compacted_then_each_holds
     tmp_path: Path,
 ) -> None:
     root = tmp_path / "store"
-    _write(root, 0, RUNS)
+    write_runs(root, 0, RUNS)
     before = _verified(root)
     done = compact(root, max_runs=MAX_RUNS)
     merged = [c.merged for c in done if c.replaced and c.merged.parent.parent.name == "events"]
@@ -62,11 +53,11 @@ def test_given_full_merged_files_when_more_runs_are_compacted_then_they_stay_as_
     tmp_path: Path,
 ) -> None:
     root = tmp_path / "store"
-    _write(root, 0, RUNS)
+    write_runs(root, 0, RUNS)
     compact(root, max_runs=MAX_RUNS)
     full = {p for p in _events(root) if _runs_in(p) == MAX_RUNS}
     assert len(full) == RUNS // MAX_RUNS
-    _write(root, RUNS, 5)
+    write_runs(root, RUNS, 5)
     compact(root, max_runs=MAX_RUNS)
     assert full <= set(_events(root))  # never rewritten
     assert len(_verified(root)) == RUNS + 5

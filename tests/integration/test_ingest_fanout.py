@@ -16,10 +16,7 @@ from collections import defaultdict
 from pathlib import Path
 
 import duckdb
-from fanout_support import TraceIdRouter, agent_runs
-from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import OTLPSpanExporter
-from opentelemetry.sdk.trace import TracerProvider
-from opentelemetry.sdk.trace.export import BatchSpanProcessor
+from fanout_support import routed_runs
 
 ROOT = Path(__file__).resolve().parents[2]
 RECEIVERS, TRACES = 3, 30
@@ -39,12 +36,7 @@ def test_given_receivers_behind_trace_id_routing_when_the_sdk_exports_then_each_
         tmp_path: Path) -> None:
     stores = [tmp_path / f"store-{k}" for k in range(RECEIVERS)]
     receivers = [_receiver(store) for store in stores]
-    provider = TracerProvider()
-    provider.add_span_processor(BatchSpanProcessor(TraceIdRouter(
-        [OTLPSpanExporter(endpoint=target, insecure=True) for _, target in receivers])))
-    ids = agent_runs(provider, TRACES)
-    provider.force_flush()
-    provider.shutdown()
+    ids = routed_runs([target for _, target in receivers], TRACES)
     for proc, _ in receivers:
         proc.send_signal(signal.SIGINT)
         assert proc.wait(timeout=120) == 130

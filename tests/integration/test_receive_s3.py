@@ -15,10 +15,10 @@ from pathlib import Path
 
 import duckdb
 import pytest
-from fanout_support import TraceIdRouter, agent_runs, moto_bucket, moto_server
+from fanout_support import agent_runs, moto_bucket, moto_server, routed_runs
 from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import OTLPSpanExporter
 from opentelemetry.sdk.trace import TracerProvider
-from opentelemetry.sdk.trace.export import BatchSpanProcessor, SimpleSpanProcessor
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 
 from lens.cli import main
 from recorder import open_store
@@ -91,12 +91,7 @@ def test_given_two_receivers_on_two_caches_behind_trace_id_routing_when_the_sdk_
         bucket: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     caches = [tmp_path / f"machine-{k}" for k in range(2)]
     receivers = [_receiver(bucket, cache) for cache in caches]
-    provider = TracerProvider()
-    provider.add_span_processor(BatchSpanProcessor(TraceIdRouter(
-        [OTLPSpanExporter(endpoint=target, insecure=True) for _, target in receivers])))
-    ids = agent_runs(provider, TRACES)
-    provider.force_flush()
-    provider.shutdown()
+    ids = routed_runs([target for _, target in receivers], TRACES)
     for proc, _ in receivers:
         _stop(proc)
     assert not [p for c in caches for p in (c / "staging").rglob("*.parquet")
