@@ -4,20 +4,28 @@ and the budget that completes it, and that budget does complete it."""
 from __future__ import annotations
 
 import re
+from types import ModuleType
 
 from planted_support import load
 
 from footprint import ListSink
+from footprint.events import EventBase
 from lens import why
 from lens.explain._report import render_why
 
 
-def test_given_a_budget_that_stops_before_a_pair_is_confirmed_when_why_runs_then_it_names_the_pair(
-) -> None:
-    module = load("mixed_pair")
+def _recorded(name: str) -> tuple[ModuleType, list[EventBase], str]:
+    """The planted example ``name`` run once: its module, events and run id."""
+    module = load(name)
     sink = ListSink()
     run = module.converse(module.make_agent(sink=sink))
-    report = why(sink.events, run.run_id, agent=module.make_agent, budget=35)
+    return module, list(sink.events), run.run_id
+
+
+def test_given_a_budget_that_stops_before_a_pair_is_confirmed_when_why_runs_then_it_names_the_pair(
+) -> None:
+    module, events, run_id = _recorded("mixed_pair")
+    report = why(events, run_id, agent=module.make_agent, budget=35)
     text = report.conclusion_text
     assert text.startswith("budget spent: the screens isolated the set {"), text
     assert re.search(r"\{(fact 'spring-memo' \+ tool promo_lookup #call_1|tool promo_lookup "
@@ -27,11 +35,9 @@ def test_given_a_budget_that_stops_before_a_pair_is_confirmed_when_why_runs_then
 
 def test_given_a_budget_on_120_injections_when_why_runs_then_it_confirms_first_and_names_a_budget_that_completes(  # noqa: E501
 ) -> None:
-    module = load("crowded_prompt")
-    sink = ListSink()
-    run = module.converse(module.make_agent(sink=sink))
+    module, events, run_id = _recorded("crowded_prompt")
     planned: list[str] = []
-    report = why(sink.events, run.run_id, agent=module.make_agent, budget=100,
+    report = why(events, run_id, agent=module.make_agent, budget=100,
                  plan=planned.append)
     assert report.reruns == 100 and report.conclusion == "confirmed", report.conclusion_text
     assert [s.id for s in report.suspects if s.verdict == "confirmed"] == [module.CULPRIT]
@@ -42,17 +48,15 @@ def test_given_a_budget_on_120_injections_when_why_runs_then_it_confirms_first_a
                      report.conclusion_text)
     assert more is not None, report.conclusion_text
     assert int(more.group(1)) == len(report.untested) > 0
-    again = why(sink.events, run.run_id, agent=module.make_agent, budget=int(more.group(2)))
+    again = why(events, run_id, agent=module.make_agent, budget=int(more.group(2)))
     assert again.untested == () and again.conclusion == "confirmed", again.conclusion_text
     assert "budget" not in again.conclusion_text and again.reruns <= int(more.group(2))
 
 
 def test_given_a_budget_that_stops_a_confirming_test_when_why_prints_then_it_reads_untested(
 ) -> None:
-    module = load("crowded_prompt")
-    sink = ListSink()
-    run = module.converse(module.make_agent(sink=sink))
-    report = why(sink.events, run.run_id, agent=module.make_agent, budget=30)
+    module, events, run_id = _recorded("crowded_prompt")
+    report = why(events, run_id, agent=module.make_agent, budget=30)
     memo = next(s for s in report.suspects if s.id == module.CULPRIT)
     assert memo.verdict == "untested" and memo.runs == 0, memo
     assert re.fullmatch(r"isolated by the screens in \d+ re-runs; the budget stopped before "
@@ -61,6 +65,6 @@ def test_given_a_budget_that_stops_a_confirming_test_when_why_prints_then_it_rea
     assert "changed in 0/" not in text, text
     more = re.search(r"--budget (\d+) would test it", report.conclusion_text)
     assert more is not None, report.conclusion_text
-    again = why(sink.events, run.run_id, agent=module.make_agent, budget=int(more.group(1)))
+    again = why(events, run_id, agent=module.make_agent, budget=int(more.group(1)))
     assert again.untested == () and [s.id for s in again.suspects
                                      if s.verdict == "confirmed"] == [module.CULPRIT]
