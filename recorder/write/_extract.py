@@ -70,6 +70,12 @@ def text_sha256(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
+def _key(digest: str) -> int:
+    """A blob's digest as remembered: its first 128 bits (two texts sharing them would
+    need ~2**64 blobs to be likely)."""
+    return int(digest[:32], 16)
+
+
 class BlobSink:
     """Collects large texts by sha256: ``found`` is new this batch, ``seen`` already written.
 
@@ -79,6 +85,8 @@ class BlobSink:
     repeated within ``seen_limit // 2`` distinct others (a system prompt, a conversation's
     history) is written once, and the set does not grow with every blob a long-running
     writer meets (a forgotten text met again is written again: readers take either copy).
+    A digest is remembered by its first 128 bits as an int (:func:`_key`: 44 bytes, not a
+    64-character string's 113), so the full set costs ~4 MB less.
     """
 
     __slots__ = ("_older", "found", "limit", "seen", "seen_limit")
@@ -86,8 +94,8 @@ class BlobSink:
     def __init__(self, limit: int, seen_limit: int) -> None:
         self.limit = limit
         self.seen_limit = seen_limit
-        self.seen: set[str] = set()
-        self._older: set[str] = set()
+        self.seen: set[int] = set()
+        self._older: set[int] = set()
         self.found: dict[str, str] = {}
 
     def __len__(self) -> int:
@@ -100,9 +108,10 @@ class BlobSink:
         for key, value in payload.items():
             if isinstance(value, str) and len(value) >= self.limit:
                 digest = text_sha256(value)
-                if digest not in self.seen:
-                    if digest in self._older:
-                        self.seen.add(digest)
+                mark = _key(digest)
+                if mark not in self.seen:
+                    if mark in self._older:
+                        self.seen.add(mark)
                     else:
                         self.found[digest] = value
                 payload[key] = {BLOB_KEY: digest, "chars": len(value)}
@@ -112,7 +121,7 @@ class BlobSink:
     def take(self) -> dict[str, str]:
         """The blobs found since the last call, now counted as written."""
         found, self.found = self.found, {}
-        self.seen.update(found)
+        self.seen.update(map(_key, found))
         if len(self.seen) >= max(self.seen_limit // 2, 1):
             self._older, self.seen = self.seen, set()
         return found
