@@ -31,11 +31,15 @@ def add_parser(sub: Any) -> None:
 
 
 def redaction(args: argparse.Namespace) -> list[Any]:
-    """``--redact``: the store's redaction as a processor list (empty without the flag)."""
+    """``--redact``: the store's redaction as a processor list (empty without the flag); a
+    store on object storage keeps it in the bucket."""
     from recorder.ingest import store_redactor
     from recorder.ingest._workdir import workdir
 
-    return [store_redactor(workdir(args.store).root)] if args.redact else []
+    if not args.redact:
+        return []
+    place = workdir(args.store)
+    return [store_redactor(place.uri if place.uri is not None else place.root)]
 
 
 def run(args: argparse.Namespace) -> int:

@@ -262,3 +262,100 @@ def test_given_a_receivers_working_directory_when_named_as_a_local_store_then_on
     err = capsys.readouterr().err
     assert "is the working directory of a receiver writing" in err and bucket in err
     assert err.count("\n") == 1
+
+
+ORDER = "ORD-904417"
+"""What the bucket's redaction configuration keeps out (no API-key pattern matches it)."""
+
+
+def _bucket_bytes(bucket: str) -> bytes:
+    """Every object under the store's prefix, raw, plus every decoded Parquet cell."""
+    import pyarrow.fs as pafs
+    import pyarrow.parquet as pq
+
+    from recorder.write._upload import open_uri
+
+    fs, base = open_uri(bucket)
+    out = bytearray()
+    for info in fs.get_file_info(pafs.FileSelector(base, recursive=True)):
+        if info.type == pafs.FileType.File:
+            with fs.open_input_stream(info.path) as stream:
+                out += stream.read()
+            if info.path.endswith(".parquet"):
+                out += repr(pq.read_table(info.path, filesystem=fs).to_pylist()).encode()
+    return bytes(out)
+
+
+def _post_order(endpoint: str, trace: int) -> None:
+    import httpx
+    from otlp_build import agent_trace, trace_request
+
+    spans = [dict(s) for s in agent_trace(trace, calls=2)]
+    for span in spans:
+        span["attributes"] = {k: v.replace("refund A-1?", f"refund A-1? order {ORDER}")
+                              if isinstance(v, str) else v
+                              for k, v in span["attributes"].items()}
+    body = trace_request(spans).SerializeToString()
+    answer = httpx.post(f"{endpoint}/v1/traces", content=body, timeout=60,
+                        headers={"Content-Type": "application/x-protobuf"})
+    assert answer.status_code == 200, answer.text
+
+
+@pytest.mark.parametrize("configured", [True, False], ids=["bucket-config", "control"])
+def test_given_a_redaction_configuration_in_the_bucket_when_a_receiver_redacts_then_neither_the_bucket_nor_its_working_directory_holds_the_secret(  # noqa: E501
+        bucket: str, tmp_path: Path, configured: bool) -> None:
+    from store_bytes import every_byte
+
+    from recorder.write._upload import open_uri
+
+    if configured:
+        fs, base = open_uri(bucket)
+        with fs.open_output_stream(f"{base}/redaction.json") as out:
+            out.write(b'{"patterns": ["ORD-[0-9]{6}"]}')
+    cache = tmp_path / "machine"
+    proc = subprocess.Popen([sys.executable, "-m", "lens.cli", "receive", "--port", "0",
+                             "--store", bucket, "--redact"],
+                            stdout=subprocess.PIPE, text=True, cwd=ROOT,
+                            env={**os.environ, "PYTHONPATH": str(ROOT),
+                                 "FOOTPRINT_CACHE": str(cache)})
+    assert proc.stdout is not None
+    line = proc.stdout.readline()
+    endpoint = line.split("OTEL_EXPORTER_OTLP_ENDPOINT=")[1].split()[0]
+    _post_order(endpoint, 41)
+    _stop(proc)
+    with open_store(bucket) as store:  # the run is there, the order's place marked
+        said = [r[0] for r in store.rows("SELECT raw_content FROM injections "
+                                         "WHERE raw_content LIKE 'refund A-1?%'")]
+    assert said and all(("[redacted" in s) is configured for s in said), said
+    held = _bucket_bytes(bucket) + every_byte(cache)
+    assert (ORDER.encode() in held) is not configured  # the control finds it
+
+
+def test_given_a_bad_redaction_configuration_in_the_bucket_when_read_then_the_error_names_it_and_the_fix(  # noqa: E501
+        bucket: str) -> None:
+    from footprint import ConfigError
+    from recorder.ingest import store_redactor
+    from recorder.write._upload import open_uri
+
+    fs, base = open_uri(bucket)
+    with fs.open_output_stream(f"{base}/redaction.json") as out:
+        out.write(b'{"pattern": ["ORD-[0-9]{6}"]}')
+    with pytest.raises(ConfigError) as caught:
+        store_redactor(bucket)
+    assert f"{bucket.split('?')[0]}/redaction.json" in str(caught.value)
+    assert '{"patterns": [' in str(caught.value)
+
+
+def test_given_a_bucket_that_cannot_be_reached_when_a_receiver_redacts_then_it_refuses_in_one_line(
+        tmp_path: Path) -> None:
+    dead = "s3://traces/p?endpoint_override=127.0.0.1:9&scheme=http&region=us-east-1"
+    proc = subprocess.run(
+        [sys.executable, "-m", "lens.cli", "receive", "--port", "0", "--redact",
+         "--store", dead],
+        capture_output=True, text=True, cwd=ROOT, timeout=120,
+        env={**os.environ, "PYTHONPATH": str(ROOT), "FOOTPRINT_CACHE": str(tmp_path),
+             "AWS_ACCESS_KEY_ID": "test", "AWS_SECRET_ACCESS_KEY": "test"})
+    assert proc.returncode == 2 and proc.stdout == "", proc
+    assert proc.stderr.count("\n") == 1, proc.stderr
+    assert "cannot read 's3://traces/p/redaction.json'" in proc.stderr
+    assert "run without --redact" in proc.stderr
