@@ -156,7 +156,23 @@ class LensServer(Server):
         finally:
             self._sockets.discard(websocket)
             await service.stop()
+            await _reaped(service)
         return websocket
+
+
+async def _reaped(service: AppService) -> None:
+    """Wait for the session's lens process to exit (killed after 10 s). textual-serve's
+    ``stop()`` waits for the process's output to end, not for the process: a transport
+    left to the garbage collector once Ctrl-C has closed the event loop printed a
+    traceback (``BaseSubprocessTransport.__del__``: "Event loop is closed")."""
+    process = getattr(service, "_process", None)
+    if process is None:
+        return
+    try:
+        await asyncio.wait_for(process.wait(), timeout=10)
+    except TimeoutError:
+        process.kill()
+        await process.wait()
 
 
 def _refuse(request: web.Request, reason: str) -> None:
