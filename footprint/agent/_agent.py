@@ -85,6 +85,19 @@ def _checked_ids(ids: object) -> IdSource:
     return ids
 
 
+_RUNTIME_OPTIONS = ("sink", "clock", "seed", "ids")
+
+
+def _frozen_options(given: Mapping[str, Any]) -> dict[str, Any]:
+    """``Agent(...)``'s arguments as given, minus ``self``, with lists frozen to tuples."""
+    return {k: tuple(v) if isinstance(v, list) else v for k, v in given.items() if k != "self"}
+
+
+def _setup_options(options: Mapping[str, Any]) -> dict[str, Any]:
+    """The options ``build_setup`` folds: all but the run-time sink, clock, seed and ids."""
+    return {k: v for k, v in options.items() if k not in _RUNTIME_OPTIONS}
+
+
 class Agent:
     """An LLM agent whose every decision is an event.
 
@@ -143,25 +156,15 @@ class Agent:
         name: str = "agent",
         hidden_skills: Sequence[str] = (),
         temperature: float | None = None,
-        tool_source: ToolSource | None = None,
-        model_source: Provider | None = None,
-        max_tokens: int | None = None,
-        stop: str | Sequence[str] | None = None,
-        model_timeout_s: float | None = None,
-        tool_timeout_s: float | None = DEFAULT_TOOL_TIMEOUT_S,
-        release: str | None = None,
-        environment: str | None = None,
-        factory: str | None = None,
+        tool_source: ToolSource | None = None, model_source: Provider | None = None,
+        max_tokens: int | None = None, stop: str | Sequence[str] | None = None,
+        model_timeout_s: float | None = None, tool_timeout_s: float | None = DEFAULT_TOOL_TIMEOUT_S,
+        release: str | None = None, environment: str | None = None, factory: str | None = None,
     ) -> None:
         # every option as given (lists frozen), so variant() can rebuild this agent
-        self._options: dict[str, Any] = {
-            k: tuple(v) if isinstance(v, list) else v
-            for k, v in locals().items() if k != "self"
-        }
+        self._options: dict[str, Any] = _frozen_options(locals())
         check_agent_options(self._options)
-        self.setup: AgentSetup = build_setup(
-            **{k: v for k, v in self._options.items() if k not in ("sink", "clock", "seed", "ids")}
-        )
+        self.setup: AgentSetup = build_setup(**_setup_options(self._options))
         self.sink: EventSink = sink if sink is not None else NullSink()
         self.clock: Clock = clock if clock is not None else SystemClock()
         self.seed: int = _checked_seed(seed)

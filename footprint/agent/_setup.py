@@ -35,7 +35,7 @@ from footprint.injection import (
     define_instruction,
 )
 from footprint.providers import Provider
-from footprint.providers._settings import generation
+from footprint.providers._settings import Generation, generation
 
 __all__ = ["AgentSetup", "Posture", "ToolLike", "build_setup"]
 
@@ -205,7 +205,8 @@ def _check_hidden(hidden: Sequence[str], injections: Sequence[Injection]) -> Non
             )
 
 
-def _check_basics(model: str, max_iterations: int, posture: object, graph: object) -> None:
+def _check_basics(model: str, max_iterations: int, posture: object, graph: object,
+                  continuity: object) -> None:
     if not isinstance(model, str) or not model.strip():
         raise ConfigError(f"model={model!r} is empty; name the model the provider should use")
     if not isinstance(max_iterations, int) or isinstance(max_iterations, bool) or (
@@ -216,6 +217,8 @@ def _check_basics(model: str, max_iterations: int, posture: object, graph: objec
         raise ConfigError(f"posture={posture!r}; use 'rails', 'guard' or None")
     if posture is not None and graph is None:
         raise ConfigError(f"posture={posture!r} needs a skill graph; pass graph= or drop it")
+    if continuity not in (None, "conversation"):
+        raise ConfigError(f"continuity={continuity!r}; use 'conversation' or None")
 
 
 def _check_model_timeout(value: object) -> None:
@@ -260,52 +263,58 @@ def _plans(
     return plans, merged
 
 
-def build_setup(
-    *,
-    name: str,
-    provider: Provider,
-    model: str,
-    system_prompt: str,
-    injections: Sequence[Injection],
-    tools: Sequence[ToolLike],
-    graph: SkillGraph | None,
-    providers: Mapping[str, ProviderChoice] | None,
-    escalation: EscalationPolicy | None,
-    decider: ProviderChoice | None,
-    posture: Posture | None,
-    continuity: Literal["conversation"] | None,
-    max_iterations: int,
-    hidden_skills: Sequence[str],
-    temperature: float | None,
-    tool_source: ToolSource | None = None,
-    model_source: Provider | None = None,
-    max_tokens: int | None = None,
-    stop: str | Sequence[str] | None = None,
-    model_timeout_s: float | None = None,
-    tool_timeout_s: float | None = None,
-    release: str | None = None,
-    environment: str | None = None,
-    factory: str | None = None,
-) -> AgentSetup:
-    """Check every build-time rule and fold the agent's declarations."""
-    _check_basics(model, max_iterations, posture, graph)
-    if continuity not in (None, "conversation"):
-        raise ConfigError(f"continuity={continuity!r}; use 'conversation' or None")
-    merged = _merge_injections(injections, graph)
-    baseline = _baseline(tools)
-    _check_hidden(hidden_skills, merged)
-    brains = fold_skill_brains(
+def _fold_brains(
+    merged: tuple[Injection, ...], graph: SkillGraph | None, provider: Provider,
+    continuity: object, providers: Mapping[str, ProviderChoice] | None,
+    escalation: EscalationPolicy | None, decider: ProviderChoice | None,
+) -> FoldedSkillBrains | None:
+    """The skills' brains folded against the graph (if mounted) and the agent's provider."""
+    return fold_skill_brains(
         injections=merged, providers=providers, escalation=escalation, decider=decider,
         graph_mounted=graph is not None, agent_provider=provider,
         node_ids=graph.skill_ids if graph is not None else None,
         has_cascade=_has_cascade(graph, continuity),
     )
-    plans, merged = _plans(merged, graph, baseline)
-    carried = _check_roles(provider, merged)
+
+
+def _check_limits(
+    *, temperature: float | None, max_tokens: int | None, stop: str | Sequence[str] | None,
+    model_timeout_s: float | None, tool_timeout_s: float | None,
+    release: str | None, environment: str | None,
+) -> Generation:
+    """The generation settings, both timeouts and the deployment labels, checked in turn."""
     limits = generation("Agent", max_tokens=max_tokens, temperature=temperature, stop=stop)
     _check_model_timeout(model_timeout_s)
     check_positive("Agent(tool_timeout_s=...)", tool_timeout_s, example="tool_timeout_s=60")
     check_deployment(release, environment)
+    return limits
+
+
+def build_setup(
+    *,
+    name: str, provider: Provider, model: str, system_prompt: str,
+    injections: Sequence[Injection], tools: Sequence[ToolLike], graph: SkillGraph | None,
+    providers: Mapping[str, ProviderChoice] | None, escalation: EscalationPolicy | None,
+    decider: ProviderChoice | None, posture: Posture | None,
+    continuity: Literal["conversation"] | None, max_iterations: int,
+    hidden_skills: Sequence[str], temperature: float | None,
+    tool_source: ToolSource | None = None, model_source: Provider | None = None,
+    max_tokens: int | None = None, stop: str | Sequence[str] | None = None,
+    model_timeout_s: float | None = None, tool_timeout_s: float | None = None,
+    release: str | None = None, environment: str | None = None, factory: str | None = None,
+) -> AgentSetup:
+    """Check every build-time rule and fold the agent's declarations."""
+    _check_basics(model, max_iterations, posture, graph, continuity)
+    merged = _merge_injections(injections, graph)
+    baseline = _baseline(tools)
+    _check_hidden(hidden_skills, merged)
+    brains = _fold_brains(merged, graph, provider, continuity, providers, escalation, decider)
+    plans, merged = _plans(merged, graph, baseline)
+    carried = _check_roles(provider, merged)
+    limits = _check_limits(
+        temperature=temperature, max_tokens=max_tokens, stop=stop, model_timeout_s=model_timeout_s,
+        tool_timeout_s=tool_timeout_s, release=release, environment=environment,
+    )
     return AgentSetup(
         name=name, provider=provider, model=model, system_prompt=system_prompt,
         injections=merged, by_id=MappingProxyType({i.id: i for i in merged}),

@@ -37,19 +37,39 @@ def add_parser(subparsers: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from lens.cli._progress import progress
+    from lens.cli._doctor_compact import check_compaction
+    from lens.cli._doctor_intake import check_intake
     from recorder.ingest._workdir import remote_refused
-    from recorder.store._doctor import examine
 
     remote_refused(args.store, "doctor", "check the bucket's files with `footprint verify "
                    "--store URI`, and a receiver's pending batches on its machine with "
                    "`footprint doctor --store` its working directory (printed at start)")
     store = open_from(args)
+    checkup = _examine(store)
+    _report(checkup)
+    compacted = check_compaction(store, repair=args.quarantine)
+    mapped = check_intake(store)
+    _redactions(store)
+    return _verdict(store, checkup, quarantine=args.quarantine, compacted=compacted,
+                    mapped=mapped)
+
+
+def _examine(store: Store) -> Checkup:
+    """Read every store file once, with a progress line; print how many were checked."""
+    from lens.cli._progress import progress
+    from recorder.store._doctor import examine
+
     total = sum(map(len, (store.files.events, store.files.blobs, store.files.chain,
                           store.files.stats)))
     with progress("checking", total, "files") as advance:
         checkup = examine(store, lambda done, _: advance(done))
     print(f"checked {checkup.checked} files in {store.root}")
+    return checkup
+
+
+def _report(checkup: Checkup) -> None:
+    """One line per finding: damaged files and outlines, edited blobs, stale locks, records
+    (the first ``_ROWS_SHOWN``, the rest counted) and orphaned segments."""
     for item in checkup.damaged:
         print(f"damaged  {item.path}: {item.reason}")
     for item in checkup.outlines:
@@ -68,21 +88,20 @@ def run(args: argparse.Namespace) -> int:
     for orphan in checkup.orphans:
         print(f"orphaned segment {orphan.segment} (its writer, pid {orphan.pid} by its name, "
               f"holds no lock: gone; {len(orphan.files)} live files)")
-    from lens.cli._doctor_compact import check_compaction
-    from lens.cli._doctor_intake import check_intake
 
-    compacted = check_compaction(store, repair=args.quarantine)
-    mapped = check_intake(store)
-    _redactions(store)
-    if args.quarantine and not checkup.healthy:
+
+def _verdict(store: Store, checkup: Checkup, *, quarantine: bool, compacted: bool,
+             mapped: bool) -> int:
+    """Repair when asked, else say healthy or how to repair; the exit code (0 healthy)."""
+    if quarantine and not checkup.healthy:
         return max(_repair(store, checkup), 0 if compacted and mapped else 1)
     if checkup.healthy and compacted:
         if not mapped:
             return 1
         print("healthy: every file reads back whole")
         return 0
-    if not args.quarantine and (checkup.damaged or checkup.outlines or checkup.orphans
-                                or checkup.rows or checkup.stale_locks or not compacted):
+    if not quarantine and (checkup.damaged or checkup.outlines or checkup.orphans
+                           or checkup.rows or checkup.stale_locks or not compacted):
         print("run `footprint doctor --quarantine` to move damaged files aside, rebuild cached "
               "outlines, seal killed writers' segments, remove their lock files and finish "
               "interrupted compactions")

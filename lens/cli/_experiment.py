@@ -30,6 +30,22 @@ def add_parser(sub: Any) -> None:
     p = sub.add_parser("experiment", help="try an agent on a dataset; compare two experiments")
     acts = p.add_subparsers(dest="action", metavar="ACTION", required=True,
                             parser_class=type(p))
+    r = _add_run(acts)
+    c = acts.add_parser("compare", help="A (baseline) against B, item by item")
+    c.add_argument("a", metavar="A")
+    c.add_argument("b", metavar="B")
+    c.add_argument("--format", choices=("table", "json"), default="table")
+    c.add_argument("--fail-on-regression", action="store_true",
+                   help="exit 1 when an item regressed (for CI)")
+    listing = acts.add_parser("list", help="every experiment of the store")
+    sent = _add_export(acts)
+    for q in (r, c, listing, sent):
+        q.add_argument("--store", metavar="DIR", default=None,
+                       help="the store directory (default: $FOOTPRINT_STORE or ./.footprint)")
+
+
+def _add_run(acts: Any) -> Any:
+    """``experiment run``: the candidate, the dataset version, the scoring and the pace."""
     r = acts.add_parser("run", help="run and score every item with a candidate agent")
     r.add_argument("dataset", metavar="DATASET")
     r.add_argument("--agent", required=True, metavar="FILE.py:FACTORY",
@@ -45,13 +61,11 @@ def add_parser(sub: Any) -> None:
                    help="runs at a time (default 8)")
     r.add_argument("--repeat", type=count_arg(1, 1000), default=1, metavar="K",
                    help="runs per item (default 1)")
-    c = acts.add_parser("compare", help="A (baseline) against B, item by item")
-    c.add_argument("a", metavar="A")
-    c.add_argument("b", metavar="B")
-    c.add_argument("--format", choices=("table", "json"), default="table")
-    c.add_argument("--fail-on-regression", action="store_true",
-                   help="exit 1 when an item regressed (for CI)")
-    listing = acts.add_parser("list", help="every experiment of the store")
+    return r
+
+
+def _add_export(acts: Any) -> Any:
+    """``experiment export-otlp``: the experiment to send, and where and how to send it."""
     sent = acts.add_parser("export-otlp", help="send an experiment's results to OTLP as "
                                                "gen_ai.evaluation.result spans in its runs' traces")
     sent.add_argument("name", metavar="NAME")
@@ -63,9 +77,7 @@ def add_parser(sub: Any) -> None:
                       help="an extra request header, e.g. an API key for a hosted backend")
     sent.add_argument("--timeout", type=seconds_arg, default=10.0, metavar="SECONDS",
                       help="give up on the endpoint after this long (default 10)")
-    for q in (r, c, listing, sent):
-        q.add_argument("--store", metavar="DIR", default=None,
-                       help="the store directory (default: $FOOTPRINT_STORE or ./.footprint)")
+    return sent
 
 
 def run(args: argparse.Namespace) -> int:

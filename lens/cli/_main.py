@@ -103,12 +103,23 @@ def _epilogs(sub: Any) -> None:
 def _add_store_commands(sub: Any) -> None:
     """``demo``, ``runs``, ``show``, ``sql`` and ``verify``: the commands whose options live
     here (every other command registers its own parser)."""
-    from lens.cli._common import MAX_COUNT, count_arg, key_file_option, time_limit_arg
-
     demo = sub.add_parser(
         "demo", help="run the bundled support-desk agent offline into the store, then explain it"
     )
     demo.add_argument("--clean", action="store_true", help="delete the store's runs first")
+    runs = _add_runs(sub)
+    show = sub.add_parser("show", help="a readable timeline of one run")
+    show.add_argument("run", metavar="RUN", help="a run id, a unique prefix, or 'last'")
+    sql = _add_sql(sub)
+    verify = _add_verify(sub)
+    for p in (demo, runs, show, sql, verify):
+        _store_option(p)
+
+
+def _add_runs(sub: Any) -> Any:
+    """``runs``: the run list, its filters and its output format."""
+    from lens.cli._common import MAX_COUNT, count_arg
+
     runs = sub.add_parser("runs", help="list the recorded runs, newest last")
     runs.add_argument("--limit", type=count_arg(0, MAX_COUNT), default=50, metavar="N",
                       help="show at most N runs (default 50; 0: every run)")
@@ -125,8 +136,13 @@ def _add_store_commands(sub: Any) -> None:
                       help="table: aligned, fitted to the terminal (default); json, jsonl, "
                            "csv: every column whole, for other tools")
     importlib.import_module("lens.cli._runs").add_filters(runs)
-    show = sub.add_parser("show", help="a readable timeline of one run")
-    show.add_argument("run", metavar="RUN", help="a run id, a unique prefix, or 'last'")
+    return runs
+
+
+def _add_sql(sub: Any) -> Any:
+    """``sql``: a query over the store's views, with its output format, row cap and timeout."""
+    from lens.cli._common import MAX_COUNT, count_arg, time_limit_arg
+
     sql = sub.add_parser("sql", help="run SQL over the store's views (events, runs, …)")
     sql.add_argument("query", metavar="QUERY", help="a DuckDB SQL query")
     sql.add_argument("--format", choices=("table", "csv", "json"), default="table")
@@ -135,6 +151,13 @@ def _add_store_commands(sub: Any) -> None:
                           "stderr says when rows were cut")
     sql.add_argument("--timeout", type=time_limit_arg, default=60.0, metavar="SECONDS",
                      help="stop the query after SECONDS (default 60; 0: no limit)")
+    return sql
+
+
+def _add_verify(sub: Any) -> Any:
+    """``verify``: a run's hash chain, or (``--records``) every dataset and experiment file."""
+    from lens.cli._common import key_file_option
+
     verify = sub.add_parser("verify", help="check a run's SHA-256 hash chain (--records: "
                                            "every dataset and experiment file)")
     verify.add_argument("run", metavar="RUN", nargs="?", default=None,
@@ -143,8 +166,7 @@ def _add_store_commands(sub: Any) -> None:
                         help="check every dataset version and experiment file: their chains, "
                              "and the journal that lists them (a deleted or replaced file)")
     key_file_option(verify, "every head must then be its HMAC")
-    for p in (demo, runs, show, sql, verify):
-        _store_option(p)
+    return verify
 
 
 class _Version(argparse.Action):

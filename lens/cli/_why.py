@@ -115,24 +115,12 @@ def _bar(enabled: bool, what: str = "re-run") -> Iterator[Any]:
 def run(args: argparse.Namespace) -> int:
     """Print the why report; 0 on success, 2 on bad input."""
     from lens.cli._common import open_from
-    from lens.explain._report import render_why, why_json
-    from lens.explain._why import why
-    from lens.playback._agent_ref import load_target
 
     try:
         _tier_args(args)
         store = open_from(args)
         try:
-            if args.resend:
-                report = _resend(store, args)
-            else:
-                agent = load_target(args.agent) if args.agent else None  # built per seed
-                with _bar(agent is not None) as tick:
-                    report = why(store, args.run, agent=agent, step=args.step,
-                                 expect=args.expect, judge=args.judge, budget=args.budget,
-                                 label=args.label, seeds=args.seeds, alpha=args.alpha,
-                                 progress=tick, allow_mismatch=args.allow_mismatch,
-                                 plan=_say, sentences=not args.no_sentences)
+            report = _resend(store, args) if args.resend else _rerun(store, args)
         finally:
             store.close()
     except FootprintError as exc:
@@ -144,16 +132,37 @@ def run(args: argparse.Namespace) -> int:
         print("footprint why: interrupted; the re-send under way was cancelled (its "
               "connection closed)", file=sys.stderr)
         return 130
+    _print(report, args)
+    return 0
+
+
+def _rerun(store: Any, args: argparse.Namespace) -> Any:
+    """The re-run tier (or, without ``--agent``, the correlational report)."""
+    from lens.explain._why import why
+    from lens.playback._agent_ref import load_target
+
+    agent = load_target(args.agent) if args.agent else None  # built per seed
+    with _bar(agent is not None) as tick:
+        return why(store, args.run, agent=agent, step=args.step,
+                   expect=args.expect, judge=args.judge, budget=args.budget,
+                   label=args.label, seeds=args.seeds, alpha=args.alpha,
+                   progress=tick, allow_mismatch=args.allow_mismatch,
+                   plan=_say, sentences=not args.no_sentences)
+
+
+def _print(report: Any, args: argparse.Namespace) -> None:
+    """The report as JSON (``--json``), or as text in its tier's words."""
+    from lens.explain._report import render_why, why_json
+
     if args.json:
         print(why_json(report))
-        return 0
+        return
     if args.resend:
         from lens.explain._resend_why import render_resend
 
         print("\n".join(render_resend(report)))
-        return 0
+        return
     print("\n".join(render_why(report)))
-    return 0
 
 
 def _say(line: str) -> None:

@@ -18,7 +18,7 @@ from footprint.events import ContextInjected, LLMEnd, RunSource, ToolEnd
 from footprint.providers import LLMRequest, Message, Provider
 from lens.explain._candidates import Candidate, CandidateKind, Removal
 from lens.explain._custody import overlap
-from lens.explain._outcome import make_comparator
+from lens.explain._outcome import Comparator, make_comparator
 from lens.explain._params import SendParams, send_params, words
 from lens.explain._past import Landing, Past, causal_past, landings_of
 from lens.explain._report import ResendInfo, Suspect, WhyReport, render_why
@@ -123,16 +123,12 @@ def why(store_or_events: Any, run: str | None = None, *, agent: Any | None = Non
     bound each call and all of them (default 120 s a call, 900 s in all:
     :class:`lens.explain._resend.Limits`). ``sentences=False`` skips the search for the
     sentence(s) inside a confirmed piece."""
-    if resend is None and base_url is None:
-        if model is not None or params or limits is not None:
-            raise ConfigError("model=, params= and limits= belong to the re-send "
-                              "tier; pass resend= too")
+    resending = resend is not None or base_url is not None
+    _check_tier(resending, agent=agent, model=model, params=params, limits=limits)
+    if not resending:
         return rerun_why(store_or_events, run, agent=agent, step=step, expect=expect,
                          judge=judge, budget=budget, label=label, seeds=seeds, alpha=alpha,
                          progress=progress, plan=plan, sentences=sentences)
-    if agent is not None:
-        raise ConfigError("agent= and resend= are two tiers (re-run the agent, or re-send one "
-                          "request); pick one")
     _check(budget, seeds, alpha)
     from lens.playback._source import opened
 
@@ -141,14 +137,35 @@ def why(store_or_events: Any, run: str | None = None, *, agent: Any | None = Non
                plan=plan, supplied=dict(params or {}),
                limits=limits if limits is not None else Limits(), wire=base_url is not None,
                sentences=sentences)
+    through = _carrier(resend, base_url, model, ask.limits.call_s)
+    with opened(store_or_events) as source:
+        return _tiered(_load(source, run, step, reruns=False), through, ask)
+
+
+def _check_tier(resending: bool, *, agent: Any | None, model: str | None,
+                params: Mapping[str, Any] | None, limits: Limits | None) -> None:
+    """Refuse options of the tier not chosen: re-send options without ``resend=``, or an
+    agent to re-run with it."""
+    if not resending:
+        if model is not None or params or limits is not None:
+            raise ConfigError("model=, params= and limits= belong to the re-send "
+                              "tier; pass resend= too")
+    elif agent is not None:
+        raise ConfigError("agent= and resend= are two tiers (re-run the agent, or re-send one "
+                          "request); pick one")
+
+
+def _carrier(resend: Any | None, base_url: str | None, model: str | None,
+             call_s: float) -> Callable[[SendParams], Provider]:
+    """The provider each re-send goes through: ``resend``'s (made now), or an
+    OpenAI-compatible one at ``base_url`` (made for the parameters sent)."""
     chosen = provider_of(resend) if base_url is None else None
 
     def through(sent: SendParams) -> Provider:
         return chosen if chosen is not None else provider_of(
-            None, base_url=base_url, model=model, sent=sent, call_s=ask.limits.call_s)
+            None, base_url=base_url, model=model, sent=sent, call_s=call_s)
 
-    with opened(store_or_events) as source:
-        return _tiered(_load(source, run, step, reruns=False), through, ask)
+    return through
 
 
 def _check(budget: int | None, seeds: int | None, alpha: float) -> None:
@@ -224,11 +241,7 @@ def _unreproduced(r: WhyReport, rr: Resender, sent: SendParams, *,
 def _tiered(loaded: _Loaded, through: Callable[[SendParams], Provider], a: _Ask) -> WhyReport:
     """Plan, announce, baseline, search and scope (module doc)."""
     past = causal_past(loaded.events, a.step, Resender.tier.words, failure=False)
-    fn, name = _judge(a.judge)
-    comparator = make_comparator(expect=a.expect, judge=fn, judge_name=name, label=a.label)
-    if comparator.mode == "expect" and comparator.recorded_key(past.answer) == "expected":
-        raise ConfigError(f"the recorded answer already matches --expect {a.expect!r}; "
-                          "nothing to explain — give the answer you wanted instead")
+    comparator = _comparator(past, a)
     step = past.explained.step_id
     _recorded(loaded, step, past.explained.start.request_ref)
     recorded = request_of(past.explained.start.request_ref, step)
@@ -244,17 +257,42 @@ def _tiered(loaded: _Loaded, through: Callable[[SendParams], Provider], a: _Ask)
     info = ResendInfo(provider=provider.name, request=step, pieces=len(cands),
                       planned_calls=planned, scope=SCOPE, params=dict(sent.params),
                       not_in_trace=sent.missing)
-    report = WhyReport(
-        run_id=past.run_id, step=step, answer=past.answer,
+    report = _unsent_report(loaded, past, comparator, a, info, flags)
+    rr = Resender(rec, provider, past, comparator, model=a.model, budget=a.budget,
+                  progress=a.progress, limits=a.limits)
+    out = _resent(report, rr, cands, a, provider)
+    return _unreproduced(_scoped(out, step, rr), rr, sent, foreign=_is_foreign(loaded))
+
+
+def _comparator(past: Past, a: _Ask) -> Comparator:
+    """How re-sent answers are compared with the recorded one; refused when the recorded
+    answer already is the one ``--expect`` wants."""
+    fn, name = _judge(a.judge)
+    comparator = make_comparator(expect=a.expect, judge=fn, judge_name=name, label=a.label)
+    if comparator.mode == "expect" and comparator.recorded_key(past.answer) == "expected":
+        raise ConfigError(f"the recorded answer already matches --expect {a.expect!r}; "
+                          "nothing to explain — give the answer you wanted instead")
+    return comparator
+
+
+def _unsent_report(loaded: _Loaded, past: Past, comparator: Comparator, a: _Ask,
+                   info: ResendInfo, flags: Sequence[str]) -> WhyReport:
+    """The report before any re-send: the recording's side, scoped to the request."""
+    return WhyReport(
+        run_id=past.run_id, step=info.request, answer=past.answer,
         outcome=comparator.recorded_key(past.answer), comparator=comparator.describe,
         comparator_mode=comparator.mode, mode="CAUSAL", conclusion="correlational",
         conclusion_text="", suspects=(), run_status=past.status, alpha=a.alpha,
-        flags=(f"request-level: the recorded request of {step} was re-sent through "
-               f"{provider.name!r} with pieces removed; claims hold for that request ("
+        flags=(f"request-level: the recorded request of {info.request} was re-sent through "
+               f"{info.provider!r} with pieces removed; claims hold for that request ("
                f"{SCOPE})", *past.flags, *flags),
         events_read=loaded.read, events_total=loaded.total, resend=info)
-    rr = Resender(rec, provider, past, comparator, model=a.model, budget=a.budget,
-                  progress=a.progress, limits=a.limits)
+
+
+def _resent(report: WhyReport, rr: Resender, cands: Sequence[Candidate], a: _Ask,
+            provider: Provider) -> WhyReport:
+    """Baseline and search by re-sending (the provider closed after); refused when the
+    provider failed every baseline re-send."""
     try:
         out = _causal(report, rr, cands, a.seeds, a.alpha, sentences=a.sentences)
     finally:
@@ -262,8 +300,8 @@ def _tiered(loaded: _Loaded, through: Callable[[SendParams], Provider], a: _Ask)
     base = out.baseline
     if rr.errors and base is not None and base.runs and base.broke == base.runs:
         raise RunError(f"the provider {provider.name!r} failed every baseline re-send of "
-                       f"{step} ({rr.errors[0]}); check --provider or --base-url/--model")
-    return _unreproduced(_scoped(out, step, rr), rr, sent, foreign=_is_foreign(loaded))
+                       f"{report.step} ({rr.errors[0]}); check --provider or --base-url/--model")
+    return out
 
 
 def _pieces(loaded: _Loaded, past: Past, step: str, request: LLMRequest,

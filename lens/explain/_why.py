@@ -351,42 +351,60 @@ def _causal(report: WhyReport, rr: Trial, cands: Sequence[Candidate], seeds: int
         plan(f"{plan_line(len(units), seeds, rr.budget, w)}\n{sentence_plan(sentences)}")
     per_test = alpha / max(1, len(units))
     base_tally, baseline, stopped = _baseline(rr, seeds)
-    result: SearchResult | None = None
-    if stopped is not None:  # spent in the baseline: its re-runs, then the whole search
-        more = max(rr.runs + 1, seeds + screen_budget(len(units), seeds))
-        result = SearchResult(findings=(), probes=(), cleared=frozenset(), broke=frozenset(),
-                              untested=tuple(units), stopped=stopped, more=more)
-    elif base_tally.same == 0:
-        flags.insert(0, f"baseline-unreproduced: {w.unchanged} never gave the recorded "
-                        "outcome, so no removal can be compared with it")
-        if rr.tier is Tier.RESEND and not baseline.varies:  # nothing to search against
-            result = SearchResult(
-                findings=(), probes=(), cleared=frozenset(), broke=frozenset(), untested=(),
-                unjudged=frozenset(units), unjudged_why=(
-                    f"not searched: {w.unchanged} never reproduced the recorded answer"))
-    elif not baseline.stable:
-        flags.insert(0, f"baseline-unstable: {w.unchanged} changed its outcome in "
-                        f"{base_tally.changed}/{base_tally.answered} live {w.trials} (and its "
-                        "facts changed too); give --expect TEXT or --judge MODULE:FUNC to "
-                        "compare only what matters")
-        result = SearchResult(
-            findings=(), probes=(), cleared=frozenset(), broke=frozenset(), untested=(),
-            unjudged=frozenset(units), unjudged_why=(
-                f"not searched: {w.unchanged}'s own outcome varies "
-                f"({base_tally.changed}/{base_tally.answered} live {w.trials} changed), so no "
-                "removal's effect can be told from that noise"))
+    if stopped is not None:
+        result: SearchResult | None = _spent_in_baseline(rr, units, seeds, stopped)
     else:
-        need = seeds_needed(base_tally.answered, per_test)
-        if need is None or need > seeds:
-            flags.append(f"too-few-seeds: {seeds} seeds cannot reach confidence "
-                         f"{1 - per_test:.4g} per test; use --seeds {need or 'more'} or more")
-        result = search(rr, base_tally, units, seeds=seeds, alpha=per_test,
-                        order=report.run_id, wanted=rr.comparator.mode in _WANTED)
+        result = _search(rr, base_tally, baseline, units, flags, seeds=seeds, per_test=per_test,
+                         order=report.run_id)
     flags += _blind(rr)
     out = replace(report, seeds=seeds, alpha_per_test=per_test, baseline=baseline,
                   flags=tuple(flags))
     found = _ordered(out, rr, cands, refused, result)
     return attribute(found, rr, result, seeds=seeds, alpha=alpha) if sentences else found
+
+
+def _spent_in_baseline(rr: Trial, units: Sequence[Removal], seeds: int,
+                       stopped: str) -> SearchResult:
+    """The budget was spent in the baseline: every removal untested, and ``more`` asks for
+    the baseline's re-runs and then the whole search."""
+    more = max(rr.runs + 1, seeds + screen_budget(len(units), seeds))
+    return SearchResult(findings=(), probes=(), cleared=frozenset(), broke=frozenset(),
+                        untested=tuple(units), stopped=stopped, more=more)
+
+
+def _not_searched(units: Sequence[Removal], why: str) -> SearchResult:
+    """No search made: every removal is left unjudged, for ``why``."""
+    return SearchResult(findings=(), probes=(), cleared=frozenset(), broke=frozenset(),
+                        untested=(), unjudged=frozenset(units), unjudged_why=why)
+
+
+def _search(rr: Trial, tally: Tally, baseline: Baseline, units: list[Removal],
+            flags: list[str], *, seeds: int, per_test: float, order: str) -> SearchResult | None:
+    """Search the removals against a baseline that reproduced the recording and held still;
+    otherwise add to ``flags`` why not, and leave the removals unjudged."""
+    w = rr.tier.words
+    if tally.same == 0:
+        flags.insert(0, f"baseline-unreproduced: {w.unchanged} never gave the recorded "
+                        "outcome, so no removal can be compared with it")
+        if rr.tier is Tier.RESEND and not baseline.varies:  # nothing to search against
+            return _not_searched(
+                units, f"not searched: {w.unchanged} never reproduced the recorded answer")
+        return None
+    if not baseline.stable:
+        flags.insert(0, f"baseline-unstable: {w.unchanged} changed its outcome in "
+                        f"{tally.changed}/{tally.answered} live {w.trials} (and its "
+                        "facts changed too); give --expect TEXT or --judge MODULE:FUNC to "
+                        "compare only what matters")
+        return _not_searched(units, (
+            f"not searched: {w.unchanged}'s own outcome varies "
+            f"({tally.changed}/{tally.answered} live {w.trials} changed), so no "
+            "removal's effect can be told from that noise"))
+    need = seeds_needed(tally.answered, per_test)
+    if need is None or need > seeds:
+        flags.append(f"too-few-seeds: {seeds} seeds cannot reach confidence "
+                     f"{1 - per_test:.4g} per test; use --seeds {need or 'more'} or more")
+    return search(rr, tally, units, seeds=seeds, alpha=per_test, order=order,
+                  wanted=rr.comparator.mode in _WANTED)
 
 
 def _ordered(report: WhyReport, rr: Trial, cands: Sequence[Candidate],

@@ -154,6 +154,23 @@ KEPT = ("spans of runs a compaction merged (kept as stored: a remap cannot drop 
 DUPLICATE = "duplicate spans (the same span id twice in one trace; kept once)"
 
 
+def _check_options(*, keep_raw: object, durable: object, idle_s: object,
+                   processors: Sequence[object], worker: object) -> None:
+    """Refuse a bad worker index, processor, flag or idle time, naming the option."""
+    if worker is not None and (type(worker) is not int or worker < 0):
+        raise ConfigError(f"Intake(worker={worker!r}): the index (0, 1, …) of this "
+                          "receive worker, or None for a receiver of its own")
+    if not all(callable(p) for p in processors):
+        raise ConfigError(f"Intake(processors={processors!r}): a list of processors, "
+                          "e.g. [Redactor()] (each takes an event, returns it or Drop)")
+    if not isinstance(keep_raw, bool) or not isinstance(durable, bool):
+        raise ConfigError(f"Intake(keep_raw={keep_raw!r}, durable={durable!r}): both "
+                          "must be True or False")
+    if not isinstance(idle_s, int | float) or not idle_s > 0:
+        raise ConfigError(f"Intake(idle_s={idle_s!r}): seconds a trace without its root "
+                          "waits before it is mapped anyway; a positive number")
+
+
 class Intake:
     """Takes OTLP batches into a store: ``take`` (wire bodies) or ``add`` (decoded batches).
 
@@ -172,18 +189,8 @@ class Intake:
     def __init__(self, store: str | Path | None = None, *, keep_raw: bool = True,
                  durable: bool = False, idle_s: float = 300.0, defer: bool = False,
                  processors: Sequence[Processor] = (), worker: int | None = None) -> None:
-        if worker is not None and (type(worker) is not int or worker < 0):
-            raise ConfigError(f"Intake(worker={worker!r}): the index (0, 1, …) of this "
-                              "receive worker, or None for a receiver of its own")
-        if not all(callable(p) for p in processors):
-            raise ConfigError(f"Intake(processors={processors!r}): a list of processors, "
-                              "e.g. [Redactor()] (each takes an event, returns it or Drop)")
-        if not isinstance(keep_raw, bool) or not isinstance(durable, bool):
-            raise ConfigError(f"Intake(keep_raw={keep_raw!r}, durable={durable!r}): both "
-                              "must be True or False")
-        if not isinstance(idle_s, int | float) or not idle_s > 0:
-            raise ConfigError(f"Intake(idle_s={idle_s!r}): seconds a trace without its root "
-                              "waits before it is mapped anyway; a positive number")
+        _check_options(keep_raw=keep_raw, durable=durable, idle_s=idle_s,
+                       processors=processors, worker=worker)
         self.idle_s, self.defer, self.worker = float(idle_s), bool(defer), worker
         self._work = workdir(store)
         self.store = self._work.root  # the raw batches' store: for a URI, the working dir

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -130,18 +131,26 @@ def export_otlp(
     main module, whose top-level code must then sit under
     ``if __name__ == "__main__":``.
     """
-    from recorder.store._catalog import Store, open_store
-
     if processes is not None:
         processes_for(0, processes)  # a bad count is refused before anything is read
     content = capture_content_from_env() if capture_content is None else capture_content
     target = Target(protocol, endpoint, timeout_s, tuple((headers or {}).items()))
-    opened = store if isinstance(store, Store) else open_store(store)
-    try:
+    with _opened(store) as opened:
         options = Options(content=content, limit=16384, openinference=openinference,
                           resource=None, prices=load_prices(opened.root))
         return _export_from(opened, opened.resolve_run(run), options, target, exporter,
                             processes, progress)
+
+
+@contextmanager
+def _opened(store: str | os.PathLike[str] | StoreT | None) -> Iterator[StoreT]:
+    """``store`` itself when it is an open store (left open), else the directory it names
+    (or the default one) opened here and closed after."""
+    from recorder.store._catalog import Store, open_store
+
+    opened = store if isinstance(store, Store) else open_store(store)
+    try:
+        yield opened
     finally:
         if opened is not store:
             opened.close()

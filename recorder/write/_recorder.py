@@ -60,6 +60,21 @@ class _FlushRequest:
         self.ok = False
 
 
+def _check_options(capacity: int, batch_size: int, interval_s: float, on_full: object) -> None:
+    """Refuse a bound, batch or interval that is not positive, and an unknown ``on_full``."""
+    if capacity < 1 or batch_size < 1 or interval_s <= 0:
+        raise ConfigError(
+            f"Recorder(capacity={capacity!r}, batch_size={batch_size!r}, "
+            f"interval_s={interval_s!r}): all three must be positive; use the defaults"
+        )
+    if on_full not in ("drop", "block"):
+        raise ConfigError(
+            f"Recorder(on_full={on_full!r}) is unknown"
+            f"{did_you_mean(str(on_full), ('drop', 'block'))}; use 'drop' (count and "
+            "drop when the buffer is full) or 'block' (wait for room)"
+        )
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class RecorderStats:
     """Counters a recorder keeps; none of them ever raises into a run."""
@@ -97,17 +112,7 @@ class Recorder:
         interval_s: float = 0.05,
         on_full: OnFull = "drop",
     ) -> None:
-        if capacity < 1 or batch_size < 1 or interval_s <= 0:
-            raise ConfigError(
-                f"Recorder(capacity={capacity!r}, batch_size={batch_size!r}, "
-                f"interval_s={interval_s!r}): all three must be positive; use the defaults"
-            )
-        if on_full not in ("drop", "block"):
-            raise ConfigError(
-                f"Recorder(on_full={on_full!r}) is unknown"
-                f"{did_you_mean(str(on_full), ('drop', 'block'))}; use 'drop' (count and "
-                "drop when the buffer is full) or 'block' (wait for room)"
-            )
+        _check_options(capacity, batch_size, interval_s, on_full)
         self.on_full = on_full
         self._sinks: list[Sink] = [as_sink(s) for s in sinks]
         self._processors = tuple(processors)
