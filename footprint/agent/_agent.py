@@ -156,10 +156,15 @@ class Agent:
         name: str = "agent",
         hidden_skills: Sequence[str] = (),
         temperature: float | None = None,
-        tool_source: ToolSource | None = None, model_source: Provider | None = None,
-        max_tokens: int | None = None, stop: str | Sequence[str] | None = None,
-        model_timeout_s: float | None = None, tool_timeout_s: float | None = DEFAULT_TOOL_TIMEOUT_S,
-        release: str | None = None, environment: str | None = None, factory: str | None = None,
+        tool_source: ToolSource | None = None,
+        model_source: Provider | None = None,
+        max_tokens: int | None = None,
+        stop: str | Sequence[str] | None = None,
+        model_timeout_s: float | None = None,
+        tool_timeout_s: float | None = DEFAULT_TOOL_TIMEOUT_S,
+        release: str | None = None,
+        environment: str | None = None,
+        factory: str | None = None,
     ) -> None:
         # every option as given (lists frozen), so variant() can rebuild this agent
         self._options: dict[str, Any] = _frozen_options(locals())
