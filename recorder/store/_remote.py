@@ -13,13 +13,19 @@ import os
 import secrets
 import shutil
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
 from footprint._errors import ConfigError
 from recorder.write._upload import SEALED, cache_root, is_remote, open_uri, uri_digest
 
-__all__ = ["is_remote", "mirror"]
+__all__ = ["DOWNLOADS", "is_remote", "mirror"]
+
+DOWNLOADS = 16
+"""Files downloaded at once. Each file is at least one request, so one after the other a
+new machine's first read of a bucket of 1,003 files took 4.2 s on loopback, before any
+network round trip."""
 
 
 def mirror(uri: str) -> Path:
@@ -41,10 +47,12 @@ def mirror(uri: str) -> Path:
         for item in fs.get_file_info(selector):
             if item.type == pafs.FileType.File and item.path.endswith(".parquet"):
                 wanted[item.path[len(base) + 1:]] = int(item.size or 0)
-    for rel, size in wanted.items():
-        target = local / rel
-        if not target.exists() or target.stat().st_size != size:
-            _download(fs, f"{base}/{rel}", target)
+    missing = [rel for rel, size in wanted.items()
+               if not (local / rel).exists() or (local / rel).stat().st_size != size]
+    if missing:
+        with ThreadPoolExecutor(min(DOWNLOADS, len(missing)),
+                                thread_name_prefix="footprint-mirror") as pool:
+            list(pool.map(lambda rel: _download(fs, f"{base}/{rel}", local / rel), missing))
     _forget_gone(local, wanted, listed)
     return local
 

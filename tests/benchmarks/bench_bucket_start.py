@@ -22,6 +22,10 @@ the bucket holds. Before anything is timed, ``open_store(uri)`` must count every
 - ``bucket_mirror_10k_runs_cold_s``: ``recorder.store._remote.mirror(uri)`` alone, in this
   process, into a new cache (listing and downloading every sealed file): the part of a
   cold start that grows with the bucket.
+- ``bucket_mirror_10k_runs_rtt20ms_s`` / ``…_serial_s``: that mirror through a TCP proxy
+  on 127.0.0.1 that holds every chunk a client sends for :data:`RTT_S` (the round trip
+  each request costs against a real bucket, which loopback lacks), with
+  ``recorder.store._remote.DOWNLOADS`` files at once / one after the other.
 - ``bucket_10k_runs_objects`` / ``bucket_10k_runs_mb``: the objects under the prefix and
   their total size (MB, 10^6 bytes).
 - ``bucket_start_otel_span_us``: ``otel_span_us`` (one span through the OTel SDK) measured
@@ -32,8 +36,11 @@ the bucket holds. Before anything is timed, ``open_store(uri)`` must count every
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
+import re
+import socket
 import subprocess
 import sys
 import tempfile
@@ -62,6 +69,8 @@ PER_BODY = 20
 GAP_S = 0.6
 """Between one writer's bodies: more than the receiver's drain (0.5 s), so each body is
 written, sealed and uploaded on its own, as bodies 5 s apart are."""
+RTT_S = 0.020
+"""What the proxy adds to each request: a same-region round trip to object storage."""
 _ENV = ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "FOOTPRINT_CACHE")
 
 
@@ -180,6 +189,63 @@ def check(uri: str, runs: int, cache: Path) -> float:
     return took
 
 
+def _pump(src: socket.socket, dst: socket.socket, wait_s: float) -> None:
+    """Copy ``src`` to ``dst`` (each chunk held ``wait_s`` first) until either closes."""
+    try:
+        while data := src.recv(1 << 16):
+            if wait_s:
+                time.sleep(wait_s)
+            dst.sendall(data)
+    except OSError:
+        pass
+    finally:
+        for end in (src, dst):
+            with contextlib.suppress(OSError):
+                end.shutdown(socket.SHUT_RDWR)
+
+
+@contextmanager
+def delayed(uri: str, wait_s: float) -> Iterator[str]:
+    """``uri`` through a TCP proxy on 127.0.0.1 that holds what a client sends for
+    ``wait_s`` (one round trip per request); the answers come back at once."""
+    found = re.search(r"endpoint_override=([^&]+)", uri)
+    assert found is not None, uri
+    up_host, up_port = found.group(1).rsplit(":", 1)
+    listener = socket.create_server(("127.0.0.1", 0))
+
+    def serve() -> None:
+        while True:
+            try:
+                client, _ = listener.accept()
+            except OSError:
+                return  # closed: the measurement is over
+            upstream = socket.create_connection((up_host, int(up_port)))
+            for args in ((client, upstream, wait_s), (upstream, client, 0.0)):
+                threading.Thread(target=_pump, args=args, daemon=True).start()
+
+    threading.Thread(target=serve, daemon=True).start()
+    try:
+        yield uri.replace(found.group(1), f"127.0.0.1:{listener.getsockname()[1]}")
+    finally:
+        listener.close()
+
+
+def mirror_s(uri: str, cache: Path, downloads: int) -> float:
+    """Seconds ``mirror(uri)`` takes into the new cache ``cache``, ``downloads`` at once."""
+    from recorder.store import _remote
+
+    os.environ["FOOTPRINT_CACHE"] = str(cache)
+    saved, _remote.DOWNLOADS = _remote.DOWNLOADS, downloads
+    try:
+        started = time.perf_counter()
+        local = _remote.mirror(uri)
+        took = time.perf_counter() - started
+    finally:
+        _remote.DOWNLOADS = saved
+    assert any(local.glob("events/**/*.parquet")), local
+    return took
+
+
 def start_s(uri: str, cache: Path) -> float:
     """One receiver start on ``uri`` with ``cache``: its seconds to serve; stopped (130)."""
     proc, took, _ = launch(uri, cache)
@@ -212,12 +278,21 @@ def figures(quick: bool) -> dict[str, float]:
         mirrored = check(uri, runs, tmp / "check")
         _note(f"{count} objects, {size / 1e6:.1f} MB; mirror alone {mirrored:.2f}s")
         cold, warm = starts(uri, tmp, repeats)
+        from recorder.store._remote import DOWNLOADS
+
+        with delayed(uri, RTT_S) as far:
+            rtt = mirror_s(far, tmp / "rtt", DOWNLOADS)
+            serial = mirror_s(far, tmp / "rtt-serial", 1)
+        _note(f"mirror with {RTT_S * 1000:.0f} ms a request: {rtt:.2f}s "
+              f"({DOWNLOADS} at once), {serial:.2f}s (one after the other)")
     otel = span_us(quick)
     return {
         "bucket_start_10k_runs_cold_s": round(cold, 3),
         "bucket_start_10k_runs_warm_s": round(warm, 3),
         "bucket_start_empty_s": round(empty, 3),
         "bucket_mirror_10k_runs_cold_s": round(mirrored, 3),
+        "bucket_mirror_10k_runs_rtt20ms_s": round(rtt, 3),
+        "bucket_mirror_10k_runs_rtt20ms_serial_s": round(serial, 3),
         "bucket_10k_runs_objects": float(count),
         "bucket_10k_runs_mb": round(size / 1e6, 2),
         "bucket_start_otel_span_us": round(otel, 2),

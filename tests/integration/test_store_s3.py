@@ -119,3 +119,33 @@ def test_given_a_file_removed_from_the_bucket_when_mirrored_again_then_the_mirro
     fs.delete_file(f"{base}/chain/{chain.name}")
     assert mirror(bucket) == local and not chain.exists()
     assert list((local / "events").rglob("*.parquet"))  # the rest stays
+
+
+def test_given_more_sealed_files_than_downloads_at_once_when_a_new_machine_reads_then_every_run_is_there(  # noqa: E501
+    bucket: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from lens._examples.support_desk import make_agent
+    from recorder import ParquetSink, Recorder, open_store
+    from recorder.store import _remote
+
+    users = [f"user-{k:02d}" for k in range(24)]
+    for user in users:  # a writer each: sealed files of their own
+        with Recorder(sinks=[ParquetSink(bucket)]) as rec:
+            make_agent(sink=rec).run_sync("Where is my parcel?", user=user)
+    monkeypatch.setenv("FOOTPRINT_CACHE", str(tmp_path / "new-machine"))
+    local = _remote.mirror(bucket)
+    assert len(list(local.glob("events/**/*.parquet"))) > _remote.DOWNLOADS
+    with open_store(bucket) as store:
+        assert [r[0] for r in store.rows("SELECT user_id FROM runs ORDER BY 1")] == users
+    monkeypatch.setenv("FOOTPRINT_CACHE", str(tmp_path / "third-machine"))
+    real, calls = _remote._download, []
+
+    def failing(fs: object, key: str, target: Path) -> None:
+        calls.append(key)
+        if len(calls) == 5:
+            raise OSError("connection reset by peer")
+        real(fs, key, target)
+
+    monkeypatch.setattr(_remote, "_download", failing)
+    with pytest.raises(OSError, match="connection reset"):  # never a silent partial mirror
+        _remote.mirror(bucket)
