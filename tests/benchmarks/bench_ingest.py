@@ -20,8 +20,10 @@
   over that of ``--workers 1``, both fed by :data:`SENDERS` concurrent senders (one
   connection each) with the same bodies, best of the repeats each (goal ≥ 1.7 on 2 cores);
   ``ingest_workers_1_spans_per_s`` / ``ingest_workers_2_spans_per_s`` are the two figures
-  and ``ingest_workers_2_cpu_us_per_span`` the CPU of the parent and both workers per span
-  (their start-up, measured on a receiver that gets no batch, taken off).
+  and ``ingest_workers_<n>_cpu_us_per_span`` the CPU of the parent and its workers per span
+  (their start-up, measured on a receiver that gets no batch, taken off);
+  ``ingest_workers_<n>_cores_busy`` that CPU over the wall seconds: how many of the 2
+  cores the receiver kept busy.
 """
 
 from __future__ import annotations
@@ -161,15 +163,19 @@ def workers_figures(quick: bool) -> dict[str, float]:
     count = 16 if quick else 96  # ~50k spans: a few seconds each, the drain at the end amortized
     bodies = batches(count)
     spans = count * BATCH
-    idle = ingest_concurrently([], 2)[1]
-    one = min(ingest_concurrently(bodies, 1)[0] for _ in range(1 if quick else 2))
+    idle = {n: ingest_concurrently([], n)[1] for n in (1, 2)}  # start-up CPU alone
+    one = min((ingest_concurrently(bodies, 1) for _ in range(1 if quick else 2)),
+              key=lambda r: r[0])
     two = min((ingest_concurrently(bodies, 2) for _ in range(1 if quick else 2)),
               key=lambda r: r[0])
     return {
-        "ingest_workers_1_spans_per_s": round(spans / one, 1),
+        "ingest_workers_1_spans_per_s": round(spans / one[0], 1),
         "ingest_workers_2_spans_per_s": round(spans / two[0], 1),
-        "ingest_workers_2_speedup": round(one / two[0], 3),
-        "ingest_workers_2_cpu_us_per_span": round(max(two[1] - idle, 0.0) / spans * 1e6, 2),
+        "ingest_workers_2_speedup": round(one[0] / two[0], 3),
+        "ingest_workers_1_cpu_us_per_span": round(max(one[1] - idle[1], 0.0) / spans * 1e6, 2),
+        "ingest_workers_2_cpu_us_per_span": round(max(two[1] - idle[2], 0.0) / spans * 1e6, 2),
+        "ingest_workers_1_cores_busy": round(max(one[1] - idle[1], 0.0) / one[0], 3),
+        "ingest_workers_2_cores_busy": round(max(two[1] - idle[2], 0.0) / two[0], 3),
     }
 
 
