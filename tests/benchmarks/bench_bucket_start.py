@@ -54,8 +54,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 sys.path.insert(0, str(HERE))
 
-import httpx  # noqa: E402
-from bench_ingest import _SYSTEM, _stop  # noqa: E402
+from bench_ingest import _SYSTEM, _send, _stop  # noqa: E402
 from bench_otel import span_us  # noqa: E402
 from otlp_build import agent_trace, trace_request  # noqa: E402
 
@@ -136,12 +135,7 @@ def launch(uri: str, cache: Path) -> tuple[subprocess.Popen[str], float, str]:
 
 def _feed(endpoint: str, sent: list[bytes]) -> None:
     """Post ``sent`` one body every :data:`GAP_S` (each body an export of its own)."""
-    with httpx.Client(timeout=300) as client:
-        for body in sent:
-            answer = client.post(f"{endpoint}/v1/traces", content=body,
-                                 headers={"Content-Type": "application/x-protobuf"})
-            assert answer.status_code == 200, answer.status_code
-            time.sleep(GAP_S)
+    _send(endpoint, sent, GAP_S)
 
 
 def fill(uri: str, runs: int, tmp: Path) -> None:
