@@ -36,6 +36,10 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--redact", action="store_true",
                    help="redact before anything is written, raw batches included (the "
                         "store's redaction.json, else the API-key patterns)")
+    p.add_argument("--seal-after", type=_seconds, default=None, metavar="SECONDS",
+                   help="seal (and, on a storage URI, upload) a file of runs once they have "
+                        "all ended and it is this old (default 60 on a storage URI, 0 on a "
+                        "local store; 0: a file per export)")
     p.add_argument("--evaluate", metavar="MODULE:FUNC", default=None,
                    help="judge the runs as they are mapped, in the background: def "
                         "FUNC(run) -> recorder.Score, as `footprint evaluate --judge` takes")
@@ -49,6 +53,17 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--worker", type=int, default=None, help=argparse.SUPPRESS)
     p.add_argument("--worker-fds", default=None, help=argparse.SUPPRESS)
     p.add_argument("--peers", default=None, help=argparse.SUPPRESS)
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not 0 <= value < float("inf"):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds >= 0; pass "
+                                         "e.g. 60, or 0 to seal a file per export")
+    return value
 
 
 def _fraction(text: str) -> float:
@@ -177,13 +192,22 @@ def _refuse_remote(args: argparse.Namespace) -> None:
                        "runs afterwards, or receive into a local store")
 
 
+def intake_for(args: argparse.Namespace, worker: int | None = None) -> Any:
+    """The intake ``receive`` (or its worker ``worker``) serves: durable, redacted and
+    sealed as the options ask."""
+    from lens.cli._ingest import redaction
+    from recorder.ingest import Intake
+
+    return Intake(args.store, processors=redaction(args), durable=True, worker=worker,
+                  seal_after_s=args.seal_after)
+
+
 def _serve(args: argparse.Namespace) -> int:
     """One receiver in this process."""
     from lens.cli._exits import INTERRUPTED
-    from lens.cli._ingest import redaction
-    from recorder.ingest import Intake, Receiver
+    from recorder.ingest import Receiver
 
-    intake = Intake(args.store, processors=redaction(args), durable=True)
+    intake = intake_for(args)
     online = _online(args, intake.store)
     on_report = _reporter(online)
     receiver = None

@@ -60,6 +60,7 @@ class _Worker:
                    "--peers", ",".join(peers)]
         command += ["--store", args.store] if args.store else []
         command += ["--redact"] if args.redact else []
+        command += [] if args.seal_after is None else ["--seal-after", str(args.seal_after)]
         command += ["--allow-remote"] if args.allow_remote else []
         self.proc = subprocess.Popen(command, pass_fds=fds, start_new_session=True)
         theirs.close()
@@ -117,10 +118,9 @@ def serve_workers(args: argparse.Namespace) -> int:
 
 def _recover_all(args: argparse.Namespace) -> None:
     """Map every raw batch an earlier receiver (of any worker) left pending, here, once."""
-    from lens.cli._ingest import redaction
-    from recorder.ingest import Intake
+    from lens.cli._receive import intake_for
 
-    intake = Intake(args.store, processors=redaction(args), durable=True)
+    intake = intake_for(args)
     try:
         recovered = intake.recover()
     finally:
@@ -185,13 +185,13 @@ def _drain(workers: list[_Worker]) -> int:
 def worker(args: argparse.Namespace) -> int:
     """One worker (``--worker K``): its intake, the shared port and its private port."""
     from lens.cli._exits import INTERRUPTED
-    from lens.cli._ingest import redaction
-    from recorder.ingest import Intake, Receiver
+    from lens.cli._receive import intake_for
+    from recorder.ingest import Receiver
 
     slot, peers = args.worker, args.peers.split(",")
     public_fd, private_fd, control_fd = (int(x) for x in args.worker_fds.split(","))
     control = socket.socket(fileno=control_fd)
-    intake = Intake(args.store, processors=redaction(args), durable=True, worker=slot)
+    intake = intake_for(args, slot)
     recovered = intake.recover()
     if recovered.spans or recovered.problems:
         print(f"footprint receive: worker {slot} mapped again what it had acknowledged but "

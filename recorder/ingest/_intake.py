@@ -141,6 +141,13 @@ _SETTLE_S = 1.0
 """How often the raw batches whose runs are all mapped are settled (after a flush of the
 recorder: their runs are written first)."""
 
+SEAL_AFTER_S = 60.0
+"""How old a file of runs that have all ended gets before it is sealed and uploaded, for a
+store on object storage (``ParquetSink(seal_after_s=)``): nothing merges a bucket's files,
+and sealing each export on its own left a file per export (1,003 objects for 10,000 runs
+sent 0.6 s apart), which every later read lists and binds. A local store seals at once
+(its writers merge small files)."""
+
 _REFRESH_S = 30.0
 _WORKER_REFRESH_S = 1.0
 """At most how often the store is read again for a turn whose history the index does not
@@ -155,8 +162,12 @@ DUPLICATE = "duplicate spans (the same span id twice in one trace; kept once)"
 
 
 def _check_options(*, keep_raw: object, durable: object, idle_s: object,
-                   processors: Sequence[object], worker: object) -> None:
-    """Refuse a bad worker index, processor, flag or idle time, naming the option."""
+                   processors: Sequence[object], worker: object, seal_after_s: object) -> None:
+    """Refuse a bad worker index, processor, flag, idle or seal time, naming the option."""
+    if seal_after_s is not None and (isinstance(seal_after_s, bool) or not isinstance(
+            seal_after_s, int | float) or not 0 <= seal_after_s < float("inf")):
+        raise ConfigError(f"Intake(seal_after_s={seal_after_s!r}): seconds >= 0, or None "
+                          f"({SEAL_AFTER_S:g} on object storage, 0 on a local store)")
     if worker is not None and (type(worker) is not int or worker < 0):
         raise ConfigError(f"Intake(worker={worker!r}): the index (0, 1, …) of this "
                           "receive worker, or None for a receiver of its own")
@@ -183,16 +194,20 @@ class Intake:
     (``[Redactor()]``): they act on the mapped events before they are written, and every
     redactor's patterns on each raw batch before it is stored. ``store`` may be a storage
     URI (``s3://bucket/prefix``): the intake's own state then lives in a local working
-    directory (``recorder.ingest._workdir``), runs go up through ``ParquetSink(uri)``.
+    directory (``recorder.ingest._workdir``), runs go up through ``ParquetSink(uri)``,
+    each file sealed once ``seal_after_s`` old (default :data:`SEAL_AFTER_S` there).
     """
 
     def __init__(self, store: str | Path | None = None, *, keep_raw: bool = True,
                  durable: bool = False, idle_s: float = 300.0, defer: bool = False,
-                 processors: Sequence[Processor] = (), worker: int | None = None) -> None:
+                 processors: Sequence[Processor] = (), worker: int | None = None,
+                 seal_after_s: float | None = None) -> None:
         _check_options(keep_raw=keep_raw, durable=durable, idle_s=idle_s,
-                       processors=processors, worker=worker)
+                       processors=processors, worker=worker, seal_after_s=seal_after_s)
         self.idle_s, self.defer, self.worker = float(idle_s), bool(defer), worker
         self._work = workdir(store)
+        self.seal_after_s = float(seal_after_s if seal_after_s is not None else
+                                  SEAL_AFTER_S if self._work.uri is not None else 0.0)
         self.store = self._work.root  # the raw batches' store: for a URI, the working dir
         if self.store.exists() and not self.store.is_dir():
             raise ConfigError(f"the store {str(self.store)!r} is a file, not a directory; "
@@ -460,7 +475,8 @@ class Intake:
 
     def _write(self, events: list[EventBase]) -> None:
         if self._recorder is None:
-            sink = self._sink = ParquetSink(self._work.source)
+            sink = self._sink = ParquetSink(self._work.source,
+                                            seal_after_s=self.seal_after_s)
             note_writer(self.store, sink.writer_id)
             self._recorder = Recorder(sinks=[sink], processors=self.processors,
                                       capacity=_BACKLOG, on_full="block",

@@ -40,6 +40,14 @@ __all__ = ["STATS_SCHEMA", "ParquetSink"]
 _log = logging.getLogger("recorder")
 
 
+def _seconds(value: float) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float) \
+            or not 0 <= value < float("inf"):
+        raise ConfigError(f"ParquetSink(seal_after_s={value!r}): pass seconds >= 0 (0: seal "
+                          "a segment as soon as its runs have all ended)")
+    return float(value)
+
+
 class ParquetSink:
     """Writes events into a store directory (default ``$FOOTPRINT_STORE`` or ``./.footprint``).
 
@@ -49,6 +57,9 @@ class ParquetSink:
     thread, and ``force_flush`` waits for it. The segment is sealed into
     Hive-partitioned Parquet — temp name, then rename — when it
     reaches ``seal_rows``, when every run in it has ended, and at shutdown.
+    ``seal_after_s`` holds a segment whose runs have all ended until it is that
+    old (sealed then by the next export or flush): fewer, larger files, which
+    matters where nothing merges them (a store on object storage).
     ``durable=True`` adds fsyncs for power loss. ``chain_key`` (default
     ``$FOOTPRINT_CHAIN_KEY``; 16 bytes or more, kept outside the store) stores
     every chain head as an HMAC under it, so only the key holder can forge
@@ -74,6 +85,7 @@ class ParquetSink:
         adopt: bool = True,
         chain_key: bytes | str | None = None,
         compact_at: int | None = AUTO_COMPACT_AT,
+        seal_after_s: float = 0.0,
     ) -> None:
         if compact_at is not None and (type(compact_at) is not int or compact_at < 2):
             raise ConfigError(f"ParquetSink(compact_at={compact_at!r}): pass a file count >= 2 "
@@ -98,6 +110,7 @@ class ParquetSink:
                      else resolve_store(path))
         self.root.mkdir(parents=True, exist_ok=True)
         self.seal_rows = seal_rows
+        self.seal_after_s = _seconds(seal_after_s)
         self.durable = durable
         self._blob_min_chars = blob_min_chars
         self._start(adopt=adopt)
@@ -113,6 +126,8 @@ class ParquetSink:
         self._count = 0
         self._segment: Segment | None = None
         self._segment_rows = 0
+        self._opened = 0.0  # when the segment began (time.monotonic())
+        self._held = False  # its runs all ended before it was seal_after_s old
         self._files = FileWorker(f"footprint-store-{self.writer_id}")
         self._heads = RunHeads(key=self._chain_key)  # used on the file thread only
         self._open_runs: set[str] = set()
@@ -150,8 +165,10 @@ class ParquetSink:
         self._files.submit(functools.partial(
             self._write, segment, table, blobs, self._builder.last_runs, last, done))
         self._segment_rows += sum(b.num_rows for b in events)
-        if self._segment_rows >= self.seal_rows or (ended and not self._open_runs):
+        if self._segment_rows >= self.seal_rows:
             self._seal()
+        elif (ended or self._held) and not self._open_runs:
+            self._seal_when_old()
         return ExportResult.SUCCESS
 
     def resume_chain(self, run_id: str, *, check: int, stream: object, records: int) -> None:
@@ -163,7 +180,10 @@ class ParquetSink:
         self._files.submit(functools.partial(self._heads.resume, run_id, stream, records))
 
     def force_flush(self, timeout_s: float = 10.0) -> bool:
-        """Wait until every exported batch is in the OS (and on disk when ``durable``)."""
+        """Wait until every exported batch is in the OS (and on disk when ``durable``); a
+        held segment (``seal_after_s``) old enough by now is sealed first."""
+        if self._held and not self._open_runs:
+            self._seal_when_old()
         if self._segment is not None and self.durable:
             self._files.submit(self._segment.sync)
         self._write_stats()
@@ -255,9 +275,18 @@ class ParquetSink:
             self._segment = Segment(
                 self.root, f"{self.writer_id}-{self._count:05d}",
                 chain_format=KEYED_FORMAT if self._chain_key else CHAIN_FORMAT)
+            self._opened = time.monotonic()
         return self._segment
 
+    def _seal_when_old(self) -> None:
+        """Every run of the segment has ended: seal it, or hold it until it is
+        ``seal_after_s`` old."""
+        self._held = time.monotonic() - self._opened < self.seal_after_s
+        if not self._held:
+            self._seal()
+
     def _seal(self) -> None:
+        self._held = False
         if self._segment is not None:
             self._files.submit(functools.partial(self._segment.seal, durable=self.durable))
             self._segment, self._segment_rows = None, 0

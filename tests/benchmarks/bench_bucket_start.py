@@ -7,10 +7,11 @@ receive --store URI`` processes one after the other, each with a ``FOOTPRINT_CAC
 own (machines of their own), all at once, each sent its share of the runs as OTLP/HTTP
 protobuf bodies of :data:`PER_BODY` agent traces (4 spans each: the agent, two chat calls
 with system text, messages, tool definitions and usage, one tool call; ``bench_ingest``'s),
-one body every :data:`GAP_S`, then stopped with SIGINT (exit 130). Each body is sealed and
-uploaded on its own, as a receiver does with an SDK's exports 5 s apart (a faster sender's
-bodies share sealed files: fewer, larger objects). The sealed files they uploaded are what
-the bucket holds. Before anything is timed, ``open_store(uri)`` must count every run.
+one body every :data:`GAP_S`, then stopped with SIGINT (exit 130). They run with
+``--seal-after 0``, so each body is sealed and uploaded on its own: the most objects a
+receiver can leave (one per export, as every receiver did before ``--seal-after``; by
+default, 60 s, the exports of a minute share one). The sealed files they uploaded are
+what the bucket holds. Before anything is timed, ``open_store(uri)`` must count every run.
 
 - ``bucket_start_10k_runs_cold_s``: wall time from launching ``python -m lens.cli receive
   --port 0 --store URI`` until its first stdout line (the endpoint line: it serves), with
@@ -117,14 +118,14 @@ def moto_bucket(prefix: str) -> Iterator[str]:
                 os.environ[name] = value
 
 
-def launch(uri: str, cache: Path) -> tuple[subprocess.Popen[str], float, str]:
-    """A receiver on ``uri`` with ``cache`` as its ``FOOTPRINT_CACHE``; the seconds from
-    launching it to its first stdout line, and its endpoint."""
+def launch(uri: str, cache: Path, *extra: str) -> tuple[subprocess.Popen[str], float, str]:
+    """A receiver on ``uri`` with ``cache`` as its ``FOOTPRINT_CACHE`` (and ``extra``
+    options); the seconds from launching it to its first stdout line, and its endpoint."""
     env = {**os.environ, "PYTHONPATH": str(ROOT), "FOOTPRINT_CACHE": str(cache)}
     started = time.perf_counter()
     proc = subprocess.Popen([sys.executable, "-m", "lens.cli", "receive", "--port", "0",
-                             "--store", uri], stdout=subprocess.PIPE, text=True, env=env,
-                            cwd=ROOT)
+                             "--store", uri, *extra], stdout=subprocess.PIPE, text=True,
+                            env=env, cwd=ROOT)
     assert proc.stdout is not None
     line = proc.stdout.readline()
     took = time.perf_counter() - started
@@ -144,7 +145,7 @@ def fill(uri: str, runs: int, tmp: Path) -> None:
 
     sent = bodies(runs)
     started = time.perf_counter()
-    procs = [launch(uri, tmp / f"fill-{k}") for k in range(WRITERS)]
+    procs = [launch(uri, tmp / f"fill-{k}", "--seal-after", "0") for k in range(WRITERS)]
     with ThreadPoolExecutor(WRITERS) as pool:
         list(pool.map(_feed, [endpoint for _, _, endpoint in procs],
                       [sent[k::WRITERS] for k in range(WRITERS)]))

@@ -44,9 +44,9 @@ def bucket(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
         yield uri
 
 
-def _receiver(bucket: str, cache: Path) -> tuple[subprocess.Popen[str], str]:
+def _receiver(bucket: str, cache: Path, *extra: str) -> tuple[subprocess.Popen[str], str]:
     proc = subprocess.Popen([sys.executable, "-m", "lens.cli", "receive", "--port", "0",
-                             "--grpc-port", "0", "--store", bucket],
+                             "--grpc-port", "0", "--store", bucket, *extra],
                             stdout=subprocess.PIPE, text=True, cwd=ROOT,
                             env={**os.environ, "PYTHONPATH": str(ROOT),
                                  "FOOTPRINT_CACHE": str(cache)})
@@ -144,7 +144,7 @@ def test_given_a_receiver_killed_while_the_bucket_was_down_when_restarted_then_t
 
     cache = tmp_path / "machine"
     with moto_server(tmp_path, monkeypatch) as (server, bucket):
-        proc, target = _receiver(bucket, cache)
+        proc, target = _receiver(bucket, cache, "--seal-after", "0")  # sealed at once
         port = server.get_host_and_port()[1]
         server.stop()  # the bucket is gone: what the receiver seals is not uploaded
         provider = TracerProvider()
@@ -359,3 +359,48 @@ def test_given_a_bucket_that_cannot_be_reached_when_a_receiver_redacts_then_it_r
     assert proc.stderr.count("\n") == 1, proc.stderr
     assert "cannot read 's3://traces/p/redaction.json'" in proc.stderr
     assert "run without --redact" in proc.stderr
+
+
+def _events_objects(bucket: str) -> list[str]:
+    import pyarrow.fs as pafs
+
+    from recorder.write._upload import open_uri
+
+    fs, base = open_uri(bucket)
+    return [i.path for i in fs.get_file_info(pafs.FileSelector(f"{base}/events",
+                                                               recursive=True,
+                                                               allow_not_found=True))
+            if i.type == pafs.FileType.File and i.path.endswith(".parquet")]
+
+
+def test_given_exports_within_the_seal_time_when_received_into_a_bucket_then_one_file_holds_them_all(  # noqa: E501
+        bucket: str, tmp_path: Path) -> None:
+    import time
+
+    import httpx
+    from otlp_build import agent_trace, trace_request
+
+    proc = subprocess.Popen([sys.executable, "-m", "lens.cli", "receive", "--port", "0",
+                             "--store", bucket, "--seal-after", "6"],
+                            stdout=subprocess.PIPE, text=True, cwd=ROOT,
+                            env={**os.environ, "PYTHONPATH": str(ROOT),
+                                 "FOOTPRINT_CACHE": str(tmp_path / "machine")})
+    assert proc.stdout is not None
+    endpoint = proc.stdout.readline().split("OTEL_EXPORTER_OTLP_ENDPOINT=")[1].split()[0]
+    for export in range(3):  # three exports of whole traces: each ends all its runs
+        body = trace_request([s for t in range(4) for s in agent_trace(100 + 4 * export + t,
+                                                                     calls=2)])
+        answer = httpx.post(f"{endpoint}/v1/traces", content=body.SerializeToString(),
+                            headers={"Content-Type": "application/x-protobuf"}, timeout=60)
+        assert answer.status_code == 200
+        time.sleep(0.6)  # more than the intake's drain: each export written on its own
+    assert _events_objects(bucket) == []  # held: younger than 6 s
+    deadline = time.monotonic() + 60
+    while not (found := _events_objects(bucket)):  # sealed and uploaded by a flush
+        assert time.monotonic() < deadline, "the held file never reached the bucket"
+        time.sleep(0.2)
+    _stop(proc)
+    assert len(found) == 1 and _events_objects(bucket) == found
+    with open_store(bucket) as store:
+        assert store.rows("SELECT count(*), count(DISTINCT foreign_trace_id) "
+                          "FROM run_sources") == [(12, 12)]

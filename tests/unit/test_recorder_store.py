@@ -138,3 +138,54 @@ def test_given_the_heads_failing_when_recorded_then_the_rows_are_kept_and_the_ru
     result = verify_run(store, "r")
     assert (result.valid, result.broken_seq, result.reason) == (False, 0, "chain broken")
     assert "covered by no stored head" in result.detail
+
+
+def _sealed(root: Path) -> list[Path]:
+    return list((root / "events").rglob("*.parquet"))
+
+
+def test_given_a_seal_time_when_runs_end_sooner_then_their_file_is_held_until_it_is_that_old(
+    tmp_path: Path,
+) -> None:
+    import time
+
+    rec = Recorder([ParquetSink(tmp_path, seal_after_s=1.0, compact_at=None)])
+    try:
+        started = time.monotonic()
+        for n, run in enumerate(("a", "b")):  # two runs, each ended, in two exports
+            rec.emit(RunStart(run_id=run, seq=0, ts=n, user_message="m"))
+            rec.emit(RunEnd(run_id=run, seq=1, ts=n, final_content="done"))
+            assert rec.flush()
+        if time.monotonic() - started < 0.9:  # (a very slow machine may be past it already)
+            assert _sealed(tmp_path) == []
+            assert list((tmp_path / "live").glob("*.events.arrows"))
+        time.sleep(max(0.0, 1.05 - (time.monotonic() - started)))
+        assert rec.flush()  # a flush after the seal time seals the held file
+        assert len(_sealed(tmp_path)) == 1
+        assert open_store(tmp_path).rows("SELECT count(*) FROM runs")[0][0] == 2
+    finally:
+        rec.close()
+    assert len(_sealed(tmp_path)) == 1 and not list((tmp_path / "live").glob("*.arrows"))
+
+
+def test_given_no_seal_time_when_each_run_ends_then_each_export_is_a_file(
+    tmp_path: Path,
+) -> None:
+    with Recorder([ParquetSink(tmp_path, compact_at=None)]) as rec:
+        for n, run in enumerate(("a", "b")):
+            rec.emit(RunStart(run_id=run, seq=0, ts=n, user_message="m"))
+            rec.emit(RunEnd(run_id=run, seq=1, ts=n, final_content="done"))
+            assert rec.flush()
+        assert len(_sealed(tmp_path)) == 2
+
+
+@pytest.mark.parametrize("bad", [-1, float("inf"), float("nan"), "60", True])
+def test_given_a_bad_seal_time_when_a_sink_or_intake_is_built_then_the_error_names_it(
+    tmp_path: Path, bad: object,
+) -> None:
+    from recorder.ingest import Intake
+
+    with pytest.raises(ConfigError, match="seal_after_s="):
+        ParquetSink(tmp_path, seal_after_s=bad)  # type: ignore[arg-type]
+    with pytest.raises(ConfigError, match="seal_after_s="):
+        Intake(tmp_path, seal_after_s=bad)  # type: ignore[arg-type]
