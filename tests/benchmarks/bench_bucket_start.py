@@ -27,6 +27,9 @@ what the bucket holds. Before anything is timed, ``open_store(uri)`` must count 
   on 127.0.0.1 that holds every chunk a client sends for :data:`RTT_S` (the round trip
   each request costs against a real bucket, which loopback lacks), with
   ``recorder.store._remote.DOWNLOADS`` files at once / one after the other.
+- ``bucket_default_seal_10k_runs_objects`` / ``bucket_default_seal_start_10k_runs_cold_s``:
+  the same fill into another prefix by receivers with the default ``--seal-after``: the
+  objects it leaves, and a new machine's start on it.
 - ``bucket_10k_runs_objects`` / ``bucket_10k_runs_mb``: the objects under the prefix and
   their total size (MB, 10^6 bytes).
 - ``bucket_start_otel_span_us``: ``otel_span_us`` (one span through the OTel SDK) measured
@@ -139,13 +142,15 @@ def _feed(endpoint: str, sent: list[bytes]) -> None:
     _send(endpoint, sent, GAP_S)
 
 
-def fill(uri: str, runs: int, tmp: Path) -> None:
-    """``runs`` agent runs into the bucket through :data:`WRITERS` receivers at once."""
+def fill(uri: str, runs: int, tmp: Path, seal_after: str | None = "0") -> None:
+    """``runs`` agent runs into the bucket through :data:`WRITERS` receivers at once, with
+    ``--seal-after seal_after`` (``None``: the default)."""
     from concurrent.futures import ThreadPoolExecutor
 
     sent = bodies(runs)
     started = time.perf_counter()
-    procs = [launch(uri, tmp / f"fill-{k}", "--seal-after", "0") for k in range(WRITERS)]
+    extra = () if seal_after is None else ("--seal-after", seal_after)
+    procs = [launch(uri, tmp / f"fill-{uri_tag(uri)}-{k}", *extra) for k in range(WRITERS)]
     with ThreadPoolExecutor(WRITERS) as pool:
         list(pool.map(_feed, [endpoint for _, _, endpoint in procs],
                       [sent[k::WRITERS] for k in range(WRITERS)]))
@@ -153,6 +158,11 @@ def fill(uri: str, runs: int, tmp: Path) -> None:
         _stop(proc)
     _note(f"{WRITERS} writers, {len(sent)} bodies of {PER_BODY} runs "
           f"({time.perf_counter() - started:.1f}s)")
+
+
+def uri_tag(uri: str) -> str:
+    """The store's prefix in ``uri`` (``s3://traces/<prefix>?…``)."""
+    return uri.split("?")[0].rsplit("/", 1)[1]
 
 
 def objects(uri: str) -> tuple[int, int]:
@@ -241,6 +251,19 @@ def mirror_s(uri: str, cache: Path, downloads: int) -> float:
     return took
 
 
+def rtt_mirrors(uri: str, tmp: Path) -> tuple[float, float]:
+    """(mirror seconds with :data:`RTT_S` a request, ``DOWNLOADS`` at once; the same one
+    file after the other), each into a new cache."""
+    from recorder.store._remote import DOWNLOADS
+
+    with delayed(uri, RTT_S) as far:
+        rtt = mirror_s(far, tmp / "rtt", DOWNLOADS)
+        serial = mirror_s(far, tmp / "rtt-serial", 1)
+    _note(f"mirror with {RTT_S * 1000:.0f} ms a request: {rtt:.2f}s "
+          f"({DOWNLOADS} at once), {serial:.2f}s (one after the other)")
+    return rtt, serial
+
+
 def start_s(uri: str, cache: Path) -> float:
     """One receiver start on ``uri`` with ``cache``: its seconds to serve; stopped (130)."""
     proc, took, _ = launch(uri, cache)
@@ -273,13 +296,14 @@ def figures(quick: bool) -> dict[str, float]:
         mirrored = check(uri, runs, tmp / "check")
         _note(f"{count} objects, {size / 1e6:.1f} MB; mirror alone {mirrored:.2f}s")
         cold, warm = starts(uri, tmp, repeats)
-        from recorder.store._remote import DOWNLOADS
-
-        with delayed(uri, RTT_S) as far:
-            rtt = mirror_s(far, tmp / "rtt", DOWNLOADS)
-            serial = mirror_s(far, tmp / "rtt-serial", 1)
-        _note(f"mirror with {RTT_S * 1000:.0f} ms a request: {rtt:.2f}s "
-              f"({DOWNLOADS} at once), {serial:.2f}s (one after the other)")
+        rtt, serial = rtt_mirrors(uri, tmp)
+        held = uri.replace("/prod?", "/held?")
+        fill(held, runs, tmp, seal_after=None)
+        held_count = objects(held)[0]
+        check(held, runs, tmp / "check-held")  # every run there, once
+        held_cold = min(start_s(held, tmp / f"held-{r}") for r in range(repeats))
+        _note(f"with the default --seal-after: {held_count} objects, cold start "
+              f"{held_cold:.2f}s")
     otel = span_us(quick)
     return {
         "bucket_start_10k_runs_cold_s": round(cold, 3),
@@ -288,6 +312,8 @@ def figures(quick: bool) -> dict[str, float]:
         "bucket_mirror_10k_runs_cold_s": round(mirrored, 3),
         "bucket_mirror_10k_runs_rtt20ms_s": round(rtt, 3),
         "bucket_mirror_10k_runs_rtt20ms_serial_s": round(serial, 3),
+        "bucket_default_seal_10k_runs_objects": float(held_count),
+        "bucket_default_seal_start_10k_runs_cold_s": round(held_cold, 3),
         "bucket_10k_runs_objects": float(count),
         "bucket_10k_runs_mb": round(size / 1e6, 2),
         "bucket_start_otel_span_us": round(otel, 2),
