@@ -42,6 +42,15 @@ def redaction(args: argparse.Namespace) -> list[Any]:
     return [store_redactor(place.uri if place.uri is not None else place.root)]
 
 
+def intake_for(args: argparse.Namespace, worker: int | None = None) -> Any:
+    """The intake ``receive`` (or its worker ``worker``) serves: durable, redacted and
+    sealed as the options ask."""
+    from recorder.ingest import Intake
+
+    return Intake(args.store, processors=redaction(args), durable=True, worker=worker,
+                  seal_after_s=args.seal_after)
+
+
 def run(args: argparse.Namespace) -> int:
     from lens.cli._exits import FINDING, OK, say
     from lens.cli._progress import intake_progress

@@ -192,19 +192,10 @@ def _refuse_remote(args: argparse.Namespace) -> None:
                        "runs afterwards, or receive into a local store")
 
 
-def intake_for(args: argparse.Namespace, worker: int | None = None) -> Any:
-    """The intake ``receive`` (or its worker ``worker``) serves: durable, redacted and
-    sealed as the options ask."""
-    from lens.cli._ingest import redaction
-    from recorder.ingest import Intake
-
-    return Intake(args.store, processors=redaction(args), durable=True, worker=worker,
-                  seal_after_s=args.seal_after)
-
-
 def _serve(args: argparse.Namespace) -> int:
     """One receiver in this process."""
     from lens.cli._exits import INTERRUPTED
+    from lens.cli._ingest import intake_for
     from recorder.ingest import Receiver
 
     intake = intake_for(args)

@@ -118,7 +118,7 @@ def serve_workers(args: argparse.Namespace) -> int:
 
 def _recover_all(args: argparse.Namespace) -> None:
     """Map every raw batch an earlier receiver (of any worker) left pending, here, once."""
-    from lens.cli._receive import intake_for
+    from lens.cli._ingest import intake_for
 
     intake = intake_for(args)
     try:
@@ -185,7 +185,7 @@ def _drain(workers: list[_Worker]) -> int:
 def worker(args: argparse.Namespace) -> int:
     """One worker (``--worker K``): its intake, the shared port and its private port."""
     from lens.cli._exits import INTERRUPTED
-    from lens.cli._receive import intake_for
+    from lens.cli._ingest import intake_for
     from recorder.ingest import Receiver
 
     slot, peers = args.worker, args.peers.split(",")
