@@ -37,7 +37,7 @@ from recorder.ingest._raw import (
 from recorder.ingest._redact import redact_body, scrubber
 from recorder.ingest._spans import Batch, ForeignLog, ForeignSpan
 from recorder.ingest._workdir import claim, release, unread, workdir
-from recorder.write._parquet_sink import ParquetSink
+from recorder.write._parquet_sink import ParquetSink, seal_seconds
 from recorder.write._recorder import Recorder
 from recorder.write._sink import Processor
 
@@ -164,10 +164,8 @@ DUPLICATE = "duplicate spans (the same span id twice in one trace; kept once)"
 def _check_options(*, keep_raw: object, durable: object, idle_s: object,
                    processors: Sequence[object], worker: object, seal_after_s: object) -> None:
     """Refuse a bad worker index, processor, flag, idle or seal time, naming the option."""
-    if seal_after_s is not None and (isinstance(seal_after_s, bool) or not isinstance(
-            seal_after_s, int | float) or not 0 <= seal_after_s < float("inf")):
-        raise ConfigError(f"Intake(seal_after_s={seal_after_s!r}): seconds >= 0, or None "
-                          f"({SEAL_AFTER_S:g} on object storage, 0 on a local store)")
+    if seal_after_s is not None:  # None: SEAL_AFTER_S on object storage, 0 on a local store
+        seal_seconds(seal_after_s, "Intake")
     if worker is not None and (type(worker) is not int or worker < 0):
         raise ConfigError(f"Intake(worker={worker!r}): the index (0, 1, …) of this "
                           "receive worker, or None for a receiver of its own")

@@ -47,14 +47,21 @@ def mirror(uri: str) -> Path:
         for item in fs.get_file_info(selector):
             if item.type == pafs.FileType.File and item.path.endswith(".parquet"):
                 wanted[item.path[len(base) + 1:]] = int(item.size or 0)
-    missing = [rel for rel, size in wanted.items()
-               if not (local / rel).exists() or (local / rel).stat().st_size != size]
+    missing = [rel for rel, size in wanted.items() if _size(local / rel) != size]
     if missing:
         with ThreadPoolExecutor(min(DOWNLOADS, len(missing)),
                                 thread_name_prefix="footprint-mirror") as pool:
             list(pool.map(lambda rel: _download(fs, f"{base}/{rel}", local / rel), missing))
     _forget_gone(local, wanted, listed)
     return local
+
+
+def _size(path: Path) -> int | None:
+    """The size of a mirrored file (one ``stat``), ``None`` when it is not there."""
+    try:
+        return path.stat().st_size
+    except FileNotFoundError:
+        return None
 
 
 def _download(fs: Any, key: str, target: Path) -> None:

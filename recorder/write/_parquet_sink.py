@@ -35,15 +35,16 @@ from recorder.write._sink import ExportResult
 from recorder.write._upload import Uploader, is_remote, staging_root
 from recorder.write._writer import FileWorker
 
-__all__ = ["STATS_SCHEMA", "ParquetSink"]
+__all__ = ["STATS_SCHEMA", "ParquetSink", "seal_seconds"]
 
 _log = logging.getLogger("recorder")
 
 
-def _seconds(value: float) -> float:
+def seal_seconds(value: object, owner: str = "ParquetSink") -> float:
+    """``seal_after_s`` checked: finite seconds >= 0 (a ``ConfigError`` naming ``owner``)."""
     if isinstance(value, bool) or not isinstance(value, int | float) \
             or not 0 <= value < float("inf"):
-        raise ConfigError(f"ParquetSink(seal_after_s={value!r}): pass seconds >= 0 (0: seal "
+        raise ConfigError(f"{owner}(seal_after_s={value!r}): pass seconds >= 0 (0: seal "
                           "a segment as soon as its runs have all ended)")
     return float(value)
 
@@ -110,7 +111,7 @@ class ParquetSink:
                      else resolve_store(path))
         self.root.mkdir(parents=True, exist_ok=True)
         self.seal_rows = seal_rows
-        self.seal_after_s = _seconds(seal_after_s)
+        self.seal_after_s = seal_seconds(seal_after_s)
         self.durable = durable
         self._blob_min_chars = blob_min_chars
         self._start(adopt=adopt)
@@ -127,7 +128,6 @@ class ParquetSink:
         self._segment: Segment | None = None
         self._segment_rows = 0
         self._opened = 0.0  # when the segment began (time.monotonic())
-        self._held = False  # its runs all ended before it was seal_after_s old
         self._files = FileWorker(f"footprint-store-{self.writer_id}")
         self._heads = RunHeads(key=self._chain_key)  # used on the file thread only
         self._open_runs: set[str] = set()
@@ -157,7 +157,7 @@ class ParquetSink:
         self._builder.add_all(batch)
         events, blobs = self._builder.take()
         tails = self._builder.take_tails()
-        ended = self._track_runs(tails)
+        self._track_runs(tails)
         segment = self._current()
         last = {run: tail.seq for run, tail in tails.items()}
         done = [run for run, tail in tails.items() if tail.type in TERMINAL_TYPES]
@@ -167,7 +167,7 @@ class ParquetSink:
         self._segment_rows += sum(b.num_rows for b in events)
         if self._segment_rows >= self.seal_rows:
             self._seal()
-        elif (ended or self._held) and not self._open_runs:
+        elif tails and not self._open_runs:  # a run ended, and every run in it has
             self._seal_when_old()
         return ExportResult.SUCCESS
 
@@ -181,8 +181,8 @@ class ParquetSink:
 
     def force_flush(self, timeout_s: float = 10.0) -> bool:
         """Wait until every exported batch is in the OS (and on disk when ``durable``); a
-        held segment (``seal_after_s``) old enough by now is sealed first."""
-        if self._held and not self._open_runs:
+        segment held for ``seal_after_s`` and old enough by now is sealed first."""
+        if self._segment_rows and not self._open_runs:  # held: its runs have all ended
             self._seal_when_old()
         if self._segment is not None and self.durable:
             self._files.submit(self._segment.sync)
@@ -243,16 +243,13 @@ class ParquetSink:
                 self._drops_dirty = True
 
     # -- internals ---------------------------------------------------------------
-    def _track_runs(self, tails: dict[str, RunTail]) -> bool:
-        """Update the open runs (each run's last event decides); ``True`` if one ended."""
-        ended = False
+    def _track_runs(self, tails: dict[str, RunTail]) -> None:
+        """Update the open runs (each run's last event decides)."""
         for run, tail in tails.items():
             if tail.type in TERMINAL_TYPES:
                 self._open_runs.discard(run)
-                ended = True
             else:
                 self._open_runs.add(run)
-        return ended
 
     def _write(self, segment: Segment, table: pa.Table, blobs: pa.RecordBatch | None,
                runs: list[str], last: dict[str, int], done: list[str]) -> None:
@@ -281,12 +278,10 @@ class ParquetSink:
     def _seal_when_old(self) -> None:
         """Every run of the segment has ended: seal it, or hold it until it is
         ``seal_after_s`` old."""
-        self._held = time.monotonic() - self._opened < self.seal_after_s
-        if not self._held:
+        if time.monotonic() - self._opened >= self.seal_after_s:
             self._seal()
 
     def _seal(self) -> None:
-        self._held = False
         if self._segment is not None:
             self._files.submit(functools.partial(self._segment.seal, durable=self.durable))
             self._segment, self._segment_rows = None, 0
