@@ -12,7 +12,7 @@ if TYPE_CHECKING:
     from recorder import Store
 
 __all__ = ["MAX_COUNT", "chain_key_from", "clip", "count_arg", "key_file_option", "open_from",
-           "seconds_arg", "table", "terminal_safe", "time_limit_arg"]
+           "seal_after_arg", "seconds_arg", "table", "terminal_safe", "time_limit_arg"]
 
 MAX_COUNT = 1_000_000_000  # the largest count an option takes (a --limit, --seeds, …)
 
@@ -33,27 +33,33 @@ def count_arg(low: int, high: int) -> Callable[[str], int]:
     return parse
 
 
-def seconds_arg(text: str) -> float:
-    """An argparse ``type``: a positive, finite number of seconds (at most a day)."""
+def _seconds_in(text: str, zero: str | None) -> float:
+    """``text`` as seconds, at most a day: above 0, or 0 too when ``zero`` says what 0 means."""
     try:
         value = float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
-    if not 0 < value <= 86_400:  # also refuses nan and inf
+    if zero is None and not 0 < value <= 86_400:  # also refuses nan and inf
         raise argparse.ArgumentTypeError(f"{text[:24]!r} is out of range; use 0 < SECONDS <= 86400")
+    if zero is not None and not 0 <= value <= 86_400:
+        raise argparse.ArgumentTypeError(f"{text[:24]!r} is out of range; use 0 <= SECONDS "
+                                         f"<= 86400 (0: {zero})")
     return value
+
+
+def seconds_arg(text: str) -> float:
+    """An argparse ``type``: a positive, finite number of seconds (at most a day)."""
+    return _seconds_in(text, None)
 
 
 def time_limit_arg(text: str) -> float:
     """An argparse ``type``: a time limit in seconds, ``0`` for none (at most a day)."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
-    if not 0 <= value <= 86_400:  # also refuses nan and inf
-        raise argparse.ArgumentTypeError(f"{text[:24]!r} is out of range; use 0 <= SECONDS "
-                                         "<= 86400 (0: no limit)")
-    return value
+    return _seconds_in(text, "no limit")
+
+
+def seal_after_arg(text: str) -> float:
+    """An argparse ``type``: ``receive --seal-after``, ``0`` sealing each export's file."""
+    return _seconds_in(text, "a file per export")
 
 
 def key_file_option(parser: argparse.ArgumentParser, what: str) -> None:

@@ -9,7 +9,7 @@ import threading
 from typing import Any
 
 from footprint._errors import ConfigError
-from lens.cli._common import key_file_option
+from lens.cli._common import key_file_option, seal_after_arg
 
 __all__ = ["add_parser", "run"]
 
@@ -36,7 +36,7 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--redact", action="store_true",
                    help="redact before anything is written, raw batches included (the "
                         "store's redaction.json, else the API-key patterns)")
-    p.add_argument("--seal-after", type=_seconds, default=None, metavar="SECONDS",
+    p.add_argument("--seal-after", type=seal_after_arg, default=None, metavar="SECONDS",
                    help="seal (and, on a storage URI, upload) a file of runs once they have "
                         "all ended and it is this old (default 60 on a storage URI, 0 on a "
                         "local store; 0: a file per export)")
@@ -53,17 +53,6 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--worker", type=int, default=None, help=argparse.SUPPRESS)
     p.add_argument("--worker-fds", default=None, help=argparse.SUPPRESS)
     p.add_argument("--peers", default=None, help=argparse.SUPPRESS)
-
-
-def _seconds(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        value = -1.0
-    if not 0 <= value < float("inf"):
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds >= 0; pass "
-                                         "e.g. 60, or 0 to seal a file per export")
-    return value
 
 
 def _fraction(text: str) -> float:

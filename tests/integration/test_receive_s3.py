@@ -404,3 +404,13 @@ def test_given_exports_within_the_seal_time_when_received_into_a_bucket_then_one
     with open_store(bucket) as store:
         assert store.rows("SELECT count(*), count(DISTINCT foreign_trace_id) "
                           "FROM run_sources") == [(12, 12)]
+
+
+@pytest.mark.parametrize(("given", "said"), [
+    ("-1", "out of range; use 0 <= SECONDS <= 86400 (0: a file per export)"),
+    ("soon", "is not a number of seconds")])
+def test_given_a_bad_seal_time_when_receive_starts_then_one_usage_line_names_it(
+        given: str, said: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["receive", "--seal-after", given, "--store", "s3://traces/p"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "--seal-after" in err and said in err
